@@ -1,0 +1,221 @@
+package nldev
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"syscall"
+)
+
+// ErrMalformed is wrapped by every decoding error caused by the bytes themselves (as opposed to a
+// kernel error code), so callers can tell a garbled snapshot from a refusing kernel.
+var ErrMalformed = errors.New("malformed RDMA netlink reply")
+
+// ne is the byte order of netlink headers and nldev integers: the kernel writes both in host
+// order. A snapshot is therefore readable only on a machine of the same endianness, which all
+// RDMA hosts in practice (x86_64, arm64, ppc64le) share.
+var ne = binary.NativeEndian
+
+func align4(n int) int { return (n + 3) &^ 3 }
+
+// header is a decoded nlmsghdr.
+type header struct {
+	len   int
+	typ   uint16
+	flags uint16
+	seq   uint32
+	pid   uint32
+}
+
+// parseHeader reads the nlmsghdr at the start of b and checks that the message fits in b.
+// It returns the header and the number of bytes the message occupies, alignment included.
+func parseHeader(b []byte) (header, int, error) {
+	if len(b) < nlmsgHdrLen {
+		return header{}, 0, fmt.Errorf("%d bytes left, shorter than a netlink header: %w", len(b), ErrMalformed)
+	}
+	h := header{
+		len:   int(ne.Uint32(b)),
+		typ:   ne.Uint16(b[4:]),
+		flags: ne.Uint16(b[6:]),
+		seq:   ne.Uint32(b[8:]),
+		pid:   ne.Uint32(b[12:]),
+	}
+	if h.len < nlmsgHdrLen || h.len > len(b) {
+		return header{}, 0, fmt.Errorf("nlmsg_len %d outside [%d, %d]: %w", h.len, nlmsgHdrLen, len(b), ErrMalformed)
+	}
+	return h, min(align4(h.len), len(b)), nil
+}
+
+// errnoOf reads the int at the start of an NLMSG_ERROR or NLMSG_DONE payload: 0 for success, a
+// negative errno for a failure.
+func errnoOf(h header, payload []byte) (int32, error) {
+	if len(payload) < 4 {
+		if h.typ == nlmsgDone {
+			// Kernels before 4.15 sent an empty NLMSG_DONE.
+			return 0, nil
+		}
+		return 0, fmt.Errorf("NLMSG_ERROR with %d-byte payload: %w", len(payload), ErrMalformed)
+	}
+	return int32(ne.Uint32(payload)), nil
+}
+
+// walkDump calls fn with the attribute payload of every message of a dump reply and checks the
+// framing: every message must be of type want, and the reply must end with NLMSG_DONE. A
+// negative errno in NLMSG_ERROR or NLMSG_DONE is returned as a syscall.Errno.
+func walkDump(b []byte, want uint16, fn func(payload []byte) error) error {
+	for off, n := 0, 0; ; n++ {
+		if off >= len(b) {
+			return fmt.Errorf("reply of %d bytes ends without NLMSG_DONE after %d messages: %w", len(b), n, ErrMalformed)
+		}
+		h, size, err := parseHeader(b[off:])
+		if err != nil {
+			return fmt.Errorf("message %d at byte %d: %w", n, off, err)
+		}
+		payload := b[off+nlmsgHdrLen : off+h.len]
+		switch h.typ {
+		case nlmsgNoop:
+		case nlmsgOverrun:
+			return fmt.Errorf("message %d at byte %d: NLMSG_OVERRUN: %w", n, off, ErrMalformed)
+		case nlmsgError, nlmsgDone:
+			e, err := errnoOf(h, payload)
+			if err != nil {
+				return fmt.Errorf("message %d at byte %d: %w", n, off, err)
+			}
+			if e < 0 {
+				return syscall.Errno(-e)
+			}
+			if h.typ == nlmsgDone {
+				if rest := len(b) - off - size; rest > 0 {
+					return fmt.Errorf("%d bytes after NLMSG_DONE: %w", rest, ErrMalformed)
+				}
+				return nil
+			}
+			// A zero NLMSG_ERROR is an acknowledgement, which carries nothing.
+		default:
+			if h.typ != want {
+				return fmt.Errorf("message %d at byte %d: type %#x, want %#x: %w", n, off, h.typ, want, ErrMalformed)
+			}
+			if err := fn(payload); err != nil {
+				return fmt.Errorf("message %d at byte %d: %w", n, off, err)
+			}
+		}
+		off += size
+	}
+}
+
+// attrs iterates over a run of netlink attributes. PAD (type 0) is skipped and the nesting and
+// byte-order flags are masked off. A framing error stops the iteration and stays in err.
+type attrs struct {
+	b   []byte
+	off int
+	err error
+}
+
+func (a *attrs) next() (typ uint16, val []byte, ok bool) {
+	for a.err == nil && a.off < len(a.b) {
+		rest := a.b[a.off:]
+		if len(rest) < nlaHdrLen {
+			a.err = fmt.Errorf("%d stray bytes at attribute offset %d: %w", len(rest), a.off, ErrMalformed)
+			return 0, nil, false
+		}
+		l := int(ne.Uint16(rest))
+		t := ne.Uint16(rest[2:]) & nlaTypeMask
+		if l < nlaHdrLen || l > len(rest) {
+			a.err = fmt.Errorf("attribute %s at offset %d: nla_len %d outside [%d, %d]: %w",
+				attrName(t), a.off, l, nlaHdrLen, len(rest), ErrMalformed)
+			return 0, nil, false
+		}
+		a.off += min(align4(l), len(rest))
+		if t == AttrPad {
+			continue
+		}
+		return t, rest[nlaHdrLen:l], true
+	}
+	return 0, nil, false
+}
+
+var attrNames = map[uint16]string{
+	AttrDevIndex: "DEV_INDEX", AttrDevName: "DEV_NAME", AttrPortIndex: "PORT_INDEX",
+	AttrCapFlags: "CAP_FLAGS", AttrFWVersion: "FW_VERSION", AttrNodeGUID: "NODE_GUID",
+	AttrSysImageGUID: "SYS_IMAGE_GUID", AttrSubnetPrefix: "SUBNET_PREFIX", AttrLID: "LID",
+	AttrSMLID: "SM_LID", AttrLMC: "LMC", AttrPortState: "PORT_STATE",
+	AttrPortPhysState: "PORT_PHYS_STATE", AttrDevNodeType: "DEV_NODE_TYPE",
+	AttrResSummary: "RES_SUMMARY", AttrResSummaryEntry: "RES_SUMMARY_ENTRY",
+	AttrResSummaryName: "RES_SUMMARY_ENTRY_NAME", AttrResSummaryCurr: "RES_SUMMARY_ENTRY_CURR",
+	AttrResQP: "RES_QP", AttrResQPEntry: "RES_QP_ENTRY", AttrResLQPN: "RES_LQPN",
+	AttrResRQPN: "RES_RQPN", AttrResRQPSN: "RES_RQ_PSN", AttrResSQPSN: "RES_SQ_PSN",
+	AttrResPathMigState: "RES_PATH_MIG_STATE", AttrResType: "RES_TYPE", AttrResState: "RES_STATE",
+	AttrResPID: "RES_PID", AttrResKernName: "RES_KERN_NAME", AttrResCQ: "RES_CQ",
+	AttrResCQEntry: "RES_CQ_ENTRY", AttrResCQE: "RES_CQE", AttrResUseCnt: "RES_USECNT",
+	AttrResPollCtx: "RES_POLL_CTX", AttrResMR: "RES_MR", AttrResMREntry: "RES_MR_ENTRY",
+	AttrResRKey: "RES_RKEY", AttrResLKey: "RES_LKEY", AttrResIOVA: "RES_IOVA",
+	AttrResMRLen: "RES_MRLEN", AttrResPD: "RES_PD", AttrResPDEntry: "RES_PD_ENTRY",
+	AttrResLocalDMALKey: "RES_LOCAL_DMA_LKEY", AttrResUnsafeGlobalR: "RES_UNSAFE_GLOBAL_RKEY",
+	AttrNdevIndex: "NDEV_INDEX", AttrNdevName: "NDEV_NAME", AttrResPDN: "RES_PDN",
+	AttrResCQN: "RES_CQN", AttrResMRN: "RES_MRN", AttrResCtxN: "RES_CTXN",
+	AttrDevProtocol: "DEV_PROTOCOL", AttrDevDIM: "DEV_DIM", AttrResSubtype: "RES_SUBTYPE",
+}
+
+func attrName(t uint16) string {
+	if n, ok := attrNames[t]; ok {
+		return n
+	}
+	return fmt.Sprintf("%d", t)
+}
+
+// values reads fixed-size attribute values. The first size mismatch is kept in err so that a
+// decoding loop checks once per object instead of once per attribute.
+type values struct {
+	err     error
+	strings map[string]string
+}
+
+func (d *values) bad(t uint16, want int, v []byte) {
+	if d.err == nil {
+		d.err = fmt.Errorf("attribute %s: %d bytes, want %d: %w", attrName(t), len(v), want, ErrMalformed)
+	}
+}
+
+func (d *values) u8(t uint16, v []byte) uint8 {
+	if len(v) != 1 {
+		d.bad(t, 1, v)
+		return 0
+	}
+	return v[0]
+}
+
+func (d *values) u32(t uint16, v []byte) uint32 {
+	if len(v) != 4 {
+		d.bad(t, 4, v)
+		return 0
+	}
+	return ne.Uint32(v)
+}
+
+func (d *values) u64(t uint16, v []byte) uint64 {
+	if len(v) != 8 {
+		d.bad(t, 8, v)
+		return 0
+	}
+	return ne.Uint64(v)
+}
+
+// str returns a NUL-terminated string value, interned: a dump repeats the same device and
+// kernel owner names for thousands of objects, and each would otherwise be its own allocation.
+func (d *values) str(v []byte) string {
+	for i, c := range v {
+		if c == 0 {
+			v = v[:i]
+			break
+		}
+	}
+	if s, ok := d.strings[string(v)]; ok {
+		return s
+	}
+	if d.strings == nil {
+		d.strings = make(map[string]string)
+	}
+	s := string(v)
+	d.strings[s] = s
+	return s
+}
