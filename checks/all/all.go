@@ -1,0 +1,6 @@
+// Package all registers every layer's checks; the CLI imports it for its side effect.
+package all
+
+import (
+	_ "github.com/rdmadiag/rdmadiag/checks/driver" // modules, kernel config, registration, user-space verbs
+)

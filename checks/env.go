@@ -1,0 +1,145 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/inventory"
+	"github.com/rdmadiag/rdmadiag/report"
+)
+
+// Options are the verdict-changing settings of a run. They come from flags; checks read them from
+// the Env, never from package state.
+type Options struct {
+	// WRConcurrency is the number of work requests the operator says can be outstanding on one CQ
+	// (--wr-concurrency); 0 means not declared.
+	WRConcurrency int
+	// ExpectRate is the port rate in Gb/s every active port should run at (--expect-rate); 0 = any.
+	ExpectRate float64
+	// Interval, when non-zero, makes counter checks read twice and judge rates (--interval).
+	Interval time.Duration
+	// ProbeTimeout bounds each verbs probe on each device (--timeout).
+	ProbeTimeout time.Duration
+	// ProbeCQOverrun opts in to overrunning a probe-owned CQ (--probe-cq-overrun).
+	ProbeCQOverrun bool
+	// MatrixFile extends or overrides the firmware/driver matrix (--matrix).
+	MatrixFile string
+	// PolicyFile holds fleet policy: allowed PSIDs, minimum firmware, expected rates (--policy).
+	PolicyFile string
+}
+
+// Env is everything a check may consult: the host, the options and the shared inventory.
+type Env struct {
+	Host *host.Host
+	Opts Options
+	// Now is the clock; tests fix it.
+	Now func() time.Time
+	// Sleep waits for d or until ctx ends; tests replace it to make --interval instantaneous.
+	Sleep func(ctx context.Context, d time.Duration) error
+
+	invOnce sync.Once
+	inv     *inventory.Inventory
+}
+
+// NewEnv builds an environment with the real clock.
+func NewEnv(h *host.Host, o Options) *Env {
+	return &Env{Host: h, Opts: o, Now: time.Now, Sleep: sleepCtx}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Inventory discovers the RDMA devices once per run and shares the result among checks.
+func (e *Env) Inventory() *inventory.Inventory {
+	e.invOnce.Do(func() { e.inv = inventory.Discover(e.Host) })
+	return e.inv
+}
+
+// Run executes checks concurrently (at most parallel at a time) and returns all findings. A
+// check that returns an error or panics yields one "unknown" finding saying why; the others are
+// unaffected. Order is made deterministic later by report.Build.
+func Run(ctx context.Context, env *Env, cs []Check, parallel int) []report.Finding {
+	if parallel < 1 {
+		parallel = 1
+	}
+	results := make([][]report.Finding, len(cs))
+	sem := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	for i, c := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			results[i] = runOne(ctx, env, c)
+		}()
+	}
+	wg.Wait()
+	var all []report.Finding
+	for _, r := range results {
+		all = append(all, r...)
+	}
+	return all
+}
+
+func runOne(ctx context.Context, env *Env, c Check) (fs []report.Finding) {
+	defer func() {
+		if p := recover(); p != nil {
+			// A bug in one check must not take the report down with it; the stack goes into the
+			// evidence so that the bug can be fixed from a pasted ticket.
+			fs = []report.Finding{unknown(c, fmt.Errorf("internal error: %v", p), firstLines(string(debug.Stack()), 12))}
+		}
+	}()
+	out, err := c.Run(ctx, env)
+	if err != nil {
+		return append(out, unknown(c, err, ""))
+	}
+	for i := range out {
+		if out[i].CheckID == "" {
+			out[i].CheckID = c.ID
+		}
+		if out[i].Layer == "" {
+			out[i].Layer = c.Layer()
+		}
+		if out[i].Fault == "" {
+			out[i].Fault = c.Fault
+		}
+	}
+	return out
+}
+
+func unknown(c Check, err error, stack string) report.Finding {
+	f := report.Finding{
+		CheckID:  c.ID,
+		Layer:    c.Layer(),
+		Subject:  report.Subject{Kind: "host"},
+		Severity: report.Unknown,
+		Summary:  "could not check: " + err.Error(),
+		Fault:    c.Fault,
+	}
+	if stack != "" {
+		f.Evidence = []report.Evidence{{Name: "stack", Observed: stack}}
+	}
+	return f
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, "\n")
+}

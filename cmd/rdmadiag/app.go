@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"github.com/rdmadiag/rdmadiag/checks"
+	_ "github.com/rdmadiag/rdmadiag/checks/all" // registers every layer's checks
+	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/internal/nldev"
+	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/snapshot"
+)
+
+// App is the CLI with its dependencies injected, so tests run it in-process with a fixed clock.
+type App struct {
+	Version    string
+	Now        func() time.Time
+	Stdout     io.Writer
+	Stderr     io.Writer
+	IsTerminal bool
+	// Registry defaults to checks.Default.
+	Registry *checks.Registry
+	// Golden drops run-dependent values (start time, temporary paths) for golden files.
+	Golden bool
+}
+
+const exitCodesHelp = `Exit codes:
+  0   healthy: every check passed
+  1   warnings: something needs attention, nothing is broken
+  2   critical: at least one finding makes the host unfit for RDMA traffic
+  3   could not check: a check could not run (unreadable snapshot, missing permission,
+      garbled file) and nothing critical was found; the host is not known to be healthy
+  64  usage error (unknown flag, format, layer or check)
+  130 interrupted (Ctrl-C); probes have cleaned up what they created`
+
+// Execute runs the command line and returns the exit code.
+func (a *App) Execute(ctx context.Context, args []string) int {
+	if a.Registry == nil {
+		a.Registry = checks.Default
+	}
+	root := &cobra.Command{
+		Use:           "rdmadiag",
+		Short:         "Diagnose the RDMA NICs of a Linux host, layer by layer",
+		Long:          "rdmadiag walks the RDMA stack bottom-up (PCIe, firmware, driver and modules, ports, QPs, CQs),\nlinks causes to consequences and says which layer is at fault, with the evidence and the fix.\n\n" + exitCodesHelp,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       a.Version,
+	}
+	root.SetOut(a.Stdout)
+	root.SetErr(a.Stderr)
+	root.SetArgs(args)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr("%v", err) })
+	root.AddCommand(a.checkCmd(), a.recordCmd(), a.listCmd(), a.demoCmd())
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var code *exitCode
+	if errors.As(err, &code) {
+		return code.code
+	}
+	fmt.Fprintf(a.Stderr, "rdmadiag: %v\n", err)
+	if strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag") {
+		return report.ExitUsage
+	}
+	return codeOf(err)
+}
+
+// exitCode ends a successful command with a non-zero code (the report was printed).
+type exitCode struct{ code int }
+
+func (e *exitCode) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// source names where the host comes from: live, --snapshot or --root.
+type source struct {
+	snapshot string
+	root     string
+}
+
+func (s *source) flags(c *cobra.Command) {
+	c.Flags().StringVar(&s.snapshot, "snapshot", "", "analyse a snapshot (.tar.gz file or unpacked directory) instead of this host")
+	c.Flags().StringVar(&s.root, "root", "", "analyse a plain directory laid out like a root (sys/, proc/, dev/, ...)")
+}
+
+// open returns the host and a cleanup function.
+func (s *source) open() (*host.Host, func(), error) {
+	switch {
+	case s.snapshot != "" && s.root != "":
+		return nil, nil, usageErr("--snapshot and --root exclude each other")
+	case s.snapshot != "":
+		h, cleanup, err := snapshot.Open(s.snapshot)
+		if err != nil {
+			return nil, nil, &exitError{code: report.ExitUnknown, err: err}
+		}
+		return h, cleanup, nil
+	case s.root != "":
+		h, err := snapshot.OpenRoot(s.root)
+		if err != nil {
+			return nil, nil, &exitError{code: report.ExitUnknown, err: err}
+		}
+		return h, func() {}, nil
+	}
+	var nl host.NetlinkConn
+	conn, err := nldev.Dial()
+	if err != nil {
+		// The kernel refuses the socket when it has no RDMA support (EPROTONOSUPPORT); the QP and
+		// CQ checks report the reason instead of the tool failing.
+		nl = failedConn{err: fmt.Errorf("open RDMA netlink socket: %w", err)}
+	} else {
+		nl = conn
+	}
+	h, err := host.Live(nl)
+	if err != nil {
+		return nil, nil, err
+	}
+	return h, func() {
+		if conn != nil {
+			conn.Close()
+		}
+	}, nil
+}
+
+// failedConn answers every request with the error that prevented opening the socket.
+type failedConn struct{ err error }
+
+func (f failedConn) Exchange(host.Request) ([]byte, error) { return nil, f.err }
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}

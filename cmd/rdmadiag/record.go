@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rdmadiag/rdmadiag/checks"
+	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/snapshot"
+)
+
+func (a *App) recordCmd() *cobra.Command {
+	var (
+		src    source
+		out    string
+		redact bool
+		desc   string
+	)
+	c := &cobra.Command{
+		Use:   "record -o FILE",
+		Short: "Capture this host into a snapshot that `check --snapshot` analyses anywhere",
+		Long: "Record the files the checks read (an allow-list, nothing else), the RDMA netlink answers the QP/CQ\n" +
+			"checks need, the kernel log, the kernel release and module list, into a .tar.gz snapshot.\n" +
+			"Run as root for a complete snapshot; what cannot be read is listed in the snapshot with the reason.\n" +
+			"--redact replaces GUIDs, MAC and IP addresses and the hostname with consistent stand-ins.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if out == "" {
+				return usageErr("record needs -o FILE (use - for standard output)")
+			}
+			return a.runRecord(cmd.Context(), src, out, redact, desc)
+		},
+	}
+	src.flags(c)
+	c.Flags().StringVarP(&out, "output", "o", "", "snapshot file to write (.tar.gz), - for standard output")
+	c.Flags().BoolVar(&redact, "redact", false, "replace GUIDs, MAC/IP addresses and hostnames consistently")
+	c.Flags().StringVar(&desc, "description", "", "what this snapshot shows (stored in meta.json)")
+	return c
+}
+
+func (a *App) runRecord(_ context.Context, src source, out string, redact bool, desc string) error {
+	h, cleanup, err := src.open()
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	tmp, err := os.MkdirTemp("", "rdmadiag-record-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := snapshot.Record(h, tmp, snapshot.RecordOptions{ToolVersion: a.Version, Now: a.Now(), Redact: redact, Description: desc}); err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	var buf bytes.Buffer
+	if err := snapshot.Pack(&buf, tmp); err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	if out == "-" {
+		_, err = a.Stdout.Write(buf.Bytes())
+		return err
+	}
+	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	fmt.Fprintf(a.Stderr, "rdmadiag: wrote %s (%d bytes)\n", out, buf.Len())
+	if os.Geteuid() != 0 && h.Kind() == "live" {
+		fmt.Fprintln(a.Stderr, "rdmadiag: not root: some files and the kernel log may be missing; see meta.json in the snapshot")
+	}
+	return nil
+}
+
+func (a *App) listCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the checks with their layer and what they look at",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, c := range a.Registry.All() {
+				probe := ""
+				if c.Probe {
+					probe = " (probe)"
+				}
+				fmt.Fprintf(a.Stdout, "%-28s %-9s %s%s\n", c.ID, c.Layer(), c.Description, probe)
+			}
+			return nil
+		},
+	}
+}
+
+// demoCmd runs check on this host when it has an RDMA device, and otherwise on the embedded demo
+// snapshot, saying which, so that a first run on a laptop or CI machine shows what the tool does.
+func (a *App) demoCmd() *cobra.Command {
+	var format string
+	c := &cobra.Command{
+		Use:   "demo",
+		Short: "Check this host, or the embedded demo snapshot when this host has no RDMA device",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f := &checkFlags{format: format, timeout: defaultTimeout, parallel: 2}
+			f.opts.ProbeTimeout = defaultProbeTimeout
+			h, cleanup, err := (&source{}).open()
+			if err != nil {
+				return err
+			}
+			devs := checks.NewEnv(h, checks.Options{}).Inventory()
+			cleanup()
+			if len(devs.Devices) > 0 {
+				return a.runCheck(cmd.Context(), f)
+			}
+			why := "no /sys/class/infiniband"
+			if devs.Absent == nil {
+				why = "/sys/class/infiniband is empty"
+			}
+			dir, err := os.MkdirTemp("", "rdmadiag-demo-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(dir)
+			name, data := demoSnapshot()
+			p := filepath.Join(dir, name)
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.Stderr, "rdmadiag: this host has no RDMA device (%s); checking the embedded demo snapshot %s instead.\n"+
+				"rdmadiag: run `rdmadiag check` to check this host itself.\n\n", why, strings.TrimSuffix(name, ".tar.gz"))
+			f.src.snapshot = p
+			return a.runCheck(cmd.Context(), f)
+		},
+	}
+	c.Flags().StringVarP(&format, "format", "o", "table", "output format: "+strings.Join(report.Formats(), ", "))
+	return c
+}

@@ -1,0 +1,58 @@
+package host
+
+import "time"
+
+// Facts are the parts of a host that are not files but that checks judge: they are computed on a
+// live host and recorded in snapshots (facts.json).
+type Facts struct {
+	// Hostname as the kernel reports it (redacted in redacted snapshots).
+	Hostname string `json:"hostname"`
+	// KernelRelease is uname -r.
+	KernelRelease string `json:"kernel_release"`
+	// EUID is the effective uid of the process that read the host; non-root hides files.
+	EUID int `json:"euid"`
+	// MemlockSoft and MemlockHard are RLIMIT_MEMLOCK in bytes; ^uint64(0) is unlimited.
+	MemlockSoft uint64 `json:"memlock_soft"`
+	MemlockHard uint64 `json:"memlock_hard"`
+	// CharDevs lists /dev/infiniband/* and whether this process could open each read-write.
+	CharDevs []CharDev `json:"char_devs"`
+	// Libraries says where the verbs user space was found: libibverbs.so.1 and the providers.
+	Libraries []Library `json:"libraries"`
+	// InContainer is a best guess (/.dockerenv, /run/.containerenv, cgroup names); it changes how a
+	// missing /dev/infiniband is explained.
+	InContainer bool `json:"in_container"`
+}
+
+// CharDev is one character device node and the result of opening it.
+type CharDev struct {
+	Path  string `json:"path"`
+	Major uint32 `json:"major"`
+	Minor uint32 `json:"minor"`
+	Mode  string `json:"mode"`
+	// OpenError is empty when open(O_RDWR) succeeded (the node was closed at once).
+	OpenError string `json:"open_error,omitempty"`
+}
+
+// Library is a shared object the verbs stack needs, looked up the way the dynamic loader and
+// libibverbs would (ld.so.cache directories, then the provider directory).
+type Library struct {
+	// Name is the soname or provider file name, e.g. "libibverbs.so.1", "librxe-rdmav34.so".
+	Name string `json:"name"`
+	// Path where it was found; empty when it was not found.
+	Path string `json:"path,omitempty"`
+}
+
+// RecordInfo is written by `rdmadiag record` into meta.json.
+type RecordInfo struct {
+	ToolVersion string    `json:"tool_version"`
+	Time        time.Time `json:"time"`
+	Redacted    bool      `json:"redacted"`
+	// Unreadable lists what could not be captured and why (not root, permission, vanished).
+	Unreadable []Unreadable `json:"unreadable,omitempty"`
+}
+
+// Unreadable is one path or source that could not be recorded.
+type Unreadable struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}

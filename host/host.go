@@ -1,0 +1,264 @@
+// Package host is the one read-only view of a machine that every check consumes.
+//
+// A Host is a directory tree laid out like a Linux root (sys/, proc/, dev/, etc/, boot/, usr/)
+// plus the answers that are not files: RDMA netlink replies, the kernel log and a few process
+// facts (effective uid, RLIMIT_MEMLOCK, which character devices open, which verbs libraries
+// load). On a live machine the tree is "/" and the extras are asked of the kernel; in a snapshot
+// the tree is an unpacked archive and the extras were recorded next to it. Checks cannot tell the
+// two apart, which is what makes a snapshot analysis equal to a live one.
+package host
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// MaxFileSize bounds every file read through a Host. sysfs and procfs files the checks use are
+// far smaller; a larger file is garbage (or an attack through a crafted snapshot) and is refused
+// instead of being read into memory.
+const MaxFileSize = 8 << 20
+
+// ErrTooLarge is returned for files above MaxFileSize.
+var ErrTooLarge = errors.New("file too large")
+
+// Kind says where a Host's data comes from. It is reported, never branched on by checks.
+type Kind string
+
+// Host kinds.
+const (
+	KindLive     Kind = "live"
+	KindSnapshot Kind = "snapshot"
+	KindRoot     Kind = "root"
+)
+
+// Request is one RDMA netlink request: the nlmsg type (RDMA_NL_GET_TYPE(client, op)), the
+// header flags (NLM_F_REQUEST is implied) and the attribute payload that follows the header.
+type Request struct {
+	Type    uint16
+	Flags   uint16
+	Payload []byte
+}
+
+// Key names a request deterministically; snapshots store each reply under its request's key.
+func (r Request) Key() string {
+	return fmt.Sprintf("%04x-%04x-%x", r.Type, r.Flags, r.Payload)
+}
+
+// NetlinkConn exchanges RDMA netlink requests for raw replies. The reply is every message the
+// kernel sent, concatenated as received (nlmsghdr included, NLMSG_DONE included), so that a
+// recorded reply replays through exactly the decoder a live one goes through. A kernel error
+// (NLMSG_ERROR with a negative errno) is returned as a syscall.Errno.
+type NetlinkConn interface {
+	Exchange(req Request) ([]byte, error)
+}
+
+// Host is a read-only machine view. Paths given to its methods are absolute paths as they would
+// be on the machine ("/sys/class/infiniband"); the Host maps them under its root.
+type Host struct {
+	root  string
+	kind  Kind
+	nl    NetlinkConn
+	klog  func() ([]byte, error)
+	facts func() (*Facts, error)
+	meta  Meta
+}
+
+// Meta describes where the data came from; it is copied into every report.
+type Meta struct {
+	Kind Kind `json:"kind"`
+	// Source is the snapshot file or root directory, empty for a live host.
+	Source string `json:"source,omitempty"`
+	// Recorded is set for snapshots: who recorded them, when, and what could not be read.
+	Recorded *RecordInfo `json:"recorded,omitempty"`
+}
+
+// Options build a Host from parts; New is used by the live and snapshot constructors and by tests.
+type Options struct {
+	Root      string
+	Kind      Kind
+	Netlink   NetlinkConn
+	KernelLog func() ([]byte, error)
+	Facts     func() (*Facts, error)
+	Meta      Meta
+}
+
+// New assembles a Host. Root must be an existing directory.
+func New(o Options) (*Host, error) {
+	abs, err := filepath.Abs(o.Root)
+	if err != nil {
+		return nil, fmt.Errorf("host root %q: %w", o.Root, err)
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return nil, fmt.Errorf("host root: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("host root %q is not a directory", abs)
+	}
+	h := &Host{root: abs, kind: o.Kind, nl: o.Netlink, klog: o.KernelLog, facts: o.Facts, meta: o.Meta}
+	h.meta.Kind = o.Kind
+	if h.klog == nil {
+		h.klog = func() ([]byte, error) { return nil, ErrNotRecorded }
+	}
+	if h.facts == nil {
+		h.facts = func() (*Facts, error) { return nil, ErrNotRecorded }
+	}
+	return h, nil
+}
+
+// ErrNotRecorded means a snapshot or plain root holds no answer for a non-file source.
+var ErrNotRecorded = errors.New("not recorded in this snapshot")
+
+// Root is the directory that stands for "/". Libraries that take a mount root or chroot
+// (procfs, ghw) are given Root()+"/sys" and so on, never "/" directly.
+func (h *Host) Root() string { return h.root }
+
+// Kind says whether this is a live host, a snapshot or a plain root directory.
+func (h *Host) Kind() Kind { return h.kind }
+
+// Meta is copied into reports.
+func (h *Host) Meta() Meta { return h.meta }
+
+// Path maps an absolute host path under the root. It refuses paths that escape it.
+func (h *Host) Path(p string) string {
+	clean := path.Clean("/" + p)
+	if h.root == "/" {
+		return clean
+	}
+	return filepath.Join(h.root, filepath.FromSlash(clean))
+}
+
+// ReadFile reads a whole file, at most MaxFileSize bytes. Errors name the host path.
+func (h *Host) ReadFile(p string) ([]byte, error) {
+	f, err := os.Open(h.Path(p))
+	if err != nil {
+		return nil, h.wrap(p, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, h.wrap(p, err)
+	}
+	if len(b) > MaxFileSize {
+		return nil, &fs.PathError{Op: "read", Path: p, Err: ErrTooLarge}
+	}
+	return b, nil
+}
+
+// ReadString reads a sysfs-style file and trims surrounding white space.
+func (h *Host) ReadString(p string) (string, error) {
+	b, err := h.ReadFile(p)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// ReadDir lists the names in a directory, sorted.
+func (h *Host) ReadDir(p string) ([]string, error) {
+	ents, err := os.ReadDir(h.Path(p))
+	if err != nil {
+		return nil, h.wrap(p, err)
+	}
+	names := make([]string, len(ents))
+	for i, e := range ents {
+		names[i] = e.Name()
+	}
+	return names, nil
+}
+
+// Readlink returns a symlink's target as stored (sysfs links are relative).
+func (h *Host) Readlink(p string) (string, error) {
+	t, err := os.Readlink(h.Path(p))
+	if err != nil {
+		return "", h.wrap(p, err)
+	}
+	return t, nil
+}
+
+// Lstat describes a path without following a final symlink.
+func (h *Host) Lstat(p string) (fs.FileInfo, error) {
+	st, err := os.Lstat(h.Path(p))
+	if err != nil {
+		return nil, h.wrap(p, err)
+	}
+	return st, nil
+}
+
+// Exists reports whether a path exists (following symlinks).
+func (h *Host) Exists(p string) bool {
+	_, err := os.Stat(h.Path(p))
+	return err == nil
+}
+
+// Realpath resolves every symlink in p inside the host's tree and returns the host path
+// ("/sys/devices/pci0000:00/0000:00:02.0/0000:01:00.0"). Links that leave the tree are refused;
+// a loop or more than 40 hops is an error, as in the kernel.
+func (h *Host) Realpath(p string) (string, error) {
+	parts := strings.Split(strings.TrimPrefix(path.Clean("/"+p), "/"), "/")
+	cur := "/"
+	hops := 0
+	for len(parts) > 0 {
+		part := parts[0]
+		parts = parts[1:]
+		if part == "" || part == "." {
+			continue
+		}
+		if part == ".." {
+			cur = path.Dir(cur)
+			continue
+		}
+		next := path.Join(cur, part)
+		st, err := os.Lstat(h.Path(next))
+		if err != nil {
+			return "", h.wrap(next, err)
+		}
+		if st.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		hops++
+		if hops > 40 {
+			return "", &fs.PathError{Op: "realpath", Path: p, Err: errors.New("too many levels of symbolic links")}
+		}
+		t, err := os.Readlink(h.Path(next))
+		if err != nil {
+			return "", h.wrap(next, err)
+		}
+		if path.IsAbs(t) {
+			// An absolute link means the host's own "/", which for a plain root directory is the
+			// root, never the analysing machine's; so resolution can never leave the tree.
+			cur = "/"
+			t = strings.TrimPrefix(t, "/")
+		}
+		parts = append(strings.Split(t, "/"), parts...)
+	}
+	return cur, nil
+}
+
+// Netlink returns the RDMA netlink connection, or nil when this host has none (a plain root
+// directory without recorded answers).
+func (h *Host) Netlink() NetlinkConn { return h.nl }
+
+// KernelLog returns the kernel log in /dev/kmsg record format ("pri,seq,usec,flags;text" lines
+// with " KEY=value" continuation lines), as read live or as recorded.
+func (h *Host) KernelLog() ([]byte, error) { return h.klog() }
+
+// Facts returns what the host is that no file says: effective uid, memlock limit, openable
+// character devices, loadable verbs libraries.
+func (h *Host) Facts() (*Facts, error) { return h.facts() }
+
+func (h *Host) wrap(p string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		// Report the host path, not the snapshot's temporary directory.
+		return &fs.PathError{Op: pe.Op, Path: p, Err: pe.Err}
+	}
+	return fmt.Errorf("%s: %w", p, err)
+}

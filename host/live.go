@@ -1,0 +1,164 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Live returns the running machine. nl may be nil when no RDMA netlink socket could be opened;
+// its absence is then reported by the checks that need it.
+func Live(nl NetlinkConn) (*Host, error) {
+	return New(Options{
+		Root:      "/",
+		Kind:      KindLive,
+		Netlink:   nl,
+		KernelLog: func() ([]byte, error) { return ReadKmsg("/dev/kmsg") },
+		Facts:     func() (*Facts, error) { return LiveFacts("/"), nil },
+	})
+}
+
+// ReadKmsg reads every record currently in the kernel ring buffer through /dev/kmsg without
+// blocking and without consuming anything (each opener has its own read position). It returns the
+// records as the kernel formats them.
+func ReadKmsg(dev string) ([]byte, error) {
+	fd, err := unix.Open(dev, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: dev, Err: err}
+	}
+	defer unix.Close(fd)
+	var out []byte
+	buf := make([]byte, 8192) // one record is at most about 1 KiB plus dictionary
+	for len(out) < MaxFileSize {
+		n, err := unix.Read(fd, buf)
+		switch {
+		case err == unix.EAGAIN:
+			return out, nil
+		case err == unix.EPIPE:
+			// The record we were about to read was overwritten; the next read continues.
+			continue
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return out, &os.PathError{Op: "read", Path: dev, Err: err}
+		case n == 0:
+			return out, nil
+		}
+		out = append(out, buf[:n]...)
+	}
+	return out, nil
+}
+
+// LiveFacts computes Facts for the running process. root is "/" except in tests.
+func LiveFacts(root string) *Facts {
+	f := &Facts{EUID: os.Geteuid()}
+	var uts unix.Utsname
+	if err := unix.Uname(&uts); err == nil {
+		f.Hostname = unix.ByteSliceToString(uts.Nodename[:])
+		f.KernelRelease = unix.ByteSliceToString(uts.Release[:])
+	}
+	var rl unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_MEMLOCK, &rl); err == nil {
+		f.MemlockSoft, f.MemlockHard = rl.Cur, rl.Max
+	}
+	f.CharDevs = liveCharDevs(filepath.Join(root, "dev/infiniband"))
+	f.Libraries = findLibraries(root)
+	f.InContainer = inContainer(root)
+	return f
+}
+
+func liveCharDevs(dir string) []CharDev {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []CharDev
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		var st unix.Stat_t
+		if err := unix.Stat(p, &st); err != nil {
+			continue
+		}
+		cd := CharDev{Path: "/dev/infiniband/" + e.Name(), Major: unix.Major(uint64(st.Rdev)), Minor: unix.Minor(uint64(st.Rdev)),
+			Mode: os.FileMode(st.Mode & 0o777).String()}
+		if st.Mode&unix.S_IFMT != unix.S_IFCHR {
+			cd.OpenError = "not a character device"
+		} else if fd, err := unix.Open(p, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NONBLOCK, 0); err != nil {
+			cd.OpenError = errnoName(err)
+		} else {
+			// Opening uverbs allocates nothing until a context is created; closing at once
+			// leaves the device as it was.
+			unix.Close(fd)
+		}
+		out = append(out, cd)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+func errnoName(err error) string {
+	var en syscall.Errno
+	if errors.As(err, &en) {
+		if n := unix.ErrnoName(en); n != "" {
+			return fmt.Sprintf("%s (%s)", n, en.Error())
+		}
+	}
+	return err.Error()
+}
+
+// libDirs are where Debian, Ubuntu, RHEL and SUSE put libibverbs; the loader's cache is not
+// parsed because these cover every distribution rdma-core ships for.
+var libDirs = []string{
+	"/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/lib/aarch64-linux-gnu",
+	"/usr/lib64", "/lib64", "/usr/lib", "/lib", "/usr/local/lib",
+}
+
+func findLibraries(root string) []Library {
+	var out []Library
+	lib := Library{Name: "libibverbs.so.1"}
+	for _, d := range libDirs {
+		if _, err := os.Stat(filepath.Join(root, d, lib.Name)); err == nil {
+			lib.Path = d + "/" + lib.Name
+			break
+		}
+	}
+	out = append(out, lib)
+	// Providers live in <libdir>/libibverbs/lib<name>-rdmav<abi>.so.
+	seen := map[string]bool{}
+	for _, d := range libDirs {
+		ents, err := os.ReadDir(filepath.Join(root, d, "libibverbs"))
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			n := e.Name()
+			if !strings.HasPrefix(n, "lib") || !strings.Contains(n, "-rdmav") || seen[n] {
+				continue
+			}
+			seen[n] = true
+			out = append(out, Library{Name: n, Path: d + "/libibverbs/" + n})
+		}
+	}
+	sort.SliceStable(out[1:], func(i, j int) bool { return out[1+i].Name < out[1+j].Name })
+	return out
+}
+
+func inContainer(root string) bool {
+	for _, p := range []string{"/.dockerenv", "/run/.containerenv"} {
+		if _, err := os.Stat(filepath.Join(root, p)); err == nil {
+			return true
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(root, "proc/1/cgroup"))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	return strings.Contains(s, "docker") || strings.Contains(s, "kubepods") || strings.Contains(s, "containerd") || strings.Contains(s, "libpod")
+}

@@ -1,0 +1,113 @@
+// Package kmsg parses the kernel log in /dev/kmsg record format and matches it against known
+// signatures. Each record is "pri,seq,usec,flags[,...];text" followed by continuation lines
+// " KEY=value" (SUBSYSTEM=pci, DEVICE=+pci:0000:3b:00.0) that tie the message to a device.
+package kmsg
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+)
+
+// Record is one kernel log message.
+type Record struct {
+	// Level is the syslog severity (0 emerg .. 7 debug).
+	Level int
+	Seq   uint64
+	// Usec is the time since boot in microseconds.
+	Usec uint64
+	Text string
+	// Subsystem and Device come from the dictionary: "pci" and "+pci:0000:3b:00.0".
+	Subsystem string
+	Device    string
+}
+
+// BDF returns the PCI address the record is about: from the dictionary when the kernel gave one,
+// else from a "driver 0000:3b:00.0: " prefix in the text (dev_printk format).
+func (r Record) BDF() string {
+	if b, ok := strings.CutPrefix(r.Device, "+pci:"); ok {
+		return b
+	}
+	f := strings.Fields(r.Text)
+	if len(f) >= 2 && len(f[1]) == 13 && f[1][12] == ':' && looksBDF(f[1][:12]) {
+		return f[1][:12]
+	}
+	return ""
+}
+
+func looksBDF(s string) bool {
+	return len(s) == 12 && s[4] == ':' && s[7] == ':' && s[10] == '.'
+}
+
+// Parse reads /dev/kmsg records. Malformed records are skipped: a log is evidence, not input
+// that may stop a check; the count of skipped records is returned for the report.
+func Parse(b []byte) (recs []Record, skipped int) {
+	for len(b) > 0 {
+		var line []byte
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			line, b = b, nil
+		}
+		if len(line) == 0 {
+			continue
+		}
+		if line[0] == ' ' {
+			if len(recs) == 0 {
+				skipped++
+				continue
+			}
+			k, v, _ := strings.Cut(string(line[1:]), "=")
+			switch k {
+			case "SUBSYSTEM":
+				recs[len(recs)-1].Subsystem = v
+			case "DEVICE":
+				recs[len(recs)-1].Device = v
+			}
+			continue
+		}
+		hdr, text, ok := bytes.Cut(line, []byte{';'})
+		if !ok {
+			skipped++
+			continue
+		}
+		f := strings.Split(string(hdr), ",")
+		if len(f) < 3 {
+			skipped++
+			continue
+		}
+		pri, err1 := strconv.Atoi(f[0])
+		seq, err2 := strconv.ParseUint(f[1], 10, 64)
+		usec, err3 := strconv.ParseUint(f[2], 10, 64)
+		if err1 != nil || err2 != nil || err3 != nil {
+			skipped++
+			continue
+		}
+		recs = append(recs, Record{Level: pri & 7, Seq: seq, Usec: usec, Text: unescape(string(text))})
+	}
+	return recs, skipped
+}
+
+// unescape undoes the kernel's \xNN escaping of non-printable bytes in kmsg text.
+func unescape(s string) string {
+	if !strings.Contains(s, `\x`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) && s[i+1] == 'x' {
+			if v, err := strconv.ParseUint(s[i+2:i+4], 16, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// Timestamp formats Usec as the "[  123.456789]" seconds dmesg shows.
+func (r Record) Timestamp() string {
+	return strconv.FormatFloat(float64(r.Usec)/1e6, 'f', 6, 64)
+}

@@ -1,0 +1,131 @@
+// Package report turns check findings into a verdict: it maps each finding onto the fault table,
+// links consequences to their causes across layers, orders everything as the troubleshooting flow
+// does, and renders a table for people or versioned JSON for tickets.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Severity of a finding. The order of the constants is the order of gravity used for sorting;
+// the exit code is derived separately (see ExitCode).
+type Severity int
+
+// Severities, from least to most grave.
+const (
+	OK Severity = iota
+	Skipped
+	Info
+	Unknown
+	Warning
+	Critical
+)
+
+var severityNames = [...]string{"ok", "skipped", "info", "unknown", "warning", "critical"}
+
+func (s Severity) String() string {
+	if int(s) < len(severityNames) && s >= 0 {
+		return severityNames[s]
+	}
+	return fmt.Sprintf("severity(%d)", int(s))
+}
+
+// MarshalText writes the stable lower-case name.
+func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads a name written by MarshalText.
+func (s *Severity) UnmarshalText(b []byte) error {
+	for i, n := range severityNames {
+		if n == string(b) {
+			*s = Severity(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown severity %q", b)
+}
+
+// Problem reports whether the severity needs an operator's attention.
+func (s Severity) Problem() bool { return s == Warning || s == Critical || s == Unknown }
+
+// Subject is what a finding is about. Kind is one of host, device, port, pci, netdev, module,
+// qp, cq, file; Name identifies it ("mlx5_0/1", "0000:3b:00.0", "ib_core"). Device ties the
+// subject to an RDMA device so that causes on that device can explain it; empty means host-wide.
+type Subject struct {
+	Kind   string `json:"kind"`
+	Name   string `json:"name"`
+	Device string `json:"device,omitempty"`
+	PCI    string `json:"pci,omitempty"`
+}
+
+func (s Subject) String() string {
+	if s.Name == "" {
+		return s.Kind
+	}
+	return s.Name
+}
+
+// Evidence is one observation behind a finding: what was seen, where, and what was expected.
+type Evidence struct {
+	Name     string `json:"name"`
+	Observed string `json:"observed"`
+	Expected string `json:"expected,omitempty"`
+	// Source is where it was read: a host path, "netlink:RES_QP_GET mlx5_0", "kmsg", "verbs".
+	Source string `json:"source,omitempty"`
+}
+
+// Finding is one verdict of one check on one subject.
+type Finding struct {
+	CheckID     string     `json:"check_id"`
+	Layer       string     `json:"layer"`
+	Subject     Subject    `json:"subject"`
+	Severity    Severity   `json:"severity"`
+	Summary     string     `json:"summary"`
+	Evidence    []Evidence `json:"evidence,omitempty"`
+	Remediation string     `json:"remediation,omitempty"`
+	// Fault is the id of the fault-table row this finding belongs to.
+	Fault string `json:"fault"`
+	// Ref identifies this finding within a report ("driver.modules@ib_core"); consequences name
+	// their causes by Ref.
+	Ref string `json:"ref"`
+	// ExplainedBy lists the Refs of lower-layer findings that explain this one. A finding that is
+	// explained is a consequence, not a root cause.
+	ExplainedBy []string `json:"explained_by,omitempty"`
+}
+
+// Evidence helpers keep check code short and the wording uniform.
+
+// Ev builds an Evidence with an observed value and its source.
+func Ev(name, observed, source string) Evidence {
+	return Evidence{Name: name, Observed: observed, Source: source}
+}
+
+// EvExp builds an Evidence with an expected value too.
+func EvExp(name, observed, expected, source string) Evidence {
+	return Evidence{Name: name, Observed: observed, Expected: expected, Source: source}
+}
+
+func (f *Finding) ref() string {
+	if f.Subject.Name == "" {
+		return f.CheckID
+	}
+	return f.CheckID + "@" + f.Subject.Name
+}
+
+// MarshalJSON keeps the field order stable and omits nothing that the schema requires.
+func (f Finding) MarshalJSON() ([]byte, error) {
+	type plain Finding
+	if f.Ref == "" {
+		f.Ref = f.ref()
+	}
+	return json.Marshal(plain(f))
+}
+
+// layerOf returns the layer name of a check id ("pcie.link" -> "pcie").
+func layerOf(checkID string) string {
+	if i := strings.IndexByte(checkID, '.'); i > 0 {
+		return checkID[:i]
+	}
+	return checkID
+}

@@ -1,0 +1,257 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// SchemaVersion is the version of the JSON document. Bump the major number when a field is
+// removed or changes meaning; adding optional fields bumps the minor number.
+const SchemaVersion = "1.0"
+
+// Report is the whole result of one run.
+type Report struct {
+	SchemaVersion string    `json:"schema_version"`
+	Tool          Tool      `json:"tool"`
+	Host          HostInfo  `json:"host"`
+	Summary       Summary   `json:"summary"`
+	Findings      []Finding `json:"findings"`
+	// Faults is the fault table rows that findings refer to, so a ticket is self-contained.
+	Faults []FaultRow `json:"faults"`
+}
+
+// Tool identifies the program and the options that change its verdicts.
+type Tool struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	// Started is the time the run began; zero (and omitted) in golden outputs.
+	Started *time.Time `json:"started,omitempty"`
+	// Options are the verdict-changing flags that were set, as "name=value".
+	Options []string `json:"options,omitempty"`
+}
+
+// HostInfo describes the analysed machine.
+type HostInfo struct {
+	Source        string   `json:"source"`
+	Origin        string   `json:"origin,omitempty"`
+	Hostname      string   `json:"hostname,omitempty"`
+	KernelRelease string   `json:"kernel_release,omitempty"`
+	Recorded      string   `json:"recorded,omitempty"`
+	Devices       []string `json:"devices"`
+	// Unreadable lists what the recorder or the live reader could not read, and why.
+	Unreadable []string `json:"unreadable,omitempty"`
+}
+
+// Summary is the verdict.
+type Summary struct {
+	// Verdict is healthy, warning, critical or unknown (could not check).
+	Verdict    string         `json:"verdict"`
+	ExitCode   int            `json:"exit_code"`
+	Devices    int            `json:"devices"`
+	Counts     map[string]int `json:"counts"`
+	RootCauses []string       `json:"root_causes"`
+	// Line is the one-line summary shown under the table.
+	Line string `json:"line"`
+}
+
+// Exit codes: documented in the README and in `rdmadiag check --help`.
+const (
+	ExitHealthy  = 0
+	ExitWarning  = 1
+	ExitCritical = 2
+	ExitUnknown  = 3
+	ExitUsage    = 64
+)
+
+// Build assembles a report: it fills the fault rows, links consequences to their causes, sorts
+// the findings in troubleshooting order and computes the verdict.
+func Build(findings []Finding, faults *FaultTable, tool Tool, host HostInfo) *Report {
+	fs := make([]Finding, len(findings))
+	copy(fs, findings)
+	for i := range fs {
+		f := &fs[i]
+		if f.Layer == "" {
+			f.Layer = layerOf(f.CheckID)
+		}
+		if f.Ref == "" {
+			f.Ref = f.ref()
+		}
+		f.ExplainedBy = nil
+	}
+	sortFindings(fs)
+	link(fs, faults)
+
+	r := &Report{SchemaVersion: SchemaVersion, Tool: tool, Host: host, Findings: fs}
+	if r.Host.Devices == nil {
+		r.Host.Devices = []string{}
+	}
+	used := map[string]bool{}
+	for _, f := range fs {
+		used[f.Fault] = true
+	}
+	r.Faults = []FaultRow{}
+	for _, row := range faults.Rows {
+		if used[row.ID] {
+			r.Faults = append(r.Faults, row)
+		}
+	}
+	r.Summary = summarize(fs, len(r.Host.Devices))
+	return r
+}
+
+func sortFindings(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := &fs[i], &fs[j]
+		if ra, rb := LayerRank(a.Layer), LayerRank(b.Layer); ra != rb {
+			return ra < rb
+		}
+		if a.CheckID != b.CheckID {
+			return a.CheckID < b.CheckID
+		}
+		if a.Subject.Name != b.Subject.Name {
+			return naturalLess(a.Subject.Name, b.Subject.Name)
+		}
+		return a.Summary < b.Summary
+	})
+	// Two findings of one check on one subject get distinct refs so that links stay unambiguous.
+	seen := map[string]int{}
+	for i := range fs {
+		n := seen[fs[i].Ref]
+		seen[fs[i].Ref] = n + 1
+		if n > 0 {
+			fs[i].Ref = fmt.Sprintf("%s#%d", fs[i].Ref, n+1)
+		}
+	}
+}
+
+// link marks every problem finding that a lower-or-equal layer problem explains. A cause must be a
+// warning or critical finding (an unknown explains nothing), on the same device or host-wide,
+// whose fault row lists the effect. Probes are evidence, never causes.
+func link(fs []Finding, faults *FaultTable) {
+	for i := range fs {
+		e := &fs[i]
+		if !(e.Severity.Problem() || e.Severity == Skipped) {
+			continue
+		}
+		for j := range fs {
+			c := &fs[j]
+			if i == j || !(c.Severity == Warning || c.Severity == Critical) {
+				continue
+			}
+			if strings.Contains(c.CheckID, "probe") {
+				continue
+			}
+			if c.Subject.Device != "" && c.Subject.Device != e.Subject.Device {
+				continue
+			}
+			if c.Fault == e.Fault && c.CheckID == e.CheckID {
+				continue
+			}
+			if faults.explains(c.Fault, e) {
+				e.ExplainedBy = append(e.ExplainedBy, c.Ref)
+			}
+		}
+	}
+}
+
+func summarize(fs []Finding, devices int) Summary {
+	s := Summary{Devices: devices, Counts: map[string]int{}, RootCauses: []string{}}
+	for _, n := range severityNames {
+		s.Counts[n] = 0
+	}
+	worst := OK
+	for _, f := range fs {
+		s.Counts[f.Severity.String()]++
+		if f.Severity > worst {
+			worst = f.Severity
+		}
+		if f.Severity.Problem() && len(f.ExplainedBy) == 0 {
+			s.RootCauses = append(s.RootCauses, f.Ref)
+		}
+	}
+	switch {
+	case s.Counts["critical"] > 0:
+		s.Verdict, s.ExitCode = "critical", ExitCritical
+	case s.Counts["unknown"] > 0:
+		// Something could not be checked: the host cannot be called healthy. Unknown outranks
+		// warning so that a script never keeps a node whose state it does not know.
+		s.Verdict, s.ExitCode = "unknown", ExitUnknown
+	case s.Counts["warning"] > 0:
+		s.Verdict, s.ExitCode = "warning", ExitWarning
+	default:
+		s.Verdict, s.ExitCode = "healthy", ExitHealthy
+	}
+	s.Line = summaryLine(s, fs)
+	return s
+}
+
+func summaryLine(s Summary, fs []Finding) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d RDMA device(s), verdict %s", s.Devices, strings.ToUpper(s.Verdict))
+	if s.Verdict == "healthy" {
+		fmt.Fprintf(&b, ": %d checks passed", s.Counts["ok"]+s.Counts["info"])
+		return b.String()
+	}
+	fmt.Fprintf(&b, " (%d critical, %d warning, %d unknown)", s.Counts["critical"], s.Counts["warning"], s.Counts["unknown"])
+	// The worst root cause is what an operator should read first.
+	var worst *Finding
+	for i := range fs {
+		f := &fs[i]
+		if !f.Severity.Problem() || len(f.ExplainedBy) > 0 {
+			continue
+		}
+		if worst == nil || f.Severity > worst.Severity {
+			worst = f
+		}
+	}
+	if worst != nil {
+		fmt.Fprintf(&b, "; root cause: [%s] %s", worst.Subject, worst.Summary)
+		consequences := 0
+		for _, f := range fs {
+			for _, c := range f.ExplainedBy {
+				if c == worst.Ref {
+					consequences++
+				}
+			}
+		}
+		if consequences > 0 {
+			fmt.Fprintf(&b, " (explains %d other finding(s))", consequences)
+		}
+	}
+	return b.String()
+}
+
+// naturalLess orders "mlx5_2" before "mlx5_10" and "1" before "10".
+func naturalLess(a, b string) bool {
+	for a != "" && b != "" {
+		da, db := isDigit(a[0]), isDigit(b[0])
+		if da && db {
+			na, ra := leadingNumber(a)
+			nb, rb := leadingNumber(b)
+			if na != nb {
+				return na < nb
+			}
+			a, b = ra, rb
+			continue
+		}
+		if a[0] != b[0] {
+			return a[0] < b[0]
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) < len(b)
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func leadingNumber(s string) (uint64, string) {
+	var n uint64
+	i := 0
+	for i < len(s) && isDigit(s[i]) && i < 18 {
+		n = n*10 + uint64(s[i]-'0')
+		i++
+	}
+	return n, s[i:]
+}

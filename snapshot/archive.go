@@ -1,0 +1,240 @@
+// Package snapshot records a host into a snapshot and opens snapshots as hosts.
+//
+// An unpacked snapshot is a directory:
+//
+//	meta.json      format version, tool version, time, redaction, what could not be read
+//	facts.json     host.Facts of the recorded machine
+//	kmsg           the kernel log in /dev/kmsg record format
+//	netlink/       RDMA netlink replies, one file per request key (see internal/nldev)
+//	root/          the allow-listed files, laid out as on the machine, symlinks kept
+//
+// On disk and in the repository a snapshot is a gzip-compressed tar archive, because sysfs paths
+// contain ':' (PCI addresses), which Go module zips reject.
+package snapshot
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Limits on what Unpack accepts; a snapshot of a 16-HCA host with its netlink dumps is a few MiB.
+const (
+	maxEntries    = 200000
+	maxTotalBytes = 1 << 30
+	maxFileBytes  = 256 << 20
+)
+
+// ErrNotSnapshot is wrapped by every error about a file or directory that is not a usable
+// snapshot; the CLI maps it to exit code 3.
+var ErrNotSnapshot = errors.New("not a usable rdmadiag snapshot")
+
+// Unpack extracts a tar.gz snapshot into dir, which must be empty or absent. It refuses absolute
+// paths, "..", links whose targets leave dir, hard links, devices and oversized content, and it
+// never writes outside dir.
+func Unpack(r io.Reader, dir string) error {
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		return fmt.Errorf("%w: not gzip-compressed: %v", ErrNotSnapshot, err)
+	}
+	defer zr.Close()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tr := tar.NewReader(zr)
+	var total int64
+	for n := 0; ; n++ {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("%w: truncated or corrupt archive: %v", ErrNotSnapshot, err)
+		}
+		if n >= maxEntries {
+			return fmt.Errorf("%w: more than %d entries", ErrNotSnapshot, maxEntries)
+		}
+		name, err := safeName(hdr.Name)
+		if err != nil {
+			return err
+		}
+		if name == "" {
+			continue
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(name))
+		if err := checkParents(dir, name); err != nil {
+			return err
+		}
+		switch hdr.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(dst, 0o755); err != nil {
+				return err
+			}
+		case tar.TypeReg:
+			if hdr.Size > maxFileBytes {
+				return fmt.Errorf("%w: %s is %d bytes", ErrNotSnapshot, name, hdr.Size)
+			}
+			total += hdr.Size
+			if total > maxTotalBytes {
+				return fmt.Errorf("%w: more than %d bytes in all", ErrNotSnapshot, maxTotalBytes)
+			}
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return err
+			}
+			if err := writeFile(dst, tr, hdr.Size); err != nil {
+				return fmt.Errorf("%w: %s: %v", ErrNotSnapshot, name, err)
+			}
+		case tar.TypeSymlink:
+			if err := checkLink(name, hdr.Linkname); err != nil {
+				return err
+			}
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return err
+			}
+			if err := os.Symlink(hdr.Linkname, dst); err != nil {
+				return fmt.Errorf("%w: %s: %v", ErrNotSnapshot, name, err)
+			}
+		default:
+			return fmt.Errorf("%w: %s has unsupported type %q (only files, directories and symlinks)", ErrNotSnapshot, name, string(hdr.Typeflag))
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, MetaFile)); err != nil {
+		return fmt.Errorf("%w: no %s in the archive", ErrNotSnapshot, MetaFile)
+	}
+	return nil
+}
+
+func writeFile(dst string, r io.Reader, size int64) error {
+	// O_EXCL: an entry never overwrites, and never writes through, something already there.
+	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.CopyN(f, r, size); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// safeName cleans an archive path and refuses anything that could land outside the root.
+func safeName(n string) (string, error) {
+	if n == "" || strings.HasPrefix(n, "/") || strings.Contains(n, "\\") || strings.ContainsRune(n, 0) {
+		return "", fmt.Errorf("%w: unsafe path %q", ErrNotSnapshot, n)
+	}
+	for _, part := range strings.Split(strings.TrimSuffix(n, "/"), "/") {
+		if part == ".." {
+			return "", fmt.Errorf("%w: path %q escapes the snapshot", ErrNotSnapshot, n)
+		}
+	}
+	c := path.Clean(n)
+	if c == "." {
+		return "", nil
+	}
+	return c, nil
+}
+
+// checkLink refuses absolute links and relative links that climb above the archive root.
+func checkLink(name, target string) error {
+	if target == "" || path.IsAbs(target) || strings.ContainsRune(target, 0) {
+		return fmt.Errorf("%w: link %s -> %q points outside the snapshot", ErrNotSnapshot, name, target)
+	}
+	resolved := path.Join(path.Dir(name), target)
+	if resolved == ".." || strings.HasPrefix(resolved, "../") {
+		return fmt.Errorf("%w: link %s -> %q points outside the snapshot", ErrNotSnapshot, name, target)
+	}
+	return nil
+}
+
+// checkParents refuses an entry whose parent directory is a symlink: links are checked to stay
+// inside, but a file written through one would still land somewhere its name does not say.
+func checkParents(dir, name string) error {
+	parts := strings.Split(name, "/")
+	cur := dir
+	for _, p := range parts[:len(parts)-1] {
+		cur = filepath.Join(cur, p)
+		st, err := os.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%w: %s is written through the symlink %s", ErrNotSnapshot, name, strings.TrimPrefix(cur, dir+"/"))
+		}
+	}
+	return nil
+}
+
+// Pack writes dir as a gzip-compressed tar archive with sorted entries and fixed times and owners,
+// so that recording the same data twice gives the same bytes.
+func Pack(w io.Writer, dir string) error {
+	var entries []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != dir {
+			entries = append(entries, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	sort.Strings(entries)
+	zw, err := gzip.NewWriterLevel(w, gzip.BestCompression)
+	if err != nil {
+		return err
+	}
+	tw := tar.NewWriter(zw)
+	for _, p := range entries {
+		rel := filepath.ToSlash(strings.TrimPrefix(p, dir+string(filepath.Separator)))
+		st, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		hdr := &tar.Header{Name: rel, Mode: 0o644, Format: tar.FormatPAX}
+		switch {
+		case st.Mode()&fs.ModeSymlink != 0:
+			t, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			hdr.Typeflag, hdr.Linkname, hdr.Mode = tar.TypeSymlink, t, 0o777
+		case st.IsDir():
+			hdr.Typeflag, hdr.Name, hdr.Mode = tar.TypeDir, rel+"/", 0o755
+		case st.Mode().IsRegular():
+			hdr.Typeflag, hdr.Size = tar.TypeReg, st.Size()
+		default:
+			continue
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		if hdr.Typeflag == tar.TypeReg {
+			f, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(tw, f)
+			f.Close()
+			if err != nil {
+				return fmt.Errorf("%s: %w", p, err)
+			}
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	return zw.Close()
+}

@@ -1,0 +1,160 @@
+package snapshot
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/internal/nldev"
+)
+
+// Names inside an unpacked snapshot.
+const (
+	MetaFile    = "meta.json"
+	FactsFile   = "facts.json"
+	KmsgFile    = "kmsg"
+	NetlinkDir  = "netlink"
+	RootDir     = "root"
+	FormatV1    = "rdmadiag-snapshot/1"
+	ArchiveExts = ".tar.gz, .tgz"
+)
+
+// Meta is meta.json.
+type Meta struct {
+	Format string `json:"format"`
+	host.RecordInfo
+	// Synthetic is set on hand-built fixtures; Sources says where each value comes from.
+	Synthetic bool     `json:"synthetic,omitempty"`
+	Sources   []string `json:"sources,omitempty"`
+	// Description says what the snapshot shows and how it was produced.
+	Description string `json:"description,omitempty"`
+}
+
+// Open opens a snapshot file (.tar.gz) or an unpacked snapshot directory. For a file it unpacks
+// into a fresh temporary directory; cleanup removes it and must be called when done.
+func Open(p string) (h *host.Host, cleanup func(), err error) {
+	cleanup = func() {}
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, cleanup, fmt.Errorf("%w: %v", ErrNotSnapshot, err)
+	}
+	dir := p
+	if !st.IsDir() {
+		tmp, err := os.MkdirTemp("", "rdmadiag-snapshot-")
+		if err != nil {
+			return nil, cleanup, err
+		}
+		cleanup = func() { os.RemoveAll(tmp) }
+		f, err := os.Open(p)
+		if err != nil {
+			cleanup()
+			return nil, func() {}, fmt.Errorf("%w: %v", ErrNotSnapshot, err)
+		}
+		err = Unpack(f, tmp)
+		f.Close()
+		if err != nil {
+			cleanup()
+			return nil, func() {}, fmt.Errorf("%s: %w", p, err)
+		}
+		dir = tmp
+	}
+	h, err = openDir(dir, p)
+	if err != nil {
+		cleanup()
+		return nil, func() {}, err
+	}
+	return h, cleanup, nil
+}
+
+func openDir(dir, source string) (*host.Host, error) {
+	mb, err := os.ReadFile(filepath.Join(dir, MetaFile))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", source, ErrNotSnapshot, err)
+	}
+	var m Meta
+	if err := json.Unmarshal(mb, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w: %s: %v", source, ErrNotSnapshot, MetaFile, err)
+	}
+	if m.Format != FormatV1 {
+		return nil, fmt.Errorf("%s: %w: format %q, this rdmadiag reads %q", source, ErrNotSnapshot, m.Format, FormatV1)
+	}
+	root := filepath.Join(dir, RootDir)
+	if st, err := os.Stat(root); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("%s: %w: no %s/ directory", source, ErrNotSnapshot, RootDir)
+	}
+	ri := m.RecordInfo
+	var nl host.NetlinkConn
+	if st, err := os.Stat(filepath.Join(dir, NetlinkDir)); err == nil && st.IsDir() {
+		nl = nldev.NewReplay(filepath.Join(dir, NetlinkDir))
+	}
+	return host.New(host.Options{
+		Root:    root,
+		Kind:    host.KindSnapshot,
+		Netlink: nl,
+		KernelLog: func() ([]byte, error) {
+			b, err := os.ReadFile(filepath.Join(dir, KmsgFile))
+			if os.IsNotExist(err) {
+				return nil, fmt.Errorf("kernel log: %w", host.ErrNotRecorded)
+			}
+			return b, err
+		},
+		Facts: func() (*host.Facts, error) {
+			b, err := os.ReadFile(filepath.Join(dir, FactsFile))
+			if os.IsNotExist(err) {
+				return nil, fmt.Errorf("facts: %w", host.ErrNotRecorded)
+			}
+			if err != nil {
+				return nil, err
+			}
+			var f host.Facts
+			if err := json.Unmarshal(b, &f); err != nil {
+				return nil, fmt.Errorf("%s: %w", FactsFile, err)
+			}
+			return &f, nil
+		},
+		Meta: host.Meta{Source: source, Recorded: &ri},
+	})
+}
+
+// OpenRoot opens a plain directory laid out like a machine's root (sys/, proc/, dev/...), as
+// --root does. What no file can say (netlink answers, the kernel log) is absent; facts are read
+// from the tree itself.
+func OpenRoot(dir string) (*host.Host, error) {
+	return host.New(host.Options{
+		Root:      dir,
+		Kind:      host.KindRoot,
+		KernelLog: func() ([]byte, error) { return nil, fmt.Errorf("kernel log: %w", host.ErrNotRecorded) },
+		Facts:     func() (*host.Facts, error) { return RootFacts(dir), nil },
+		Meta:      host.Meta{Source: dir},
+	})
+}
+
+// RootFacts derives Facts from a directory tree: kernel release and hostname from /proc/sys, the
+// verbs libraries from the tree's library directories, /dev/infiniband entries by name (a plain
+// tree cannot say whether they open, so they are taken to open when present).
+func RootFacts(dir string) *host.Facts {
+	read := func(p string) string {
+		b, err := os.ReadFile(filepath.Join(dir, p))
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(b))
+	}
+	f := host.LiveFacts(dir)
+	f.Hostname = read("proc/sys/kernel/hostname")
+	f.KernelRelease = read("proc/sys/kernel/osrelease")
+	f.EUID = 0
+	f.MemlockSoft, f.MemlockHard = ^uint64(0), ^uint64(0)
+	f.CharDevs = nil
+	ents, _ := os.ReadDir(filepath.Join(dir, "dev/infiniband"))
+	for _, e := range ents {
+		f.CharDevs = append(f.CharDevs, host.CharDev{Path: "/dev/infiniband/" + e.Name(), Mode: "crw-rw-rw-"})
+	}
+	sort.Slice(f.CharDevs, func(i, j int) bool { return f.CharDevs[i].Path < f.CharDevs[j].Path })
+	f.InContainer = false
+	return f
+}

@@ -1,0 +1,516 @@
+package snapshot
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/internal/nldev"
+	"github.com/rdmadiag/rdmadiag/inventory"
+)
+
+// RecordOptions control a recording.
+type RecordOptions struct {
+	ToolVersion string
+	Now         time.Time
+	Redact      bool
+	Description string
+}
+
+// Record captures h into dir (which must not exist or be empty): the allow-listed files, the
+// kernel log, the facts and the RDMA netlink replies the checks ask for. What cannot be read is
+// listed in meta.json with the reason; recording never stops at the first unreadable file.
+func Record(h *host.Host, dir string, o RecordOptions) error {
+	if err := os.MkdirAll(filepath.Join(dir, RootDir), 0o755); err != nil {
+		return err
+	}
+	rec := &recorder{h: h, dst: filepath.Join(dir, RootDir), done: map[string]bool{}}
+	rec.walk()
+
+	meta := Meta{Format: FormatV1, RecordInfo: host.RecordInfo{ToolVersion: o.ToolVersion, Time: o.Now.UTC(), Redacted: o.Redact}, Description: o.Description}
+	if prev := h.Meta().Recorded; prev != nil && h.Kind() == host.KindSnapshot {
+		meta.Unreadable = append(meta.Unreadable, prev.Unreadable...)
+	}
+
+	if klog, err := h.KernelLog(); err != nil {
+		rec.fail("kmsg", err)
+	} else if err := os.WriteFile(filepath.Join(dir, KmsgFile), klog, 0o644); err != nil {
+		return err
+	}
+	if facts, err := h.Facts(); err != nil {
+		rec.fail("facts", err)
+	} else if err := writeJSON(filepath.Join(dir, FactsFile), facts); err != nil {
+		return err
+	}
+	if nl := h.Netlink(); nl != nil {
+		nldir := filepath.Join(dir, NetlinkDir)
+		if err := os.MkdirAll(nldir, 0o755); err != nil {
+			return err
+		}
+		if err := recordNetlink(nldev.NewRecorder(nl, nldir)); err != nil {
+			rec.fail("netlink", err)
+		}
+	} else {
+		rec.fail("netlink", errors.New("no RDMA netlink socket (kernel without RDMA support, or not recorded)"))
+	}
+	meta.Unreadable = append(meta.Unreadable, rec.unreadable...)
+	sort.Slice(meta.Unreadable, func(i, j int) bool { return meta.Unreadable[i].Path < meta.Unreadable[j].Path })
+	if o.Redact {
+		if err := Redact(dir); err != nil {
+			return fmt.Errorf("redact: %w", err)
+		}
+	}
+	return writeJSON(filepath.Join(dir, MetaFile), meta)
+}
+
+// recordNetlink asks, through the recording connection, every question the QP and CQ checks ask,
+// in the same byte-for-byte form, so that replay finds each answer under its request key.
+func recordNetlink(conn host.NetlinkConn) error {
+	c := nldev.NewClient(conn)
+	devs, err := c.Devices()
+	if err != nil {
+		return fmt.Errorf("device dump: %w", err)
+	}
+	var errs []error
+	if _, err := c.ResourceSummary(); err != nil {
+		errs = append(errs, fmt.Errorf("resource summary: %w", err))
+	}
+	for _, d := range devs {
+		if _, err := c.Ports(d.Index); err != nil {
+			errs = append(errs, fmt.Errorf("%s ports: %w", d.Name, err))
+		}
+		if _, err := c.QPs(d.Index); err != nil {
+			errs = append(errs, fmt.Errorf("%s QPs: %w", d.Name, err))
+		}
+		if _, err := c.CQs(d.Index); err != nil {
+			errs = append(errs, fmt.Errorf("%s CQs: %w", d.Name, err))
+		}
+		if _, err := c.MRs(d.Index); err != nil {
+			errs = append(errs, fmt.Errorf("%s MRs: %w", d.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func writeJSON(p string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(p, append(b, '\n'), 0o644)
+}
+
+type recorder struct {
+	h          *host.Host
+	dst        string
+	done       map[string]bool
+	unreadable []host.Unreadable
+}
+
+func (r *recorder) fail(p string, err error) {
+	r.unreadable = append(r.unreadable, host.Unreadable{Path: p, Reason: err.Error()})
+}
+
+// Files recorded as they are when present. Globs use path.Match syntax per element.
+var plainFiles = []string{
+	"/proc/modules",
+	"/proc/interrupts",
+	"/proc/cmdline",
+	"/proc/config.gz",
+	"/proc/sys/kernel/osrelease",
+	"/proc/sys/kernel/hostname",
+	"/proc/sys/kernel/tainted",
+	"/etc/libibverbs.d/*",
+	"/sys/class/infiniband_verbs/abi_version",
+	"/sys/class/infiniband_mad/abi_version",
+}
+
+// rdmaModules are the /sys/module entries recorded (version, srcversion, refcnt, holders...).
+var rdmaModulePrefixes = []string{"ib_", "rdma_", "mlx", "iw_", "irdma", "bnxt", "efa", "qedr", "hfi1", "siw", "mana", "erdma", "hns", "ocrdma", "vmw_pvrdma", "configs", "i40e", "ice", "qed"}
+
+// Per-directory allow-lists: the files of a PCI function, a netdev, a module.
+var (
+	pciFiles = []string{"vendor", "device", "subsystem_vendor", "subsystem_device", "class", "revision",
+		"current_link_speed", "current_link_width", "max_link_speed", "max_link_width", "numa_node", "local_cpulist",
+		"aer_dev_correctable", "aer_dev_nonfatal", "aer_dev_fatal",
+		"aer_rootport_total_err_cor", "aer_rootport_total_err_nonfatal", "aer_rootport_total_err_fatal",
+		"config", "enable", "irq", "modalias", "sriov_numvfs", "sriov_totalvfs", "reset_method", "power_state"}
+	pciLinks   = []string{"driver", "physfn", "virtfn*", "iommu_group"}
+	pciSubdirs = []string{"net", "infiniband", "infiniband_verbs", "infiniband_mad", "msi_irqs"}
+	netFiles   = []string{"operstate", "carrier", "carrier_changes", "mtu", "speed", "duplex", "address", "ifindex", "type", "dev_port", "flags"}
+	modFiles   = []string{"version", "srcversion", "refcnt", "initstate", "taint", "coresize"}
+)
+
+// walk records the allow-list. It starts from the RDMA devices' class links and follows them to
+// their real directories, then the PCI functions behind them and every RDMA-capable function's
+// path to the root port, their netdevs, the RDMA modules and the plain files above.
+func (r *recorder) walk() {
+	for _, g := range plainFiles {
+		for _, p := range r.glob(g) {
+			r.file(p)
+		}
+	}
+	for _, cls := range []string{"/sys/class/infiniband", "/sys/class/infiniband_verbs", "/sys/class/infiniband_mad", "/sys/class/infiniband_cm"} {
+		names, err := r.h.ReadDir(cls)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				r.fail(cls, err)
+			}
+			continue
+		}
+		for _, n := range names {
+			r.tree(path.Join(cls, n), 4)
+		}
+	}
+	// Every PCI function is listed (links are cheap and tell the registration check what exists);
+	// the RDMA-capable ones and those behind RDMA devices are recorded in full with their path.
+	pcis, _ := r.h.ReadDir("/sys/bus/pci/devices")
+	for _, bdf := range pcis {
+		link := path.Join("/sys/bus/pci/devices", bdf)
+		r.link(link)
+		if !rdmaCapable(r.h, link) {
+			continue
+		}
+		r.pci(link)
+	}
+	inv := inventory.Discover(r.h)
+	for _, d := range inv.Devices {
+		if d.PCI != nil {
+			r.pci(d.PCI.SysPath)
+		}
+		for _, p := range d.Ports {
+			for _, nd := range p.Netdevs {
+				r.netdev(nd)
+			}
+		}
+		if d.Parent != "" {
+			r.netdev(d.Parent)
+		}
+	}
+	mods, _ := r.h.ReadDir("/sys/module")
+	for _, m := range mods {
+		if !hasAnyPrefix(m, rdmaModulePrefixes) {
+			continue
+		}
+		dir := path.Join("/sys/module", m)
+		for _, f := range modFiles {
+			r.fileIfExists(path.Join(dir, f))
+		}
+		holders, _ := r.h.ReadDir(path.Join(dir, "holders"))
+		for _, hn := range holders {
+			r.link(path.Join(dir, "holders", hn))
+		}
+		params, _ := r.h.ReadDir(path.Join(dir, "parameters"))
+		for _, pn := range params {
+			r.fileIfExists(path.Join(dir, "parameters", pn))
+		}
+	}
+	if rel, err := r.h.ReadString("/proc/sys/kernel/osrelease"); err == nil {
+		r.fileIfExists("/boot/config-" + rel)
+	}
+}
+
+// pci records one function (given by any path that resolves to it) and every bridge above it.
+func (r *recorder) pci(p string) {
+	real, err := r.h.Realpath(p)
+	if err != nil {
+		r.fail(p, err)
+		return
+	}
+	r.resolve(p)
+	for _, dir := range append([]string{real}, ancestors(real)...) {
+		if r.done[dir+"/"] {
+			continue
+		}
+		r.done[dir+"/"] = true
+		r.mkdir(dir)
+		for _, f := range pciFiles {
+			r.fileIfExists(path.Join(dir, f))
+		}
+		for _, g := range pciLinks {
+			for _, l := range r.glob(path.Join(dir, g)) {
+				r.link(l)
+			}
+		}
+		for _, sd := range pciSubdirs {
+			names, _ := r.h.ReadDir(path.Join(dir, sd))
+			for _, n := range names {
+				r.lstatRecord(path.Join(dir, sd, n))
+			}
+		}
+	}
+}
+
+// ancestors returns the PCI bridge directories above a function, nearest first.
+func ancestors(real string) []string {
+	var out []string
+	for d := path.Dir(real); d != "/" && inventory.BDFPattern.MatchString(path.Base(d)); d = path.Dir(d) {
+		out = append(out, d)
+	}
+	return out
+}
+
+func (r *recorder) netdev(name string) {
+	link := path.Join("/sys/class/net", name)
+	real, err := r.h.Realpath(link)
+	if err != nil {
+		r.fail(link, err)
+		return
+	}
+	r.resolve(link)
+	for _, f := range netFiles {
+		r.fileIfExists(path.Join(real, f))
+	}
+	stats, _ := r.h.ReadDir(path.Join(real, "statistics"))
+	for _, s := range stats {
+		r.fileIfExists(path.Join(real, "statistics", s))
+	}
+	r.link(path.Join(real, "device"))
+}
+
+// tree records p (following a final symlink to its real directory) down to depth levels,
+// recording inner symlinks as links without following them.
+func (r *recorder) tree(p string, depth int) {
+	real, err := r.h.Realpath(p)
+	if err != nil {
+		r.fail(p, err)
+		return
+	}
+	r.resolve(p)
+	r.subtree(real, depth)
+}
+
+func (r *recorder) subtree(dir string, depth int) {
+	if r.done[dir+"/"] {
+		return
+	}
+	r.done[dir+"/"] = true
+	r.mkdir(dir)
+	names, err := r.h.ReadDir(dir)
+	if err != nil {
+		r.fail(dir, err)
+		return
+	}
+	for _, n := range names {
+		if n == "power" || n == "subsystem" || n == "uevent" {
+			continue
+		}
+		p := path.Join(dir, n)
+		st, err := r.h.Lstat(p)
+		if err != nil {
+			r.fail(p, err)
+			continue
+		}
+		switch {
+		case st.Mode()&fs.ModeSymlink != 0:
+			r.link(p)
+		case st.IsDir():
+			if depth > 0 {
+				r.subtree(p, depth-1)
+			}
+		case st.Mode().IsRegular():
+			if st.Mode().Perm()&0o444 == 0 {
+				continue // write-only attribute
+			}
+			r.file(p)
+		}
+	}
+}
+
+// resolve records every symlink met while resolving p, so that the snapshot resolves it the same way.
+func (r *recorder) resolve(p string) {
+	cur := "/"
+	for _, part := range strings.Split(strings.TrimPrefix(path.Clean(p), "/"), "/") {
+		next := path.Join(cur, part)
+		st, err := r.h.Lstat(next)
+		if err != nil {
+			return
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			r.link(next)
+			real, err := r.h.Realpath(next)
+			if err != nil {
+				return
+			}
+			cur = real
+			continue
+		}
+		cur = next
+	}
+}
+
+func (r *recorder) lstatRecord(p string) {
+	st, err := r.h.Lstat(p)
+	if err != nil {
+		return
+	}
+	switch {
+	case st.Mode()&fs.ModeSymlink != 0:
+		r.link(p)
+	case st.IsDir():
+		r.mkdir(p)
+	case st.Mode().IsRegular():
+		r.file(p)
+	}
+}
+
+func (r *recorder) glob(pattern string) []string {
+	parts := strings.Split(strings.TrimPrefix(pattern, "/"), "/")
+	cur := []string{"/"}
+	for _, part := range parts {
+		var next []string
+		for _, c := range cur {
+			if !strings.ContainsAny(part, "*?[") {
+				next = append(next, path.Join(c, part))
+				continue
+			}
+			names, _ := r.h.ReadDir(c)
+			for _, n := range names {
+				if ok, _ := path.Match(part, n); ok {
+					next = append(next, path.Join(c, n))
+				}
+			}
+		}
+		cur = next
+	}
+	var out []string
+	for _, c := range cur {
+		if _, err := r.h.Lstat(c); err == nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (r *recorder) dst_(p string) string {
+	return filepath.Join(r.dst, filepath.FromSlash(path.Clean("/"+p)))
+}
+
+func (r *recorder) mkdir(p string) {
+	if err := os.MkdirAll(r.dst_(p), 0o755); err != nil {
+		r.fail(p, err)
+	}
+}
+
+func (r *recorder) fileIfExists(p string) {
+	if _, err := r.h.Lstat(p); err != nil {
+		return
+	}
+	r.file(p)
+}
+
+func (r *recorder) file(p string) {
+	if r.done[p] {
+		return
+	}
+	r.done[p] = true
+	st, err := r.h.Lstat(p)
+	if err != nil {
+		r.fail(p, err)
+		return
+	}
+	if st.Mode()&fs.ModeSymlink != 0 {
+		r.done[p] = false
+		r.link(p)
+		r.file(mustReal(r.h, p))
+		return
+	}
+	b, err := r.h.ReadFile(p)
+	if err != nil {
+		// sysfs attributes can refuse reads (EACCES for non-root, EIO/EINVAL on some functions,
+		// EOPNOTSUPP on counters a port does not have); the snapshot says so instead of guessing.
+		r.fail(p, err)
+		return
+	}
+	d := r.dst_(p)
+	if err := os.MkdirAll(filepath.Dir(d), 0o755); err != nil {
+		r.fail(p, err)
+		return
+	}
+	if err := os.WriteFile(d, b, 0o644); err != nil {
+		r.fail(p, err)
+	}
+}
+
+func mustReal(h *host.Host, p string) string {
+	real, err := h.Realpath(p)
+	if err != nil {
+		return p
+	}
+	return real
+}
+
+func (r *recorder) link(p string) {
+	if r.done[p] {
+		return
+	}
+	r.done[p] = true
+	t, err := r.h.Readlink(p)
+	if err != nil {
+		r.fail(p, err)
+		return
+	}
+	if path.IsAbs(t) {
+		// Archives may not hold absolute links; rewrite it relative to the link's directory.
+		rel, err := filepath.Rel(path.Dir(p), t)
+		if err != nil {
+			r.fail(p, err)
+			return
+		}
+		t = filepath.ToSlash(rel)
+	}
+	d := r.dst_(p)
+	if err := os.MkdirAll(filepath.Dir(d), 0o755); err != nil {
+		r.fail(p, err)
+		return
+	}
+	if err := os.Symlink(t, d); err != nil && !errors.Is(err, fs.ErrExist) {
+		r.fail(p, err)
+	}
+}
+
+// rdmaCapable says whether a PCI function belongs to a vendor that makes RDMA NICs and is a
+// network or InfiniBand controller (class 0x02xxxx or 0x0c06xx).
+func rdmaCapable(h *host.Host, bdfLink string) bool {
+	v, err := h.ReadString(path.Join(bdfLink, "vendor"))
+	if err != nil {
+		return false
+	}
+	c, err := h.ReadString(path.Join(bdfLink, "class"))
+	if err != nil {
+		return false
+	}
+	if !strings.HasPrefix(c, "0x02") && !strings.HasPrefix(c, "0x0c06") {
+		return false
+	}
+	switch strings.ToLower(v) {
+	case "0x15b3", // Mellanox/NVIDIA
+		"0x8086", // Intel (irdma on E810/X722, hfi1)
+		"0x14e4", // Broadcom (bnxt_re)
+		"0x1d0f", // Amazon (efa)
+		"0x1077", // QLogic/Marvell (qedr)
+		"0x19e5", // Huawei (hns)
+		"0x1924", // Solarflare
+		"0x1af4", // virtio (Soft-RoCE labs sit on virtio-net)
+		"0x1414": // Microsoft (mana)
+		return true
+	}
+	return false
+}
+
+func hasAnyPrefix(s string, ps []string) bool {
+	for _, p := range ps {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
