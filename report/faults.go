@@ -116,3 +116,9 @@ func LayerRank(layer string) int {
 	}
 	return -1
 }
+
+//go:embed schema.json
+var schemaJSON []byte
+
+// Schema returns the JSON Schema of the report document (report/schema.json).
+func Schema() []byte { return append([]byte(nil), schemaJSON...) }

@@ -34,7 +34,8 @@ type Meta struct {
 	Description string `json:"description,omitempty"`
 }
 
-// Open opens a snapshot file (.tar.gz) or an unpacked snapshot directory. For a file it unpacks
+// Open opens a snapshot file (.tar.gz, or .txtar for synthetic fixtures) or an unpacked snapshot
+// directory. For a file it unpacks
 // into a fresh temporary directory; cleanup removes it and must be called when done.
 func Open(p string) (h *host.Host, cleanup func(), err error) {
 	cleanup = func() {}
@@ -49,13 +50,18 @@ func Open(p string) (h *host.Host, cleanup func(), err error) {
 			return nil, cleanup, err
 		}
 		cleanup = func() { os.RemoveAll(tmp) }
-		f, err := os.Open(p)
-		if err != nil {
-			cleanup()
-			return nil, func() {}, fmt.Errorf("%w: %v", ErrNotSnapshot, err)
+		if strings.HasSuffix(p, ".txtar") {
+			var data []byte
+			if data, err = os.ReadFile(p); err == nil {
+				err = UnpackTxtar(data, tmp)
+			}
+		} else {
+			var f *os.File
+			if f, err = os.Open(p); err == nil {
+				err = Unpack(f, tmp)
+				f.Close()
+			}
 		}
-		err = Unpack(f, tmp)
-		f.Close()
 		if err != nil {
 			cleanup()
 			return nil, func() {}, fmt.Errorf("%s: %w", p, err)

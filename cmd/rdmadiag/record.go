@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rdmadiag/rdmadiag/checks"
+	"github.com/rdmadiag/rdmadiag/fixtures"
 	"github.com/rdmadiag/rdmadiag/report"
 	"github.com/rdmadiag/rdmadiag/snapshot"
 )
@@ -128,8 +129,8 @@ func (a *App) demoCmd() *cobra.Command {
 			if err := os.WriteFile(p, data, 0o644); err != nil {
 				return err
 			}
-			fmt.Fprintf(a.Stderr, "rdmadiag: this host has no RDMA device (%s); checking the embedded demo snapshot %s instead.\n"+
-				"rdmadiag: run `rdmadiag check` to check this host itself.\n\n", why, strings.TrimSuffix(name, ".tar.gz"))
+			fmt.Fprintf(a.Stderr, "rdmadiag: this host has no RDMA device (%s); checking the embedded demo snapshot %q instead.\n"+
+				"rdmadiag: run `rdmadiag check` to check this host itself.\n\n", why, fixtures.DemoScenario)
 			f.src.snapshot = p
 			return a.runCheck(cmd.Context(), f)
 		},

@@ -1,0 +1,73 @@
+// Package checktest runs registered checks against fixture snapshots in tests.
+package checktest
+
+import (
+	"context"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rdmadiag/rdmadiag/checks"
+	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/snapshot"
+)
+
+// Fixture returns the path of a scenario's snapshot under fixtures/sysfs/, from any package.
+func Fixture(t testing.TB, scenario string) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(file), "..", "..", "fixtures", "sysfs", scenario)
+	for _, n := range []string{"snapshot.tar.gz", "snapshot.txtar"} {
+		p := filepath.Join(dir, n)
+		if fileExists(p) {
+			return p
+		}
+	}
+	t.Fatalf("fixture %q has no snapshot in %s", scenario, dir)
+	return ""
+}
+
+// Run opens a snapshot (a fixture name or a path) and runs the checks whose ids match the
+// given terms (layers, ids or globs), returning their findings as the runner produces them.
+func Run(t testing.TB, snap string, opts checks.Options, terms ...string) []report.Finding {
+	t.Helper()
+	if !strings.ContainsAny(snap, "/.") {
+		snap = Fixture(t, snap)
+	}
+	h, cleanup, err := snapshot.Open(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanup)
+	cs, err := checks.Default.Select(terms, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := checks.NewEnv(h, opts)
+	env.Now = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
+	env.Sleep = func(context.Context, time.Duration) error { return nil }
+	return checks.Run(context.Background(), env, cs, 1)
+}
+
+// Find returns the findings of one check on one subject name ("" = any subject).
+func Find(fs []report.Finding, checkID, subject string) []report.Finding {
+	var out []report.Finding
+	for _, f := range fs {
+		if f.CheckID == checkID && (subject == "" || f.Subject.Name == subject) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Evidence returns the observed value of a named evidence item, and whether it exists.
+func Evidence(f report.Finding, name string) (string, bool) {
+	for _, e := range f.Evidence {
+		if e.Name == name {
+			return e.Observed, true
+		}
+	}
+	return "", false
+}

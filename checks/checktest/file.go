@@ -1,0 +1,8 @@
+package checktest
+
+import "os"
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

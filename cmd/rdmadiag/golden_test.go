@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/rdmadiag/rdmadiag/report"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under fixtures/sysfs/*/")
+
+const fixturesDir = "../../fixtures/sysfs"
+
+// testApp runs the CLI in-process with a fixed clock and version, as goldens need.
+func testApp(stdout, stderr *bytes.Buffer) *App {
+	return &App{Version: "test", Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
+		Stdout: stdout, Stderr: stderr, Golden: true}
+}
+
+func run(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := testApp(&out, &errb).Execute(context.Background(), args)
+	return out.String(), errb.String(), code
+}
+
+// scenario is one fixture directory: a snapshot, optional extra check arguments in "args"
+// (one per line), and goldens check.golden.{txt,json}.
+type scenario struct {
+	name, dir, snapshot string
+	args                []string
+}
+
+func scenarios(t *testing.T) []scenario {
+	t.Helper()
+	dirs, err := os.ReadDir(fixturesDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []scenario
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		dir := filepath.Join(fixturesDir, d.Name())
+		snap := ""
+		for _, n := range []string{"snapshot.tar.gz", "snapshot.txtar"} {
+			if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
+				snap = filepath.Join(dir, n)
+			}
+		}
+		if snap == "" {
+			t.Errorf("%s: no snapshot.tar.gz or snapshot.txtar", dir)
+			continue
+		}
+		s := scenario{name: d.Name(), dir: dir, snapshot: snap}
+		if b, err := os.ReadFile(filepath.Join(dir, "args")); err == nil {
+			for _, l := range strings.Split(string(b), "\n") {
+				if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+					s.args = append(s.args, strings.Fields(l)...)
+				}
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, "README.md")); err != nil {
+			t.Errorf("%s: every fixture says how it was produced in README.md", dir)
+		}
+		out = append(out, s)
+	}
+	if len(out) < 3 {
+		t.Errorf("want at least three scenarios, have %d", len(out))
+	}
+	return out
+}
+
+func compileSchema(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(report.Schema()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestGolden runs `check` on every fixture and compares the table and the JSON with the goldens
+// (go test ./cmd/rdmadiag -run Golden -update rewrites them; review the diff). Every JSON golden
+// must validate against the published schema, and the exit code must match the verdict.
+func TestGolden(t *testing.T) {
+	schema := compileSchema(t)
+	for _, s := range scenarios(t) {
+		t.Run(s.name, func(t *testing.T) {
+			for _, format := range []string{"json", "table"} {
+				args := append([]string{"check", "--snapshot", s.snapshot, "--format", format}, s.args...)
+				out, stderr, code := run(t, args...)
+				if stderr != "" {
+					t.Errorf("stderr: %s", stderr)
+				}
+				ext := map[string]string{"json": "json", "table": "txt"}[format]
+				golden := filepath.Join(s.dir, "check.golden."+ext)
+				if *update {
+					if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				want, err := os.ReadFile(golden)
+				if err != nil {
+					t.Fatalf("%v (run go test ./cmd/rdmadiag -run Golden -update)", err)
+				}
+				if string(want) != out {
+					t.Errorf("%s differs from the golden; got:\n%s", golden, out)
+				}
+				if format != "json" {
+					continue
+				}
+				var doc any
+				if err := json.Unmarshal([]byte(out), &doc); err != nil {
+					t.Fatal(err)
+				}
+				if err := schema.Validate(doc); err != nil {
+					t.Errorf("JSON does not validate against report/schema.json: %v", err)
+				}
+				var rep report.Report
+				if err := json.Unmarshal([]byte(out), &rep); err != nil {
+					t.Fatal(err)
+				}
+				if rep.Summary.ExitCode != code {
+					t.Errorf("exit code %d, report says %d", code, rep.Summary.ExitCode)
+				}
+			}
+		})
+	}
+}
