@@ -10,6 +10,9 @@
 #   -f FILE      copy FILE into the guest's /usr/bin (with the shared libraries it needs); repeatable
 #   PAYLOAD      shell command run by /bin/sh -c in the guest as root (default: true), in /out
 #
+# Guest layout: eth0 (virtio-net, 10.0.2.15/24, PCI 0000:01:00.0) behind the PCIe root port
+# 0000:00:02.0 (QEMU id rp1, the name AER injection uses); rxe0 on eth0 unless NO_RXE/NO_MODULES.
+#
 # Results in OUTDIR:
 #   console.log         the guest console (kernel messages, harness markers, payload output)
 #   out/                everything the guest left under /out, notably
@@ -128,15 +131,19 @@ KV=$(basename "$(ls -d "$ROOT"/lib/modules/*/ | head -1)")
 KVER=$(awk -v p="$KPKG" '$1==p{print $2}' "$ROOT/.lab-versions")
 
 # ---- base initramfs: packages only, cached; the per-run part is a second cpio appended to it -------
-BASE=$CACHE/base-$root_key.cpio.gz
+# Keyed by the packages and by this recipe, so an edit here cannot boot a stale initramfs.
+base_key=$(cat "${BASH_SOURCE[0]}" "$LAB/guest-libs.sh" | sha256sum | cut -c1-16)
+BASE=$CACHE/base-$root_key-$base_key.cpio.gz
 if [ ! -f "$BASE" ]; then
   echo "vm.sh: building the base initramfs" >&2
   I=$(mktemp -d); trap 'rm -rf "$I"' EXIT
   mkdir -p "$I"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,run,out,lab,boot,lib64,etc/libibverbs.d}
   mkdir -p "$I"/usr/lib/x86_64-linux-gnu/libibverbs "$I/lib/modules/$KV"
   cp /bin/busybox "$I/bin/"
+  rm -f "$CACHE"/base-*.cpio.gz
   # crc32_generic: rdma_rxe needs the "crc32" transform or "rdma link add" fails with ENOENT.
-  for m in crc32_generic virtio_pci virtio_net rdma_rxe ib_uverbs rdma_ucm ib_umad; do
+  # aer_inject: the kernel's own AER injector, for correctable errors (QEMU cannot deliver those).
+  for m in crc32_generic virtio_pci virtio_net rdma_rxe ib_uverbs rdma_ucm ib_umad aer_inject; do
     modprobe -d "$ROOT" -S "$KV" --show-depends "$m" | awk '$1=="insmod"{print $2}'
   done | sort -u | while read -r f; do g=${f#"$ROOT"/}; mkdir -p "$I/$(dirname "$g")"; cp "$f" "$I/$g"; done
   cp "$ROOT/lib/modules/$KV"/modules.* "$I/lib/modules/$KV/"
@@ -196,7 +203,7 @@ timeout -k 10 "${LAB_TIMEOUT:-300}" qemu-system-x86_64 -machine q35 -accel tcg -
   -kernel "$ROOT/boot/vmlinuz-$KV" -initrd "$RUN/initrd.gz" -append "console=ttyS0 quiet panic=-1" \
   -serial "file:$outdir/console.log" -serial "file:$outdir/channel.txt" -monitor "unix:$mon,server,nowait" \
   -netdev user,id=n0,restrict=on \
-  -device "pcie-root-port,id=rp1,bus=pcie.0,chassis=1,slot=1,x-speed=$RP_SPEED,x-width=$RP_WIDTH" \
+  -device "pcie-root-port,id=rp1,bus=pcie.0,addr=0x2,chassis=1,slot=1,x-speed=$RP_SPEED,x-width=$RP_WIDTH" \
   -device virtio-net-pci,netdev=n0,bus=rp1,disable-legacy=on,romfile= \
   </dev/null >"$outdir/qemu.log" 2>&1 &
 qpid=$!

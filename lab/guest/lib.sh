@@ -53,3 +53,21 @@ lab_gid_ready() {
 lab_aer_total() {
 	awk '$1 ~ /^TOTAL_/ {print $2; found=1} END {if (!found) print 0}' "/sys/bus/pci/devices/$1/aer_dev_$2" 2>/dev/null || echo 0
 }
+
+# lab_kernel_aer_inject BDF COR_STATUS UNCOR_STATUS: report an AER error on BDF (domain 0) through the
+# kernel's aer_inject module, which runs the real AER handling (logging, aer_dev_* counters) on the
+# values it is given. QEMU 7.2 sets the correctable status bits but never delivers ERR_COR to the
+# root port, so correctable errors can only be produced this way.
+lab_kernel_aer_inject() {
+	modprobe aer_inject || return 1
+	_bus=$(echo "$1" | cut -d: -f2) _dev=$(echo "$1" | cut -d: -f3 | cut -d. -f1) _fn=${1##*.}
+	# struct aer_error_inj (drivers/pci/pcie/aer_inject.c): u8 bus, dev, fn; u32 uncor_status,
+	# cor_status, header_log0..3, domain: 32 bytes, little endian, one write().
+	{
+		_le8() { printf "\\$(printf %03o "$1")"; }
+		_le32() { _le8 $(($1 & 255)); _le8 $((($1 >> 8) & 255)); _le8 $((($1 >> 16) & 255)); _le8 $((($1 >> 24) & 255)); }
+		_le8 $((0x$_bus)); _le8 $((0x$_dev)); _le8 $((0x$_fn)); _le8 0
+		_le32 $(($3)); _le32 $(($2)); _le32 0; _le32 0; _le32 0; _le32 0; _le32 0
+	} >/tmp/aer_error_inj
+	dd if=/tmp/aer_error_inj of=/dev/aer_inject bs=32 count=1 2>/dev/null
+}
