@@ -261,3 +261,11 @@ func (c *Context) ReadAsyncEvent() (ev AsyncEvent, ok bool, err error) {
 	})
 	return ev, ok, err
 }
+
+// Len is the registered length.
+func (mr *MR) Len() int {
+	if mr == nil || mr.p == nil {
+		return 0
+	}
+	return int((*mrHead)(mr.p).Length)
+}

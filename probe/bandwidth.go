@@ -1,0 +1,199 @@
+package probe
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/rdmadiag/rdmadiag/internal/verbs"
+)
+
+// BandwidthResult is the pcie-layer (DMA path) probe's outcome.
+type BandwidthResult struct {
+	Result
+	MsgSize    int           `json:"msg_size"`
+	TxDepth    int           `json:"tx_depth"`
+	Iters      int           `json:"iters"` // RDMA WRITEs completed in the timed run
+	Bytes      int64         `json:"bytes"`
+	Duration   time.Duration `json:"duration_ns"`
+	MBps       float64       `json:"mb_per_s"`  // 10^6 bytes per second
+	MiBps      float64       `json:"mib_per_s"` // 2^20 bytes per second, as perftest's MB/sec
+	Gbps       float64       `json:"gbit_per_s"`
+	Truncated  bool          `json:"truncated"` // stopped early to stay within the deadline
+	LatSize    int           `json:"lat_size"`
+	LatIters   int           `json:"lat_iters"`
+	LatMin     time.Duration `json:"lat_min_ns"`
+	LatMedian  time.Duration `json:"lat_median_ns"`
+	LatP99     time.Duration `json:"lat_p99_ns"`
+	LatMax     time.Duration `json:"lat_max_ns"`
+	Completion *Completion   `json:"failed_completion,omitempty"`
+}
+
+// Bandwidth is the DMA-path probe: RDMA WRITE loopback bandwidth with large
+// messages and TxDepth writes in flight (like ib_write_bw), then the
+// completion latency of small signaled writes, one at a time.
+func Bandwidth(ctx context.Context, lib *verbs.Lib, dev string, port int, o Options) BandwidthResult {
+	var r BandwidthResult
+	s, done, ok := begin(ctx, lib, "pcie", dev, port, o, &r.Result)
+	if !ok {
+		return r
+	}
+	defer done()
+	if s.requireActive() != nil {
+		return r
+	}
+	r.MsgSize = orDefault(o.MsgSize, 65536)
+	r.TxDepth = min(orDefault(o.TxDepth, 128), int(s.dattr.MaxQPWR))
+	iters := orDefault(o.Iters, 1000)
+	r.LatSize = min(orDefault(o.LatSize, 64), r.MsgSize)
+	latIters := orDefault(o.LatIters, 1000)
+
+	pd, err := s.allocPD()
+	if err != nil {
+		return r
+	}
+	mem, mr, err := s.regMem(pd, 2*r.MsgSize)
+	if err != nil {
+		return r
+	}
+	cq, err := s.createCQ(r.TxDepth)
+	if err != nil {
+		return r
+	}
+	qp, _, err := s.createQP(pd, cq, verbs.QPCap{MaxSendWR: uint32(r.TxDepth), MaxRecvWR: 1, MaxSendSGE: 1, MaxRecvSGE: 1})
+	if err != nil {
+		return r
+	}
+	var trans []Transition
+	if s.connectSelf(qp, &trans) != nil {
+		return r
+	}
+	a, err := s.arena(r.TxDepth*160 + 8192)
+	if err != nil {
+		return r
+	}
+	sges, err := verbs.NewSlice[verbs.SGE](a, r.TxDepth)
+	if err != nil {
+		s.failErr(StageBandwidth, err)
+		return r
+	}
+	wrs, err := verbs.NewSlice[verbs.SendWR](a, r.TxDepth)
+	if err != nil {
+		s.failErr(StageBandwidth, err)
+		return r
+	}
+	wcs, err := verbs.NewSlice[verbs.WC](a, 32)
+	if err != nil {
+		s.failErr(StageBandwidth, err)
+		return r
+	}
+	base := uint64(mem.Addr())
+	setup := func(size int) {
+		for i := range wrs {
+			sges[i] = verbs.SGE{Addr: base, Length: uint32(size), LKey: mr.LKey}
+			wrs[i] = verbs.SendWR{WRID: uint64(i), SGList: sgeAddr(&sges[i]), NumSGE: 1, Opcode: verbs.WROpRDMAWrite,
+				SendFlags: verbs.SendSignaled, RemoteAddr: base + uint64(r.MsgSize), RKey: mr.RKey}
+		}
+	}
+	// Half of the time left goes to the bandwidth run, a quarter to latency,
+	// the rest stays for teardown.
+	budget := func() time.Duration {
+		if d, ok := s.ctx.Deadline(); ok {
+			return time.Until(d) / 2
+		}
+		return time.Hour
+	}
+	var bad uintptr
+	if s.step(StageBandwidth, func() error {
+		setup(r.MsgSize)
+		stop := time.Now().Add(budget())
+		posted, completed, polls := 0, 0, 0
+		start := time.Now()
+		for completed < iters {
+			for posted < iters && posted-completed < r.TxDepth && !r.Truncated {
+				if err := qp.PostSend(&wrs[posted%r.TxDepth], &bad); err != nil {
+					return err
+				}
+				posted++
+			}
+			k, err := cq.Poll(wcs)
+			if err != nil {
+				return err
+			}
+			for _, w := range wcs[:k] {
+				if w.Status != verbs.WCStatusSuccess {
+					c := s.completion(&w)
+					r.Completion = &c
+					return fmt.Errorf("RDMA WRITE %d of %d completed with %s (%s)", completed+1, iters, c.Status, c.StatusText)
+				}
+			}
+			completed += k
+			if polls++; polls%256 == 0 {
+				if err := s.ctx.Err(); err != nil {
+					return fmt.Errorf("%d of %d writes completed before %w", completed, iters, context.Cause(s.ctx))
+				}
+				if !r.Truncated && time.Now().After(stop) {
+					r.Truncated = true
+				}
+			}
+			if r.Truncated && completed == posted {
+				break
+			}
+		}
+		r.Duration = time.Since(start)
+		r.Iters = completed
+		r.Bytes = int64(completed) * int64(r.MsgSize)
+		if completed == 0 || r.Duration <= 0 {
+			return fmt.Errorf("no RDMA WRITE completed within the budget")
+		}
+		sec := r.Duration.Seconds()
+		r.MBps = float64(r.Bytes) / sec / 1e6
+		r.MiBps = float64(r.Bytes) / sec / (1 << 20)
+		r.Gbps = float64(r.Bytes) * 8 / sec / 1e9
+		return nil
+	}) != nil {
+		return r
+	}
+	s.step(StageLatency, func() error {
+		setup(r.LatSize)
+		stop := time.Now().Add(budget() / 2)
+		lat := make([]time.Duration, 0, latIters)
+		for i := 0; i < latIters; i++ {
+			t0 := time.Now()
+			if err := qp.PostSend(&wrs[0], &bad); err != nil {
+				return err
+			}
+			for spins := 0; ; spins++ {
+				k, err := cq.Poll(wcs[:1])
+				if err != nil {
+					return err
+				}
+				if k == 1 {
+					if wcs[0].Status != verbs.WCStatusSuccess {
+						c := s.completion(&wcs[0])
+						r.Completion = &c
+						return fmt.Errorf("latency write %d completed with %s", i+1, c.Status)
+					}
+					break
+				}
+				if spins%1024 == 1023 {
+					if err := s.ctx.Err(); err != nil {
+						return fmt.Errorf("latency write %d: %w", i+1, context.Cause(s.ctx))
+					}
+				}
+			}
+			lat = append(lat, time.Since(t0))
+			if i%64 == 63 && time.Now().After(stop) {
+				break
+			}
+		}
+		slices.Sort(lat)
+		r.LatIters = len(lat)
+		r.LatMin, r.LatMax = lat[0], lat[len(lat)-1]
+		r.LatMedian = lat[len(lat)/2]
+		r.LatP99 = lat[min(len(lat)-1, len(lat)*99/100)]
+		return nil
+	})
+	return r
+}
