@@ -1,0 +1,56 @@
+# rdmadiag: build, test, lint, demo. `make test` is what CI and a new user run; the QEMU lab
+# targets (e2e, fixtures) come from lab/lab.mk.
+GO        ?= go
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -X main.version=$(VERSION)
+BIN       := bin/rdmadiag
+STATICCHECK_VERSION := v0.8.2
+
+.PHONY: all build test lint fmt-check vet staticcheck demo golden fuzz bench clean
+
+all: lint test
+
+build:
+	@echo ">> building $(BIN)"
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/rdmadiag
+
+test:
+	@echo ">> running unit, parser, golden and round-trip tests"
+	$(GO) test -count=1 ./...
+
+lint: fmt-check vet staticcheck
+
+fmt-check:
+	@echo ">> checking gofmt"
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	@echo ">> go vet"
+	$(GO) vet ./...
+
+staticcheck:
+	@echo ">> staticcheck $(STATICCHECK_VERSION)"
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+# The main job: this host when it has RDMA devices, the embedded demo snapshot otherwise.
+demo: build
+	@echo ">> rdmadiag demo"
+	./$(BIN) demo || test $$? -le 3
+
+# Rewrite every fixture's golden outputs; review the diff before committing.
+golden:
+	$(GO) test ./cmd/rdmadiag -run TestGolden -update
+
+fuzz:
+	@echo ">> fuzzing each parser for 20s"
+	$(GO) test ./internal/kmod -run XXX -fuzz FuzzParseModules -fuzztime 20s
+	$(GO) test ./internal/kmsg -run XXX -fuzz FuzzParse -fuzztime 20s
+	$(GO) test ./internal/nldev -run XXX -fuzz FuzzDecode -fuzztime 20s
+
+bench:
+	$(GO) test -run XXX -bench . -benchmem ./internal/nldev/... ./checks/...
+
+clean:
+	rm -rf bin lab/out
+
+-include lab/lab.mk

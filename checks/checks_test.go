@@ -1,0 +1,107 @@
+package checks
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/report"
+)
+
+func ok(_ context.Context, _ *Env) ([]report.Finding, error) {
+	return []report.Finding{{Subject: report.Subject{Kind: "host"}, Severity: report.OK, Summary: "fine"}}, nil
+}
+
+func testRegistry() *Registry {
+	r := NewRegistry()
+	r.Add(Check{ID: "pcie.link", Fault: "pcie-interface", Run: ok})
+	r.Add(Check{ID: "qp.state", Fault: "qp-context", Run: ok})
+	r.Add(Check{ID: "qp.loopback_probe", Fault: "qp-context", Run: ok, Probe: true})
+	r.Add(Check{ID: "driver.modules", Fault: "driver-module", Run: ok})
+	return r
+}
+
+func ids(cs []Check) string {
+	var s []string
+	for _, c := range cs {
+		s = append(s, c.ID)
+	}
+	return strings.Join(s, ",")
+}
+
+func TestSelect(t *testing.T) {
+	r := testRegistry()
+	cases := []struct {
+		only, skip []string
+		noProbe    bool
+		want       string
+	}{
+		{nil, nil, false, "pcie.link,driver.modules,qp.loopback_probe,qp.state"},
+		{nil, nil, true, "pcie.link,driver.modules,qp.state"},
+		{[]string{"qp"}, nil, false, "qp.loopback_probe,qp.state"},
+		{[]string{"qp"}, []string{"*probe*"}, false, "qp.state"},
+		{[]string{"pcie.link", "DRIVER"}, nil, false, "pcie.link,driver.modules"},
+	}
+	for _, c := range cases {
+		got, err := r.Select(c.only, c.skip, c.noProbe)
+		if err != nil || ids(got) != c.want {
+			t.Errorf("Select(%v,%v,%v) = %s, %v; want %s", c.only, c.skip, c.noProbe, ids(got), err, c.want)
+		}
+	}
+	if _, err := r.Select([]string{"gpu"}, nil, false); err == nil {
+		t.Error("an unknown term selects nothing silently")
+	}
+}
+
+func TestAddRejectsBadChecks(t *testing.T) {
+	for name, c := range map[string]Check{
+		"no layer":  {ID: "link", Fault: "x", Run: ok},
+		"bad layer": {ID: "gpu.link", Fault: "x", Run: ok},
+		"upper":     {ID: "pcie.Link", Fault: "x", Run: ok},
+		"no run":    {ID: "pcie.x", Fault: "x"},
+		"dup":       {ID: "pcie.link", Fault: "x", Run: ok},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: accepted", name)
+				}
+			}()
+			testRegistry().Add(c)
+		}()
+	}
+}
+
+func TestRunTurnsFailuresIntoUnknown(t *testing.T) {
+	h, err := host.New(host.Options{Root: t.TempDir(), Kind: host.KindRoot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := NewEnv(h, Options{})
+	cs := []Check{
+		{ID: "pcie.link", Fault: "pcie-interface", Run: ok},
+		{ID: "qp.state", Fault: "qp-context", Run: func(context.Context, *Env) ([]report.Finding, error) {
+			return nil, errors.New("netlink: boom")
+		}},
+		{ID: "cq.depth", Fault: "cq-eq", Run: func(context.Context, *Env) ([]report.Finding, error) {
+			var m map[string]int
+			m["x"]++ // a bug in a check
+			return nil, nil
+		}},
+	}
+	fs := Run(context.Background(), env, cs, 2)
+	if len(fs) != 3 {
+		t.Fatalf("%d findings: %+v", len(fs), fs)
+	}
+	if fs[0].Severity != report.OK || fs[0].CheckID != "pcie.link" || fs[0].Fault != "pcie-interface" || fs[0].Layer != "pcie" {
+		t.Errorf("defaults not filled: %+v", fs[0])
+	}
+	if fs[1].Severity != report.Unknown || !strings.Contains(fs[1].Summary, "netlink: boom") {
+		t.Errorf("error not reported: %+v", fs[1])
+	}
+	if fs[2].Severity != report.Unknown || !strings.Contains(fs[2].Summary, "internal error") || len(fs[2].Evidence) == 0 {
+		t.Errorf("panic not reported: %+v", fs[2])
+	}
+}

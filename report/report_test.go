@@ -1,0 +1,211 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestDefaultFaultsParse(t *testing.T) {
+	ft := DefaultFaults()
+	for _, id := range []string{"pcie-interface", "dma-engine", "qp-context", "cq-eq", "firmware", "driver-module", "port-link", "user-verbs"} {
+		if _, ok := ft.Row(id); !ok {
+			t.Errorf("fault table lacks the seed row %q", id)
+		}
+	}
+	// Rows are in troubleshooting order: a row's layer never comes before the previous row's.
+	prev := -1
+	for _, r := range ft.Rows {
+		if LayerRank(r.Layer) < prev {
+			t.Errorf("row %q (layer %s) is out of troubleshooting order", r.ID, r.Layer)
+		}
+		prev = LayerRank(r.Layer)
+	}
+}
+
+func TestParseFaultsRejects(t *testing.T) {
+	for name, doc := range map[string]string{
+		"duplicate":     `{"rows":[{"id":"a","layer":"pcie","explains":[]},{"id":"a","layer":"qp","explains":[]}]}`,
+		"bad layer":     `{"rows":[{"id":"a","layer":"gpu","explains":[]}]}`,
+		"unknown row":   `{"rows":[{"id":"a","layer":"pcie","explains":["fault:b"]}]}`,
+		"bad pattern":   `{"rows":[{"id":"a","layer":"pcie","explains":["check:["]}]}`,
+		"bare explains": `{"rows":[{"id":"a","layer":"pcie","explains":["qp-context"]}]}`,
+		"not json":      `{"rows":`,
+	} {
+		if _, err := ParseFaults([]byte(doc)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func f(check string, sev Severity, fault, subject, device string) Finding {
+	return Finding{CheckID: check, Severity: sev, Fault: fault, Summary: check + " " + subject,
+		Subject: Subject{Kind: "x", Name: subject, Device: device}}
+}
+
+func TestLinkCausesToConsequences(t *testing.T) {
+	fs := []Finding{
+		f("driver.modules", Critical, "driver-module", "ib_core", ""),
+		f("driver.devices", Critical, "rdma-device", "host", ""),
+		f("port.state", Critical, "port-link", "mlx5_0/1", "mlx5_0"),
+		f("qp.loopback_probe", Critical, "qp-context", "mlx5_0/1", "mlx5_0"),
+		f("qp.loopback_probe", Critical, "qp-context", "mlx5_1/1", "mlx5_1"),
+		f("pcie.aer", Critical, "pcie-interface", "0000:3b:00.0", "mlx5_1"),
+		f("qp.state", Warning, "qp-context", "mlx5_1", "mlx5_1"),
+		f("cq.depth", OK, "cq-eq", "mlx5_1", "mlx5_1"),
+	}
+	r := Build(fs, DefaultFaults(), Tool{Name: "rdmadiag"}, HostInfo{Devices: []string{"mlx5_0", "mlx5_1"}})
+	by := map[string]Finding{}
+	for _, x := range r.Findings {
+		by[x.Ref] = x
+	}
+	// Causes are listed in troubleshooting order; intermediate causes (no device) stay listed
+	// next to the root (ib_core) so that a reader can follow the chain.
+	want := map[string][]string{
+		"driver.devices@host":        {"driver.modules@ib_core"},
+		"port.state@mlx5_0/1":        {"driver.modules@ib_core"},
+		"qp.loopback_probe@mlx5_0/1": {"driver.devices@host", "driver.modules@ib_core", "port.state@mlx5_0/1"},
+		"qp.loopback_probe@mlx5_1/1": {"pcie.aer@0000:3b:00.0", "driver.devices@host", "driver.modules@ib_core", "qp.state@mlx5_1"},
+		"qp.state@mlx5_1":            {"pcie.aer@0000:3b:00.0", "driver.modules@ib_core"},
+		"driver.modules@ib_core":     nil,
+		"pcie.aer@0000:3b:00.0":      nil,
+		"cq.depth@mlx5_1":            nil,
+	}
+	for ref, causes := range want {
+		got, ok := by[ref]
+		if !ok {
+			t.Fatalf("no finding %s", ref)
+		}
+		if strings.Join(got.ExplainedBy, ",") != strings.Join(causes, ",") {
+			t.Errorf("%s explained by %v, want %v", ref, got.ExplainedBy, causes)
+		}
+	}
+	// A device-scoped cause never explains another device's finding.
+	for _, c := range by["qp.loopback_probe@mlx5_1/1"].ExplainedBy {
+		if c == "port.state@mlx5_0/1" {
+			t.Error("mlx5_0's port explains mlx5_1's probe")
+		}
+	}
+	// ib_core explains nothing about PCIe errors, so the AER finding stays a root cause of its own.
+	if strings.Join(r.Summary.RootCauses, ",") != "pcie.aer@0000:3b:00.0,driver.modules@ib_core" {
+		t.Errorf("root causes %v", r.Summary.RootCauses)
+	}
+	if r.Summary.ExitCode != ExitCritical || r.Summary.Verdict != "critical" {
+		t.Errorf("verdict %s/%d", r.Summary.Verdict, r.Summary.ExitCode)
+	}
+}
+
+func TestVerdictAndExitCode(t *testing.T) {
+	cases := []struct {
+		sevs    []Severity
+		verdict string
+		code    int
+	}{
+		{nil, "healthy", 0},
+		{[]Severity{OK, Info, Skipped}, "healthy", 0},
+		{[]Severity{OK, Warning}, "warning", 1},
+		{[]Severity{Warning, Unknown}, "unknown", 3},
+		{[]Severity{Unknown, Critical, Warning}, "critical", 2},
+		{[]Severity{Unknown}, "unknown", 3},
+	}
+	for _, c := range cases {
+		var fs []Finding
+		for i, s := range c.sevs {
+			fs = append(fs, f("port.state", s, "port-link", string(rune('a'+i)), ""))
+		}
+		r := Build(fs, DefaultFaults(), Tool{}, HostInfo{})
+		if r.Summary.Verdict != c.verdict || r.Summary.ExitCode != c.code {
+			t.Errorf("%v: got %s/%d, want %s/%d", c.sevs, r.Summary.Verdict, r.Summary.ExitCode, c.verdict, c.code)
+		}
+	}
+}
+
+func TestOrderIsTroubleshootingFlowAndDeterministic(t *testing.T) {
+	fs := []Finding{
+		f("cq.depth", OK, "cq-eq", "b", ""),
+		f("qp.state", OK, "qp-context", "mlx5_10", ""),
+		f("qp.state", OK, "qp-context", "mlx5_2", ""),
+		f("pcie.link", OK, "pcie-interface", "z", ""),
+		f("firmware.version", OK, "firmware", "a", ""),
+	}
+	r := Build(fs, DefaultFaults(), Tool{}, HostInfo{})
+	var got []string
+	for _, x := range r.Findings {
+		got = append(got, x.Ref)
+	}
+	want := "pcie.link@z firmware.version@a qp.state@mlx5_2 qp.state@mlx5_10 cq.depth@b"
+	if strings.Join(got, " ") != want {
+		t.Errorf("order %v, want %s", got, want)
+	}
+	// Duplicate refs get a suffix so that links stay unambiguous.
+	r = Build([]Finding{f("port.state", OK, "port-link", "p", ""), f("port.state", OK, "port-link", "p", "")}, DefaultFaults(), Tool{}, HostInfo{})
+	if r.Findings[0].Ref == r.Findings[1].Ref {
+		t.Errorf("duplicate refs %q", r.Findings[0].Ref)
+	}
+}
+
+func TestSeverityText(t *testing.T) {
+	for _, s := range []Severity{OK, Skipped, Info, Unknown, Warning, Critical} {
+		b, _ := s.MarshalText()
+		var back Severity
+		if err := back.UnmarshalText(b); err != nil || back != s {
+			t.Errorf("%v round-trips to %v (%v)", s, back, err)
+		}
+	}
+	var s Severity
+	if err := s.UnmarshalText([]byte("fatal")); err == nil {
+		t.Error("unknown severity accepted")
+	}
+}
+
+func TestRenderers(t *testing.T) {
+	r := Build([]Finding{
+		f("driver.modules", Critical, "driver-module", "ib_core", ""),
+		f("driver.devices", Critical, "rdma-device", "host", ""),
+	}, DefaultFaults(), Tool{Name: "rdmadiag", Version: "t"}, HostInfo{Source: "live"})
+	var tb, cb bytes.Buffer
+	if err := RenderTable(&tb, r, RenderOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(tb.String(), "\x1b[") {
+		t.Error("colour without Color")
+	}
+	for _, want := range []string{"driver.modules", "(consequence)", "cause:    driver.modules@ib_core", r.Summary.Line} {
+		if !strings.Contains(tb.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, tb.String())
+		}
+	}
+	if err := RenderTable(&cb, r, RenderOptions{Color: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(cb.String(), ansiRed+"CRITICAL"+ansiReset) {
+		t.Error("no colour with Color")
+	}
+	var jb bytes.Buffer
+	if err := RenderJSON(&jb, r, RenderOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(jb.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.SchemaVersion != SchemaVersion || len(back.Findings) != 2 || back.Findings[0].Ref != "driver.devices@host" ||
+		len(back.Findings[0].ExplainedBy) != 1 || back.Findings[0].ExplainedBy[0] != "driver.modules@ib_core" {
+		t.Errorf("JSON round trip lost data: %+v", back)
+	}
+	if _, err := Lookup("yaml"); err == nil {
+		t.Error("unknown format accepted")
+	}
+}
+
+func TestNaturalLess(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		less bool
+	}{{"mlx5_2", "mlx5_10", true}, {"mlx5_10", "mlx5_2", false}, {"a", "b", true}, {"x1", "x1", false}, {"p", "p1", true}} {
+		if got := naturalLess(c.a, c.b); got != c.less {
+			t.Errorf("naturalLess(%q,%q)=%v", c.a, c.b, got)
+		}
+	}
+}
