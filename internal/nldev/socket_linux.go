@@ -45,17 +45,23 @@ func Dial() (*SocketConn, error) { return DialTimeout(DefaultTimeout) }
 
 // DialTimeout is Dial with a per-receive timeout.
 func DialTimeout(timeout time.Duration) (*SocketConn, error) {
+	return dial(NetlinkRDMA, "NETLINK_RDMA", timeout)
+}
+
+// dial opens a netlink socket of any protocol; the exchange logic is protocol-neutral, which
+// lets tests drive it against NETLINK_ROUTE on machines without RDMA.
+func dial(proto int, name string, timeout time.Duration) (*SocketConn, error) {
 	if timeout <= 0 {
 		return nil, fmt.Errorf("nldev: receive timeout %v must be positive", timeout)
 	}
-	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, NetlinkRDMA)
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, proto)
 	if err != nil {
-		return nil, fmt.Errorf("nldev: open NETLINK_RDMA socket: %w", err)
+		return nil, fmt.Errorf("nldev: open %s socket: %w", name, err)
 	}
 	c := &SocketConn{fd: fd, timeout: timeout, buf: make([]byte, recvBufSize)}
 	if err := c.setup(); err != nil {
 		unix.Close(fd)
-		return nil, fmt.Errorf("nldev: set up NETLINK_RDMA socket: %w", err)
+		return nil, fmt.Errorf("nldev: set up %s socket: %w", name, err)
 	}
 	return c, nil
 }
