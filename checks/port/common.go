@@ -1,0 +1,168 @@
+package port
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/inventory"
+	"github.com/rdmadiag/rdmadiag/report"
+)
+
+// portRef is one port of one device with its sysfs directory.
+type portRef struct {
+	dev  *inventory.Device
+	port *inventory.Port
+	dir  string
+}
+
+func (p portRef) name() string { return fmt.Sprintf("%s/%d", p.dev.Name, p.port.Num) }
+
+func (p portRef) subject() report.Subject {
+	s := report.Subject{Kind: "port", Name: p.name(), Device: p.dev.Name}
+	if p.dev.PCI != nil {
+		s.PCI = p.dev.PCI.BDF
+	}
+	return s
+}
+
+func (p portRef) file(f string) string { return path.Join(p.dir, f) }
+
+func (p portRef) ib() bool { return p.port.LinkLayer == "InfiniBand" }
+
+// allPorts lists every port of every device, in inventory order.
+func allPorts(inv *inventory.Inventory) []portRef {
+	var out []portRef
+	for _, d := range inv.Devices {
+		for _, p := range d.Ports {
+			out = append(out, portRef{dev: d, port: p, dir: fmt.Sprintf("%s/%s/ports/%d", inventory.ClassDir, d.Name, p.Num)})
+		}
+	}
+	return out
+}
+
+// noPorts is the single finding a port check returns when there is nothing to check; the
+// driver layer explains why there are no devices.
+func noPorts(inv *inventory.Inventory) []report.Finding {
+	why := "no RDMA device is registered"
+	if inv.Absent != nil {
+		why = "no RDMA device is visible (" + inventory.ClassDir + " is missing)"
+	} else if len(inv.Devices) > 0 {
+		why = "the RDMA devices have no ports"
+	}
+	return []report.Finding{{Subject: report.Subject{Kind: "host"}, Severity: report.Skipped,
+		Summary: "no port to check: " + why + " (see the driver layer)"}}
+}
+
+// states reads state and phys_state; errors name the file.
+func states(h *host.Host, p portRef) (st, phys State, err error) {
+	s, err := h.ReadString(p.file("state"))
+	if err != nil {
+		return st, phys, err
+	}
+	if st, err = ParseState(s); err != nil {
+		return st, phys, fmt.Errorf("%s: %w", p.file("state"), err)
+	}
+	s, err = h.ReadString(p.file("phys_state"))
+	if err != nil {
+		return st, phys, err
+	}
+	if phys, err = ParseState(s); err != nil {
+		return st, phys, fmt.Errorf("%s: %w", p.file("phys_state"), err)
+	}
+	return st, phys, nil
+}
+
+// Port state numbers (enum ib_port_state) and physical state numbers (IBTA PortPhysicalState).
+const (
+	stateDown   = 1
+	stateInit   = 2
+	stateArmed  = 3
+	stateActive = 4
+
+	physSleep    = 1
+	physPolling  = 2
+	physDisabled = 3
+	physLinkUp   = 5
+)
+
+// netdevInfo is what the port checks need of a bound netdev.
+type netdevInfo struct {
+	name      string
+	operstate string
+	mtu       int
+	speedMbps int // -1 when the driver does not know (virtio, link down)
+	errs      []error
+}
+
+func readNetdev(h *host.Host, name string) netdevInfo {
+	n := netdevInfo{name: name, speedMbps: -1}
+	dir := "/sys/class/net/" + name
+	if s, err := h.ReadString(dir + "/operstate"); err == nil {
+		n.operstate = s
+	} else {
+		n.errs = append(n.errs, err)
+	}
+	if s, err := h.ReadString(dir + "/mtu"); err == nil {
+		if v, err := strconv.Atoi(s); err == nil && v > 0 && v < 1<<20 {
+			n.mtu = v
+		} else {
+			n.errs = append(n.errs, fmt.Errorf("%s/mtu: %q is not an MTU", dir, s))
+		}
+	} else {
+		n.errs = append(n.errs, err)
+	}
+	// speed reads EINVAL while the link is down; that is "unknown", not an error.
+	if s, err := h.ReadString(dir + "/speed"); err == nil {
+		if v, err := strconv.Atoi(s); err == nil && v > 0 {
+			n.speedMbps = v
+		}
+	}
+	return n
+}
+
+// gids reads the non-zero GID table entries with their type and netdev.
+func gids(h *host.Host, p portRef) ([]GID, error) {
+	names, err := h.ReadDir(p.file("gids"))
+	if err != nil {
+		return nil, err
+	}
+	var out []GID
+	for _, n := range names {
+		i, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		a, err := h.ReadString(p.file("gids/" + n))
+		if err != nil || !ValidGID(a) {
+			continue
+		}
+		g := GID{Index: i, Addr: a}
+		if g.Zero() {
+			continue
+		}
+		g.Type, _ = h.ReadString(p.file("gid_attrs/types/" + n))
+		g.Netdev, _ = h.ReadString(p.file("gid_attrs/ndevs/" + n))
+		out = append(out, g)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
+	return out, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func joinOr(ss []string, none string) string {
+	if len(ss) == 0 {
+		return none
+	}
+	return strings.Join(ss, ", ")
+}
+

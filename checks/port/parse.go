@@ -1,0 +1,192 @@
+// Package port holds the port-layer checks: logical and physical state, rate and width,
+// addressing (LID and subnet manager on InfiniBand, GIDs, netdev and MTU on RoCE) and the error
+// counters, read from /sys/class/infiniband/<dev>/ports/<n>.
+package port
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// State is a parsed "%d: %s" file (state, phys_state).
+type State struct {
+	Num  int
+	Name string
+}
+
+func (s State) String() string { return fmt.Sprintf("%d: %s", s.Num, s.Name) }
+
+// ParseState reads state ("4: ACTIVE") and phys_state ("5: LinkUp"). Kernels before the
+// phys_state table rework printed the same "N: Name" shape, so one parser covers both
+// (drivers/infiniband/core/sysfs.c state_show/phys_state_show).
+func ParseState(s string) (State, error) {
+	s = strings.TrimSpace(s)
+	num, name, ok := strings.Cut(s, ":")
+	if !ok {
+		return State{}, fmt.Errorf("%q is not \"N: NAME\"", s)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(num))
+	if err != nil || n < 0 || n > 255 {
+		return State{}, fmt.Errorf("%q: state number %q is not 0-255", s, num)
+	}
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return State{}, fmt.Errorf("%q has no state name", s)
+	}
+	return State{Num: n, Name: name}, nil
+}
+
+// Rate is a parsed rate file: "100 Gb/sec (4X EDR)", "2.5 Gb/sec (1X SDR)", and the pre-HDR
+// SDR form without a speed name, "10 Gb/sec (4X)".
+type Rate struct {
+	Gbps  float64
+	Width int    // lanes: 1, 2, 4, 8, 12; 0 when the file gives none
+	Speed string // SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR, XDR; "" on old SDR
+}
+
+func (r Rate) String() string {
+	g := strconv.FormatFloat(r.Gbps, 'f', -1, 64)
+	if r.Width == 0 {
+		return g + " Gb/sec"
+	}
+	if r.Speed == "" {
+		return fmt.Sprintf("%s Gb/sec (%dX)", g, r.Width)
+	}
+	return fmt.Sprintf("%s Gb/sec (%dX %s)", g, r.Width, r.Speed)
+}
+
+// ParseRate parses the rate file tolerantly, as the reference recommends: the number before the
+// first space, then an optional "(NX[ SPEED])" group (drivers/infiniband/core/sysfs.c rate_show).
+func ParseRate(s string) (Rate, error) {
+	s = strings.TrimSpace(s)
+	num, rest, _ := strings.Cut(s, " ")
+	g, err := strconv.ParseFloat(num, 64)
+	if err != nil || g < 0 || math.IsInf(g, 0) || math.IsNaN(g) || g > 100000 {
+		return Rate{}, fmt.Errorf("rate %q does not start with a number of Gb/s", s)
+	}
+	r := Rate{Gbps: g}
+	open := strings.IndexByte(rest, '(')
+	if open < 0 {
+		return r, nil
+	}
+	inner, _, ok := strings.Cut(rest[open+1:], ")")
+	if !ok {
+		return Rate{}, fmt.Errorf("rate %q: unterminated width group", s)
+	}
+	w, speed, _ := strings.Cut(strings.TrimSpace(inner), " ")
+	wn, err := strconv.Atoi(strings.TrimSuffix(w, "X"))
+	if err != nil || !strings.HasSuffix(w, "X") || wn <= 0 || wn > 32 {
+		return Rate{}, fmt.Errorf("rate %q: width %q is not NX", s, w)
+	}
+	r.Width, r.Speed = wn, strings.TrimSpace(speed)
+	return r, nil
+}
+
+// ParseLID reads lid and sm_lid ("0x%x").
+func ParseLID(s string) (uint32, error) {
+	s = strings.TrimSpace(s)
+	v, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X"), 16, 32)
+	if err != nil || !strings.HasPrefix(strings.ToLower(s), "0x") {
+		return 0, fmt.Errorf("LID %q is not 0x-prefixed hex", s)
+	}
+	return uint32(v), nil
+}
+
+// ParseCounter reads one counter file ("%llu"). Virtual functions without a PMA print
+// "N/A (no PMA)"; that is reported as ErrNoPMA, not as a garbled file.
+func ParseCounter(s string) (uint64, error) {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "N/A") {
+		return 0, ErrNoPMA
+	}
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("counter value %q is not a decimal number", truncate(s, 40))
+	}
+	return v, nil
+}
+
+// ErrNoPMA marks a counter the function does not provide (node_exporter#966: VFs print
+// "N/A (no PMA)").
+var ErrNoPMA = fmt.Errorf("not provided by this function (no PMA)")
+
+// GID is one GID table entry with its attributes.
+type GID struct {
+	Index  int
+	Addr   string // as the kernel prints it: eight groups of four hex digits
+	Type   string // "RoCE v2", "IB/RoCE v1"
+	Netdev string
+}
+
+// Zero reports an unused entry (the kernel prints a zero GID for invalid entries).
+func (g GID) Zero() bool {
+	return strings.Trim(g.Addr, "0:") == ""
+}
+
+// IPBased reports whether the GID carries an IP address (IPv4-mapped ::ffff:a.b.c.d or a
+// non-link-local IPv6 address), i.e. can be routed; link-local fe80:: GIDs are derived from the
+// MAC address and exist without any IP configuration.
+func (g GID) IPBased() bool {
+	a := strings.ToLower(g.Addr)
+	if g.Zero() || strings.HasPrefix(a, "fe80:") {
+		return false
+	}
+	return true
+}
+
+// IPv4 returns the dotted address of an IPv4-mapped GID, or "".
+func (g GID) IPv4() string {
+	a := strings.ToLower(g.Addr)
+	const prefix = "0000:0000:0000:0000:0000:ffff:"
+	if !strings.HasPrefix(a, prefix) || len(a) != len(prefix)+9 {
+		return ""
+	}
+	hi, err1 := strconv.ParseUint(a[len(prefix):len(prefix)+4], 16, 16)
+	lo, err2 := strconv.ParseUint(a[len(prefix)+5:], 16, 16)
+	if err1 != nil || err2 != nil {
+		return ""
+	}
+	return fmt.Sprintf("%d.%d.%d.%d", hi>>8, hi&0xff, lo>>8, lo&0xff)
+}
+
+// ValidGID checks the "%pI6" full form: eight groups of four hex digits.
+func ValidGID(s string) bool {
+	parts := strings.Split(s, ":")
+	if len(parts) != 8 {
+		return false
+	}
+	for _, p := range parts {
+		if len(p) != 4 {
+			return false
+		}
+		if _, err := strconv.ParseUint(p, 16, 16); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// roceOverhead is what iboe_get_mtu() (include/rdma/ib_addr.h) subtracts from the netdev MTU:
+// GRH 40 + UDP 8 + BTH 12 + XRC 4 + AtomicETH 28 + ICRC 4 bytes.
+const roceOverhead = 96
+
+// RoCEMTU returns the IB MTU a RoCE port derives from its netdev's MTU, as iboe_get_mtu() does:
+// the largest of 4096, 2048, 1024, 512, 256 that fits after the headers; 0 if none fits.
+func RoCEMTU(netdevMTU int) int {
+	m := netdevMTU - roceOverhead
+	for _, v := range []int{4096, 2048, 1024, 512, 256} {
+		if m >= v {
+			return v
+		}
+	}
+	return 0
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
