@@ -165,4 +165,3 @@ func joinOr(ss []string, none string) string {
 	}
 	return strings.Join(ss, ", ")
 }
-

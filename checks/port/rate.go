@@ -168,4 +168,3 @@ func judgeRate(env *checks.Env, ri *rateInfo, fastest *rateInfo) {
 		f.Remediation = "Identical cards on one host should run at one speed: check this port's cable and switch port; give --expect-rate to make the expectation explicit."
 	}
 }
-
