@@ -124,6 +124,7 @@ var plainFiles = []string{
 	"/proc/modules",
 	"/proc/interrupts",
 	"/proc/cmdline",
+	"/proc/uptime", // port.counters turns since-boot counts into rates
 	"/proc/config.gz",
 	"/proc/sys/kernel/osrelease",
 	"/proc/sys/kernel/hostname",

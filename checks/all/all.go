@@ -3,4 +3,5 @@ package all
 
 import (
 	_ "github.com/rdmadiag/rdmadiag/checks/driver" // modules, kernel config, registration, user-space verbs
+	_ "github.com/rdmadiag/rdmadiag/checks/port"   // state, rate, addressing, counters
 )
