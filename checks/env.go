@@ -44,6 +44,32 @@ type Env struct {
 
 	invOnce sync.Once
 	inv     *inventory.Inventory
+
+	memoMu sync.Mutex
+	memo   map[string]*memoEntry
+}
+
+type memoEntry struct {
+	once sync.Once
+	v    any
+}
+
+// Memo computes a value once per run and shares it among checks (a parsed kernel log, the verbs
+// library handle, a lock that serialises probes). compute runs at most once per key, even when
+// checks ask concurrently.
+func (e *Env) Memo(key string, compute func() any) any {
+	e.memoMu.Lock()
+	if e.memo == nil {
+		e.memo = map[string]*memoEntry{}
+	}
+	m, ok := e.memo[key]
+	if !ok {
+		m = &memoEntry{}
+		e.memo[key] = m
+	}
+	e.memoMu.Unlock()
+	m.once.Do(func() { m.v = compute() })
+	return m.v
 }
 
 // NewEnv builds an environment with the real clock.

@@ -3,5 +3,5 @@ package all
 
 import (
 	_ "github.com/rdmadiag/rdmadiag/checks/driver" // modules, kernel config, registration, user-space verbs
-	_ "github.com/rdmadiag/rdmadiag/checks/port"   // state, rate, addressing, counters
+	_ "github.com/rdmadiag/rdmadiag/checks/probes" // verbs loopback probes, one per layer
 )
