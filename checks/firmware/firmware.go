@@ -1,0 +1,393 @@
+// Package firmware holds the firmware-layer checks: the firmware of each RDMA device against the
+// compatibility matrix of its family and driver, drift between identical cards and the fleet
+// policy, and pending (flashed, not yet running) firmware.
+package firmware
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/rdmadiag/rdmadiag/checks"
+	"github.com/rdmadiag/rdmadiag/inventory"
+	"github.com/rdmadiag/rdmadiag/report"
+)
+
+func init() {
+	checks.Register(checks.Check{
+		ID:          "firmware.version",
+		Description: "Firmware version of each device against the family/driver compatibility matrix (embedded, extended by --matrix)",
+		Fault:       "firmware",
+		Run:         runVersion,
+	})
+	checks.Register(checks.Check{
+		ID:          "firmware.consistency",
+		Description: "Identical cards run the same firmware and PSID; allowed PSIDs and minimum versions of the fleet policy (--policy)",
+		Fault:       "firmware",
+		Run:         runConsistency,
+	})
+	checks.Register(checks.Check{
+		ID:          "firmware.pending",
+		Description: "Running versus stored firmware (devlink info): a flashed update waiting for a reset",
+		Fault:       "firmware",
+		Run:         runPending,
+	})
+}
+
+// nvidiaVendor is the PCI vendor id of Mellanox/NVIDIA.
+const nvidiaVendor = 0x15b3
+
+// loadMatrix returns the embedded matrix merged with --matrix.
+func loadMatrix(o checks.Options) (*Matrix, error) {
+	m, err := DefaultMatrix()
+	if err != nil {
+		return nil, err
+	}
+	if o.MatrixFile == "" {
+		return m, nil
+	}
+	b, err := os.ReadFile(o.MatrixFile)
+	if err != nil {
+		return nil, fmt.Errorf("--matrix: %w", err)
+	}
+	extra, err := ParseMatrix(b, o.MatrixFile)
+	if err != nil {
+		return nil, fmt.Errorf("--matrix: %w", err)
+	}
+	return m.Merge(extra), nil
+}
+
+func devSubject(d *inventory.Device) report.Subject {
+	s := report.Subject{Kind: "device", Name: d.Name, Device: d.Name}
+	if d.PCI != nil {
+		s.PCI = d.PCI.BDF
+	}
+	return s
+}
+
+func classPath(d *inventory.Device, file string) string {
+	return inventory.ClassDir + "/" + d.Name + "/" + file
+}
+
+// identity is the evidence every firmware finding starts with.
+func identity(d *inventory.Device) []report.Evidence {
+	ev := []report.Evidence{
+		report.Ev("fw_ver", orNone(d.FWVer), classPath(d, "fw_ver")),
+		report.Ev("board_id (PSID)", orNone(d.BoardID), classPath(d, "board_id")),
+		report.Ev("hca_type", orNone(d.HCAType), classPath(d, "hca_type")),
+	}
+	if d.PCI != nil {
+		ev = append(ev, report.Ev("pci id", fmt.Sprintf("%04x:%04x", d.PCI.Vendor, d.PCI.DeviceID), d.PCI.SysPath+"/{vendor,device}"))
+	}
+	return ev
+}
+
+func noDevices(inv *inventory.Inventory) []report.Finding {
+	if len(inv.Devices) > 0 {
+		return nil
+	}
+	return []report.Finding{{Subject: report.Subject{Kind: "host"}, Severity: report.Skipped,
+		Summary: "skipped: no RDMA device to check (see driver.devices)"}}
+}
+
+func runVersion(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+	inv := env.Inventory()
+	if f := noDevices(inv); f != nil {
+		return f, nil
+	}
+	m, err := loadMatrix(env.Opts)
+	if err != nil {
+		return nil, err
+	}
+	var out []report.Finding
+	for _, d := range inv.Devices {
+		out = append(out, judgeVersion(env, m, d))
+	}
+	return out, nil
+}
+
+func judgeVersion(env *checks.Env, m *Matrix, d *inventory.Device) report.Finding {
+	f := report.Finding{Subject: devSubject(d)}
+	if d.Software() {
+		f.Severity = report.Skipped
+		f.Summary = fmt.Sprintf("skipped: %s is a software device (%s) and has no firmware", d.Name, orNone(d.Driver))
+		f.Evidence = []report.Evidence{report.Ev("fw_ver", orNone(d.FWVer), classPath(d, "fw_ver"))}
+		return f
+	}
+	f.Evidence = identity(d)
+	if d.PCI.Vendor != nvidiaVendor {
+		f.Severity = report.Unknown
+		f.Summary = fmt.Sprintf("%s: firmware %s not judged: the matrix covers NVIDIA/Mellanox families only (vendor %04x, driver %s)",
+			d.Name, orNone(d.FWVer), d.PCI.Vendor, orNone(d.Driver))
+		f.Remediation = "Compare the firmware with the vendor's release notes for this driver, or add the family to a --matrix file."
+		return f
+	}
+	v, err := ParseVersion(d.FWVer)
+	if err != nil {
+		f.Severity = report.Unknown
+		f.Summary = fmt.Sprintf("%s: firmware version not judged: %v", d.Name, err)
+		f.Remediation = "Read the version with another tool (ethtool -i <netdev>, mlxfwmanager --query) and check why the driver reports this one; a query failure can mean the firmware is not responding."
+		return f
+	}
+	fam, ok := FamilyOf(v.Major)
+	if !ok {
+		f.Severity = report.Unknown
+		f.Summary = fmt.Sprintf("%s: firmware %s: family %d is not in the matrix (unknown device family), not judged", d.Name, v, v.Major)
+		f.Remediation = "Add the family's rows to a --matrix file, citing the vendor's release notes."
+		return f
+	}
+	f.Evidence = append(f.Evidence, report.Ev("family", fmt.Sprintf("%s (firmware major %d)", fam.Name, fam.Major), classPath(d, "fw_ver")))
+	// The firmware major must match the silicon: a mismatch means the wrong image or a corrupt query.
+	mismatch := ""
+	if !d.PCI.IsVF() {
+		if pf, ok := familyOfPCI(d.PCI.DeviceID); ok && pf.Major != fam.Major {
+			mismatch = fmt.Sprintf("PCI device id %04x is a %s but the firmware major %d is a %s", d.PCI.DeviceID, pf.Name, fam.Major, fam.Name)
+		}
+		if id, err := ParseHCAType(d.HCAType); err == nil && d.HCAType != "" {
+			if hf, ok := familyOfPCI(id); ok && hf.Major != fam.Major && mismatch == "" {
+				mismatch = fmt.Sprintf("hca_type %s is a %s but the firmware major %d is a %s", d.HCAType, hf.Name, fam.Major, fam.Name)
+			}
+		}
+	}
+	drv, derr := detectDriver(env.Host, d.Driver)
+	if derr != nil {
+		f.Severity = report.Unknown
+		f.Summary = fmt.Sprintf("%s: firmware %s (%s): driver version unknown: %v", d.Name, v, fam.Name, derr)
+		return f
+	}
+	f.Evidence = append(f.Evidence, report.Ev("driver", drv.String(), drv.Source))
+	row, ok := m.Lookup(fam.Major, drv)
+	if !ok {
+		f.Severity = report.Unknown
+		f.Summary = fmt.Sprintf("%s: firmware %s (%s): the matrix has no row for %s, compatibility not judged", d.Name, v, fam.Name, drv)
+		f.Remediation = fmt.Sprintf("Add a row for family %d and this driver to a --matrix file from the driver's release notes (\"Supported NIC Firmware Versions\").", fam.Major)
+		if mismatch != "" {
+			f.Severity = report.Warning
+			f.Summary = fmt.Sprintf("%s: %s", d.Name, mismatch)
+			f.Remediation = "Query the card (mlxfwmanager --query -d " + d.PCI.BDF + ") and reflash the image for its PSID."
+		}
+		return f
+	}
+	f.Evidence = append(f.Evidence, report.EvExp("matrix", fmt.Sprintf("min %s, recommended %s", orNone(row.Min), orNone(row.Recommended)),
+		"", row.From+": "+row.Source))
+	target := row.Recommended
+	if row.min != nil {
+		target = row.Min
+	}
+	fix := fmt.Sprintf("Update the firmware with mlxup, or mlxfwmanager --online -u -d %s, to %s or newer", d.PCI.BDF, target)
+	if row.rec != nil && row.Recommended != target {
+		fix += fmt.Sprintf(" (recommended %s)", row.Recommended)
+	}
+	if row.Note != "" {
+		fix += "; " + row.Note
+	}
+	fix += fmt.Sprintf(", then reset the card (mlxfwreset -d %s reset, or reboot) so that the new image runs.", d.PCI.BDF)
+	switch {
+	case row.min != nil && v.Less(*row.min):
+		f.Severity = report.Critical
+		f.Summary = fmt.Sprintf("%s: firmware %s is older than %s, the minimum for %s on %s", d.Name, v, row.Min, fam.Name, drv)
+		f.Remediation = fix
+	case mismatch != "":
+		f.Severity = report.Warning
+		f.Summary = fmt.Sprintf("%s: %s", d.Name, mismatch)
+		f.Remediation = "Query the card (mlxfwmanager --query -d " + d.PCI.BDF + ") and reflash the image for its PSID."
+	case row.rec != nil && v.Less(*row.rec):
+		// NVIDIA supports the bundled firmware "and the previous ones" (kernel-interfaces.md §6.2),
+		// so being behind the validated train is notable, not a fault.
+		f.Severity = report.Info
+		f.Summary = fmt.Sprintf("%s: firmware %s meets the minimum but is older than %s, the train validated with %s", d.Name, v, row.Recommended, drv)
+		f.Remediation = fix
+	default:
+		f.Severity = report.OK
+		f.Summary = fmt.Sprintf("%s: firmware %s (%s) is supported by %s", d.Name, v, fam.Name, drv)
+	}
+	return f
+}
+
+// group is identical cards: same PCI id and hca_type.
+type group struct {
+	key  string
+	name string
+	devs []*inventory.Device
+}
+
+func runConsistency(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+	inv := env.Inventory()
+	if f := noDevices(inv); f != nil {
+		return f, nil
+	}
+	var pol *Policy
+	if env.Opts.PolicyFile != "" {
+		b, err := os.ReadFile(env.Opts.PolicyFile)
+		if err != nil {
+			return nil, fmt.Errorf("--policy: %w", err)
+		}
+		if pol, err = ParsePolicy(b, env.Opts.PolicyFile); err != nil {
+			return nil, fmt.Errorf("--policy: %w", err)
+		}
+	}
+	groups := map[string]*group{}
+	var keys []string
+	var out []report.Finding
+	for _, d := range inv.Devices {
+		// VFs report their PF's firmware; software devices have none.
+		if d.Software() || d.PCI.IsVF() {
+			continue
+		}
+		k := fmt.Sprintf("%04x:%04x %s", d.PCI.Vendor, d.PCI.DeviceID, d.HCAType)
+		g, ok := groups[k]
+		if !ok {
+			name := fmt.Sprintf("%04x:%04x", d.PCI.Vendor, d.PCI.DeviceID)
+			if fam, ok := familyOfPCI(d.PCI.DeviceID); ok && d.PCI.Vendor == nvidiaVendor {
+				name = fam.Name + " " + name
+			}
+			g = &group{key: k, name: name}
+			groups[k] = g
+			keys = append(keys, k)
+		}
+		g.devs = append(g.devs, d)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out = append(out, judgeGroup(groups[k]))
+	}
+	if pol != nil {
+		for _, d := range inv.Devices {
+			if d.Software() || d.PCI.IsVF() {
+				continue
+			}
+			out = append(out, judgePolicy(pol, env.Opts.PolicyFile, d))
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, report.Finding{Subject: report.Subject{Kind: "host"}, Severity: report.Skipped,
+			Summary: "skipped: no hardware RDMA device (software devices and VFs have no firmware of their own)"})
+	}
+	return out, nil
+}
+
+func judgeGroup(g *group) report.Finding {
+	fws, psids := map[string][]string{}, map[string][]string{}
+	for _, d := range g.devs {
+		fws[d.FWVer] = append(fws[d.FWVer], d.Name)
+		psids[d.BoardID] = append(psids[d.BoardID], d.Name)
+	}
+	f := report.Finding{Subject: report.Subject{Kind: "host", Name: g.name}}
+	for _, d := range g.devs {
+		f.Evidence = append(f.Evidence, report.Ev(d.Name, fmt.Sprintf("fw %s, PSID %s", orNone(d.FWVer), orNone(d.BoardID)), classPath(d, "{fw_ver,board_id}")))
+	}
+	if len(g.devs) == 1 {
+		f.Severity = report.OK
+		f.Summary = fmt.Sprintf("%s: one card (%s), nothing to compare", g.name, g.devs[0].Name)
+		return f
+	}
+	var drift []string
+	if len(fws) > 1 {
+		drift = append(drift, "firmware "+describeSplit(fws))
+	}
+	if len(psids) > 1 {
+		drift = append(drift, "PSID "+describeSplit(psids))
+	}
+	if len(drift) == 0 {
+		f.Severity = report.OK
+		f.Summary = fmt.Sprintf("%s: %d identical cards run the same firmware %s and PSID %s", g.name, len(g.devs), g.devs[0].FWVer, orNone(g.devs[0].BoardID))
+		return f
+	}
+	// Tie the finding to the card with the oldest firmware so that its consequences link to it.
+	oldest := g.devs[0]
+	for _, d := range g.devs[1:] {
+		a, errA := ParseVersion(d.FWVer)
+		b, errB := ParseVersion(oldest.FWVer)
+		if errA == nil && (errB != nil || a.Less(b)) {
+			oldest = d
+		}
+	}
+	f.Subject.Kind, f.Subject.Device = "device", oldest.Name
+	if oldest.PCI != nil {
+		f.Subject.PCI = oldest.PCI.BDF
+	}
+	f.Severity = report.Warning
+	f.Summary = fmt.Sprintf("%s: %d identical cards differ: %s", g.name, len(g.devs), strings.Join(drift, "; "))
+	f.Remediation = "Identical cards should run the same image: update the older ones with mlxup/mlxfwmanager to the fleet's version (same PSID image), then reset them; " +
+		"a different PSID means a different board SKU or OEM configuration, which may be intended: check before reflashing."
+	return f
+}
+
+func describeSplit(m map[string][]string) string {
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s on %s", orNone(k), strings.Join(m[k], ",")))
+	}
+	return strings.Join(parts, " vs ")
+}
+
+func judgePolicy(p *Policy, from string, d *inventory.Device) report.Finding {
+	f := report.Finding{Subject: report.Subject{Kind: "device", Name: d.Name + " policy", Device: d.Name, PCI: d.PCI.BDF}, Evidence: identity(d)}
+	if !p.allowed(d.BoardID) {
+		f.Severity = report.Warning
+		f.Summary = fmt.Sprintf("%s: PSID %s is not among the fleet's allowed PSIDs", d.Name, orNone(d.BoardID))
+		f.Evidence = append(f.Evidence, report.EvExp("PSID", orNone(d.BoardID), strings.Join(p.AllowedPSIDs, " or "), from))
+		f.Remediation = "A PSID outside the policy is a board SKU or firmware configuration the fleet has not qualified: replace the card or add the PSID to the policy after qualifying it."
+		return f
+	}
+	minV, ok := p.min[d.BoardID]
+	if !ok {
+		f.Severity = report.OK
+		f.Summary = fmt.Sprintf("%s: PSID %s is allowed by the fleet policy (no minimum firmware set for it)", d.Name, orNone(d.BoardID))
+		return f
+	}
+	v, err := ParseVersion(d.FWVer)
+	if err != nil {
+		f.Severity = report.Unknown
+		f.Summary = fmt.Sprintf("%s: fleet minimum %s for PSID %s not judged: %v", d.Name, minV, d.BoardID, err)
+		return f
+	}
+	f.Evidence = append(f.Evidence, report.EvExp("policy minimum", v.String(), ">= "+minV.String(), from))
+	if v.Less(minV) {
+		// The operator wrote this minimum as a fleet requirement, so missing it is a failure.
+		f.Severity = report.Critical
+		f.Summary = fmt.Sprintf("%s: firmware %s is below the fleet minimum %s for PSID %s", d.Name, v, minV, d.BoardID)
+		f.Remediation = fmt.Sprintf("Update with mlxup or mlxfwmanager --online -u -d %s to %s or newer, then reset the card (mlxfwreset -d %s reset, or reboot).", d.PCI.BDF, minV, d.PCI.BDF)
+		return f
+	}
+	f.Severity = report.OK
+	f.Summary = fmt.Sprintf("%s: firmware %s meets the fleet minimum %s for PSID %s", d.Name, v, minV, d.BoardID)
+	return f
+}
+
+// runPending would compare devlink's running and stored firmware. It is not implemented yet:
+// snapshots cannot replay devlink (not recorded), and vishvananda/netlink's info call merges
+// running and stored versions into one map, so a pending update is invisible through it
+// (kernel-interfaces.md §4.4). A live-only answer would make live and snapshot verdicts differ.
+func runPending(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+	inv := env.Inventory()
+	var names []string
+	for _, d := range inv.Devices {
+		if d.PCI != nil && !d.PCI.IsVF() && d.PCI.Vendor == nvidiaVendor {
+			names = append(names, d.Name)
+		}
+	}
+	if len(names) == 0 {
+		return []report.Finding{{Subject: report.Subject{Kind: "host"}, Severity: report.Skipped,
+			Summary: "skipped: no NVIDIA/Mellanox physical function (devlink info applies to mlx5 PFs only)"}}, nil
+	}
+	return []report.Finding{{
+		Subject:  report.Subject{Kind: "host", Name: "devlink"},
+		Severity: report.Skipped,
+		Summary:  "skipped: devlink info (running vs stored firmware, pending update) is not recorded or read yet; check by hand with `devlink dev info` on " + strings.Join(names, ", "),
+	}}, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

@@ -1,0 +1,108 @@
+package firmware
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Version is an NVIDIA/Mellanox firmware version MAJOR.MINOR.SUBMINOR ("%d.%d.%04d" in fw_ver,
+// kernel-interfaces.md §2.1, §6.1). MAJOR names the device family, MINOR the release train,
+// SUBMINOR the build.
+type Version struct{ Major, Minor, Sub int }
+
+func (v Version) String() string { return fmt.Sprintf("%d.%d.%04d", v.Major, v.Minor, v.Sub) }
+
+// Less orders versions of one family.
+func (v Version) Less(w Version) bool {
+	if v.Major != w.Major {
+		return v.Major < w.Major
+	}
+	if v.Minor != w.Minor {
+		return v.Minor < w.Minor
+	}
+	return v.Sub < w.Sub
+}
+
+// ParseVersion reads a firmware version. Each field is a decimal number below 65536 (the
+// firmware reports 16-bit fields); anything else is an error, never a guess.
+func ParseVersion(s string) (Version, error) {
+	f := strings.Split(strings.TrimSpace(s), ".")
+	if len(f) != 3 {
+		return Version{}, fmt.Errorf("firmware version %q: want MAJOR.MINOR.SUBMINOR", s)
+	}
+	var n [3]int
+	for i, x := range f {
+		if x == "" || len(x) > 5 || strings.TrimLeft(x, "0123456789") != "" {
+			return Version{}, fmt.Errorf("firmware version %q: field %q is not a number", s, x)
+		}
+		v, err := strconv.Atoi(x)
+		if err != nil || v > 0xffff {
+			return Version{}, fmt.Errorf("firmware version %q: field %q is out of range", s, x)
+		}
+		n[i] = v
+	}
+	return Version{n[0], n[1], n[2]}, nil
+}
+
+// Family is one NVIDIA device family, identified by its firmware major.
+type Family struct {
+	Major int
+	Name  string
+	// PFIDs are the PCI device ids of its physical functions (hca_type is "MT" + the decimal id).
+	PFIDs []uint16
+}
+
+// families is kernel-interfaces.md §6.1 (MFT "Supported Adapter Cards", mlxup tables, and the
+// mlx5 PCI id table in drivers/net/ethernet/mellanox/mlx5/core/main.c).
+var families = []Family{
+	{2, "ConnectX-3/ConnectX-3 Pro", []uint16{0x1003, 0x1007}},
+	{10, "Connect-IB", []uint16{0x1011}},
+	{12, "ConnectX-4", []uint16{0x1013}},
+	{14, "ConnectX-4 Lx", []uint16{0x1015}},
+	{16, "ConnectX-5", []uint16{0x1017, 0x1019}},
+	{18, "BlueField", []uint16{0xa2d2}},
+	{20, "ConnectX-6", []uint16{0x101b}},
+	{22, "ConnectX-6 Dx", []uint16{0x101d}},
+	{24, "BlueField-2", []uint16{0xa2d6}},
+	{26, "ConnectX-6 Lx", []uint16{0x101f}},
+	{28, "ConnectX-7", []uint16{0x1021}},
+	{32, "BlueField-3", []uint16{0xa2dc}},
+	{40, "ConnectX-8", []uint16{0x1023}},
+	{82, "ConnectX-9", []uint16{0x1025}},
+}
+
+// FamilyOf returns the family of a firmware major.
+func FamilyOf(major int) (Family, bool) {
+	for _, f := range families {
+		if f.Major == major {
+			return f, true
+		}
+	}
+	return Family{}, false
+}
+
+// familyOfPCI returns the family whose PF has this PCI device id.
+func familyOfPCI(id uint16) (Family, bool) {
+	for _, f := range families {
+		for _, x := range f.PFIDs {
+			if x == id {
+				return f, true
+			}
+		}
+	}
+	return Family{}, false
+}
+
+// ParseHCAType reads mlx5's hca_type ("MT4119": "MT" and the decimal PCI device id).
+func ParseHCAType(s string) (uint16, error) {
+	num, ok := strings.CutPrefix(strings.TrimSpace(s), "MT")
+	if !ok {
+		return 0, fmt.Errorf("hca_type %q: want MT<decimal PCI device id>", s)
+	}
+	v, err := strconv.ParseUint(num, 10, 16)
+	if err != nil {
+		return 0, fmt.Errorf("hca_type %q: want MT<decimal PCI device id>", s)
+	}
+	return uint16(v), nil
+}

@@ -1,0 +1,202 @@
+package pcie
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strconv"
+
+	"github.com/rdmadiag/rdmadiag/checks"
+	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/inventory"
+	"github.com/rdmadiag/rdmadiag/report"
+)
+
+// ProbeMeasures is what the verbs loopback probe measures against this layer's budget. The probe
+// (another package) reports RDMA WRITE loopback bandwidth; a result far below Budget.UsableGbps
+// with a healthy link points at the DMA path or the host, one near it at the link itself.
+const ProbeMeasures = "RDMA WRITE loopback bandwidth (verbs), compared with Budget.UsableGbps"
+
+// Budget is the PCIe bandwidth a device's traffic can use, and what its ports ask for.
+type Budget struct {
+	// BDF is the function whose path was judged (the PF for a VF, the parent NIC for rxe).
+	BDF string
+	// UsableGbps is the narrowest trained link on the path after line encoding (0 = unknown).
+	UsableGbps float64
+	// Limit names the narrowest link: "8 GT/s x8 at 0000:3a:00.0".
+	Limit string
+	// PortGbps is the sum of the active ports' rates; MaxPortGbps the fastest one.
+	PortGbps, MaxPortGbps float64
+	// Ports describes each port counted ("mlx5_0/1 200 Gb/s ACTIVE").
+	Ports []report.Evidence
+}
+
+// DeviceBudget computes the budget of one RDMA device; the probe calls it.
+func DeviceBudget(h *host.Host, inv *inventory.Inventory, device string) (Budget, error) {
+	ts, _ := resolveTargets(h, inv)
+	for _, t := range ts {
+		for _, d := range t.Devices {
+			if d.Name == device {
+				b, errs := budget(h, t)
+				return b, errors.Join(errs...)
+			}
+		}
+	}
+	return Budget{}, fmt.Errorf("%s: no PCI function to judge (software device without a PCI parent, or not found)", device)
+}
+
+func budget(h *host.Host, t *target) (Budget, []error) {
+	b := Budget{BDF: t.BDF}
+	var errs []error
+	var states []linkState
+	for _, n := range t.Nodes {
+		s := readLinkState(h, n)
+		errs = append(errs, s.Errs...)
+		states = append(states, s)
+	}
+	for _, l := range pairLinks(states) {
+		v := judgeLink(l)
+		if v.GBps == 0 {
+			b.UsableGbps, b.Limit = 0, "unknown at "+l.Port.BDF
+			break
+		}
+		if b.Limit == "" || v.GBps < b.UsableGbps {
+			b.UsableGbps, b.Limit = v.GBps, v.Trained+" at "+l.Port.BDF
+		}
+	}
+	// A VF's ports are its PF's ports, so only PF devices count when there are any.
+	var devs []*inventory.Device
+	for _, d := range t.Devices {
+		if d.PCI != nil && !d.PCI.IsVF() {
+			devs = append(devs, d)
+		}
+	}
+	if len(devs) == 0 {
+		devs = t.Devices[:1]
+	}
+	for _, d := range devs {
+		if d.Software() {
+			// rxe derives its port rate from the netdev speed and falls back to "2.5 Gb/sec
+			// (1X SDR)" when the netdev reports none (lab: virtio speed -1), so the netdev is
+			// the truthful source.
+			p := "/sys/class/net/" + d.Parent + "/speed"
+			s, err := h.ReadString(p)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			mbps, err := strconv.Atoi(s)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %q is not a speed", p, s))
+				continue
+			}
+			if mbps <= 0 {
+				b.Ports = append(b.Ports, report.Ev("netdev "+d.Parent, fmt.Sprintf("speed %s: unknown (virtual NIC or no link)", s), p))
+				continue
+			}
+			g := float64(mbps) / 1000
+			b.Ports = append(b.Ports, report.Ev("netdev "+d.Parent, fmt.Sprintf("%g Gb/s", g), p))
+			b.PortGbps += g
+			b.MaxPortGbps = max(b.MaxPortGbps, g)
+			continue
+		}
+		for _, p := range d.Ports {
+			dir := fmt.Sprintf("%s/%s/ports/%d", inventory.ClassDir, d.Name, p.Num)
+			st, err := h.ReadString(path.Join(dir, "state"))
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			state, err := ParsePortState(st)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s/state: %w", dir, err))
+				continue
+			}
+			rs, err := h.ReadString(path.Join(dir, "rate"))
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			rate, err := ParsePortRate(rs)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s/rate: %w", dir, err))
+				continue
+			}
+			name := fmt.Sprintf("port %s/%d", d.Name, p.Num)
+			if state != "ACTIVE" {
+				b.Ports = append(b.Ports, report.Ev(name, fmt.Sprintf("%s, not counted (%s)", state, rs), dir))
+				continue
+			}
+			b.Ports = append(b.Ports, report.Ev(name, fmt.Sprintf("ACTIVE at %g Gb/s (%s)", rate, rs), dir+"/rate"))
+			b.PortGbps += rate
+			b.MaxPortGbps = max(b.MaxPortGbps, rate)
+		}
+	}
+	return b, errs
+}
+
+func runBandwidth(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+	inv := env.Inventory()
+	if f := noDevices(inv); f != nil {
+		return f, nil
+	}
+	ts, out := resolveTargets(env.Host, inv)
+	for _, t := range ts {
+		b, errs := budget(env.Host, t)
+		f := report.Finding{Subject: t.subject(), Evidence: viaEvidence(t)}
+		usable := fmt.Sprintf("%.1f Gb/s (%s)", b.UsableGbps, b.Limit)
+		f.Evidence = append(f.Evidence, report.Ev("usable PCIe bandwidth", usable, t.Nodes[0].Dir))
+		f.Evidence = append(f.Evidence, b.Ports...)
+		f.Evidence = append(f.Evidence, report.Ev("active port demand", fmt.Sprintf("%g Gb/s", b.PortGbps), ""))
+		f.Evidence = append(f.Evidence, report.Ev("probe", ProbeMeasures+" (run by the probe layer, not by this check)", ""))
+		switch {
+		case b.UsableGbps == 0:
+			f.Severity = report.Unknown
+			f.Summary = fmt.Sprintf("PCIe bandwidth of %s (%s) unknown: a link on the path reports no speed or width", t.BDF, t.deviceNames())
+			for _, e := range errs {
+				f.Evidence = append(f.Evidence, report.Ev("read error", e.Error(), ""))
+			}
+		case b.MaxPortGbps == 0 && len(errs) > 0:
+			f.Severity = report.Unknown
+			f.Summary = fmt.Sprintf("port rates of %s could not be read: %v", t.deviceNames(), errs[0])
+			for _, e := range errs {
+				f.Evidence = append(f.Evidence, report.Ev("read error", e.Error(), ""))
+			}
+		case b.MaxPortGbps == 0:
+			f.Severity = report.Info
+			f.Summary = fmt.Sprintf("%s (%s): %.1f Gb/s usable PCIe bandwidth; no active port with a known rate to compare", t.BDF, t.deviceNames(), b.UsableGbps)
+		case b.UsableGbps < b.MaxPortGbps:
+			// Not even one port can run at line rate: every workload on it is PCIe-bound.
+			f.Severity = report.Critical
+			f.Summary = fmt.Sprintf("%s (%s): the PCIe path delivers at most %.1f Gb/s (%s) but a port runs at %g Gb/s",
+				t.BDF, t.deviceNames(), b.UsableGbps, b.Limit, b.MaxPortGbps)
+			f.Remediation = fmt.Sprintf("Put the card in a slot whose whole path trains at least %s (see pcie.link for the limiting hop: move the card, or reseat it if the link trained below its capability).",
+				neededLink(b.MaxPortGbps))
+		case b.UsableGbps < b.PortGbps:
+			// Dual-port cards are often cabled for redundancy, not for both ports at line rate,
+			// so the sum exceeding the budget is a warning, not a failure.
+			f.Severity = report.Warning
+			f.Summary = fmt.Sprintf("%s (%s): the PCIe path delivers at most %.1f Gb/s (%s), less than the %g Gb/s of all active ports together",
+				t.BDF, t.deviceNames(), b.UsableGbps, b.Limit, b.PortGbps)
+			f.Remediation = fmt.Sprintf("Expect at most %.0f Gb/s across the ports together; for line rate on all ports the path must train at least %s.", b.UsableGbps, neededLink(b.PortGbps))
+		default:
+			f.Severity = report.OK
+			f.Summary = fmt.Sprintf("%s (%s): %.1f Gb/s usable PCIe bandwidth covers the %g Gb/s of the active ports", t.BDF, t.deviceNames(), b.UsableGbps, b.PortGbps)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// neededLink names the smallest common link (x16 or x8 of a generation) that carries gbps.
+func neededLink(gbps float64) string {
+	for _, s := range []Speed{8, 16, 32, 64} {
+		for _, w := range []int{8, 16} {
+			if s.LaneGbps()*float64(w) >= gbps {
+				return fmt.Sprintf("Gen%d x%d (%s, %.0f Gb/s)", s.Gen(), w, linkString(s, w), s.LaneGbps()*float64(w))
+			}
+		}
+	}
+	return "a wider or faster link than PCIe offers"
+}

@@ -1,0 +1,213 @@
+package pcie
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	"github.com/rdmadiag/rdmadiag/checks"
+	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/internal/kmsg"
+	"github.com/rdmadiag/rdmadiag/report"
+)
+
+// iommuLine matches IOMMU fault reports: Intel VT-d ("DMAR: DRHD: handling fault status reg",
+// then "DMAR: [DMA Read NO_PASID] Request device [3b:00.0] fault addr ...") and AMD-Vi
+// ("AMD-Vi: Event logged [IO_PAGE_FAULT device=3b:00.0 domain=... address=...]"; newer kernels
+// print it through dev_printk with the full address). Fault table row dma-engine.
+func iommuLine(s string) bool {
+	return strings.Contains(s, "DMAR:") && strings.Contains(s, "fault") || strings.Contains(s, "IO_PAGE_FAULT") ||
+		strings.Contains(s, "AMD-Vi: Event logged")
+}
+
+// dmaLine matches DMA error signatures of the RDMA drivers and mlx5 page management
+// (kernel-interfaces.md §3.6, §3.7; fault table row dma-engine).
+func dmaLine(s string) bool {
+	l := strings.ToLower(s)
+	return strings.Contains(l, "dma error") || strings.Contains(l, "local protection error") ||
+		strings.Contains(l, "failed dma mapping") || strings.Contains(l, "dma mapping error")
+}
+
+// shortBDF is the bus:dev.fn form IOMMU drivers print ("3b:00.0"), without the domain.
+func shortBDF(bdf string) string {
+	if len(bdf) == 12 {
+		return bdf[5:]
+	}
+	return bdf
+}
+
+// dmaRecords returns the IOMMU and DMA-error lines about a function or its RDMA devices.
+func dmaRecords(recs []kmsg.Record, t *target) (iommu, dma []kmsg.Record) {
+	short := shortBDF(t.BDF)
+	for _, r := range recs {
+		about := r.BDF() == t.BDF || strings.Contains(r.Text, t.BDF)
+		if !about && iommuLine(r.Text) {
+			about = strings.Contains(r.Text, "["+short+"]") || strings.Contains(r.Text, "device="+short) ||
+				strings.Contains(r.Text, "device "+short)
+		}
+		if !about {
+			for _, d := range t.Devices {
+				if strings.Contains(r.Text, d.Name+":") || strings.Contains(r.Text, "infiniband "+d.Name) {
+					about = true
+					break
+				}
+			}
+		}
+		if !about {
+			continue
+		}
+		switch {
+		case iommuLine(r.Text):
+			iommu = append(iommu, r)
+		case dmaLine(r.Text):
+			dma = append(dma, r)
+		}
+	}
+	return iommu, dma
+}
+
+type netErrs struct {
+	name   string
+	dir    string
+	tx, rx uint64
+	ok     bool
+}
+
+func readNetErrs(h *host.Host, nd string) (netErrs, error) {
+	n := netErrs{name: nd, dir: "/sys/class/net/" + nd + "/statistics"}
+	var errs []error
+	for _, c := range []struct {
+		file string
+		v    *uint64
+	}{{"tx_errors", &n.tx}, {"rx_errors", &n.rx}} {
+		s, err := h.ReadString(path.Join(n.dir, c.file))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		v, err := ParseCount(s)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", path.Join(n.dir, c.file), err))
+			continue
+		}
+		*c.v = v
+	}
+	n.ok = len(errs) == 0
+	return n, errors.Join(errs...)
+}
+
+func runDMA(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
+	inv := env.Inventory()
+	if f := noDevices(inv); f != nil {
+		return f, nil
+	}
+	h := env.Host
+	ts, out := resolveTargets(h, inv)
+	recs, klogErr := kernelLog(h)
+	type perTarget struct {
+		nets  []netErrs
+		errs  []error
+		names []string
+	}
+	pts := make([]perTarget, len(ts))
+	for i, t := range ts {
+		names := append([]string{}, t.Netdevs...)
+		// The function's own netdevs (IPoIB, or Ethernet netdevs of an IB-less port) are on its DMA path too.
+		if fn, err := h.ReadDir(path.Join(t.Nodes[0].Dir, "net")); err == nil {
+			for _, n := range fn {
+				if !contains(names, n) {
+					names = append(names, n)
+				}
+			}
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			pts[i].errs = append(pts[i].errs, err)
+		}
+		pts[i].names = names
+		for _, n := range names {
+			ne, err := readNetErrs(h, n)
+			if err != nil {
+				pts[i].errs = append(pts[i].errs, err)
+			}
+			pts[i].nets = append(pts[i].nets, ne)
+		}
+	}
+	var later [][]netErrs
+	if env.Opts.Interval > 0 {
+		if err := env.Sleep(ctx, env.Opts.Interval); err != nil {
+			return nil, err
+		}
+		for _, p := range pts {
+			var l []netErrs
+			for _, n := range p.names {
+				ne, _ := readNetErrs(h, n)
+				l = append(l, ne)
+			}
+			later = append(later, l)
+		}
+	}
+	for i, t := range ts {
+		f := report.Finding{Subject: t.subject(), Evidence: viaEvidence(t)}
+		iommu, dma := dmaRecords(recs, t)
+		var txrx []string
+		grew := false
+		for j, n := range pts[i].nets {
+			if !n.ok {
+				continue
+			}
+			obs := fmt.Sprintf("tx_errors %d, rx_errors %d since the netdev was created", n.tx, n.rx)
+			if later != nil && later[i][j].ok {
+				dt, dr := delta(later[i][j].tx, n.tx), delta(later[i][j].rx, n.rx)
+				obs += fmt.Sprintf("; +%d/+%d in %s", dt, dr, env.Opts.Interval)
+				grew = grew || dt > 0 || dr > 0
+			}
+			f.Evidence = append(f.Evidence, report.EvExp("netdev "+n.name, obs, "0", n.dir))
+			if n.tx > 0 || n.rx > 0 {
+				txrx = append(txrx, fmt.Sprintf("%s tx_errors %d rx_errors %d", n.name, n.tx, n.rx))
+			}
+		}
+		if len(pts[i].names) == 0 {
+			f.Evidence = append(f.Evidence, report.Ev("netdev", "none bound (InfiniBand port without IPoIB)", t.Nodes[0].Dir+"/net"))
+		}
+		// The driver's own DMA-mapping and error counters (ethtool -S) are not read: a live-only
+		// source would make live and snapshot verdicts differ, and snapshots do not record them yet.
+		f.Evidence = append(f.Evidence, report.Ev("driver DMA counters (ethtool -S)", "not read: not recorded in snapshots yet", ""))
+		f.Evidence = append(f.Evidence, kmsgEvidence("IOMMU fault", iommu, 5)...)
+		f.Evidence = append(f.Evidence, kmsgEvidence("DMA error", dma, 5)...)
+		if klogErr != nil {
+			f.Evidence = append(f.Evidence, report.Ev("kernel log", "not available: "+klogErr.Error(), "kmsg"))
+		}
+		switch {
+		case len(iommu) > 0:
+			f.Severity = report.Critical
+			f.Summary = fmt.Sprintf("%s (%s): %d IOMMU fault line(s) in the kernel log: the device's DMA was blocked", t.BDF, t.deviceNames(), len(iommu))
+			f.Remediation = "A blocked DMA loses data or hangs queues. Check the IOMMU mode (iommu=pt or intel_iommu=on with passthrough for RDMA), driver/firmware versions, and whether the device was reset; " +
+				"reload the driver or reboot to recover, and report the fault address to the vendor if it recurs."
+		case len(dma) > 0:
+			f.Severity = report.Critical
+			f.Summary = fmt.Sprintf("%s (%s): %d DMA error line(s) in the kernel log", t.BDF, t.deviceNames(), len(dma))
+			f.Remediation = "DMA errors point at memory registration, the IOMMU or the PCIe path: check pcie.aer and pcie.link, the IOMMU mode, and the memory-registration limits; update driver and firmware if they recur."
+		case len(txrx) > 0 && (later == nil || grew):
+			f.Severity = report.Warning
+			f.Summary = fmt.Sprintf("%s (%s): transmit/receive errors on the bound netdev: %s", t.BDF, t.deviceNames(), strings.Join(txrx, "; "))
+			f.Remediation = "Read ethtool -S <netdev> for which counter grows (rx_crc/symbol errors mean the cable or optics: see the port layer; dma/mapping/buffer errors mean the host side); run with --interval to see whether they are still growing."
+		case len(txrx) > 0:
+			f.Severity = report.Info
+			f.Summary = fmt.Sprintf("%s (%s): netdev errors since creation (%s) but none during the %s interval", t.BDF, t.deviceNames(), strings.Join(txrx, "; "), env.Opts.Interval)
+		default:
+			f.Severity = report.OK
+			f.Summary = fmt.Sprintf("%s (%s): no netdev errors, IOMMU faults or DMA errors", t.BDF, t.deviceNames())
+		}
+		if len(pts[i].errs) > 0 && f.Severity < report.Warning {
+			f.Severity = report.Unknown
+			f.Summary = fmt.Sprintf("%s (%s): DMA path counters could not be read: %v", t.BDF, t.deviceNames(), pts[i].errs[0])
+		}
+		for _, e := range pts[i].errs {
+			f.Evidence = append(f.Evidence, report.Ev("read error", e.Error(), ""))
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
