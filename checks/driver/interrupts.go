@@ -1,0 +1,144 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/rdmadiag/rdmadiag/checks"
+	"github.com/rdmadiag/rdmadiag/report"
+)
+
+func init() {
+	checks.Register(checks.Check{
+		ID:          "driver.interrupts",
+		Description: "mlx5 devices have completion and async interrupt vectors in /proc/interrupts",
+		Fault:       "cq-eq",
+		Run:         runInterrupts,
+	})
+}
+
+// IRQ is one /proc/interrupts line that names a device's vector.
+type IRQ struct {
+	Num   string
+	Total uint64
+	Name  string
+}
+
+// mlx5IRQName matches mlx5's vector names: "%s@pci:%s" with mlx5_async%d / mlx5_comp%d
+// (drivers/net/ethernet/mellanox/mlx5/core/pci_irq.c irq_set_name), "mlx5_async" on kernels
+// before the IRQ pools, and mlx5_cmd_eq / mlx5_async_eq / mlx5_pages_eq / mlx5_comp%d on older
+// eq.c. Group 1 is the vector kind, group 2 the PCI function.
+var mlx5IRQName = regexp.MustCompile(`^mlx5_(comp|combined|async|cmd_eq|async_eq|pages_eq|ctrl)[0-9]*@pci:([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])$`)
+
+// ParseInterrupts reads /proc/interrupts: a header of CPU names, then "N: c0 c1 ... chip hwirq
+// name" lines. Lines without a numeric IRQ (NMI, LOC...) are skipped. The name is the last field,
+// which for mlx5 has no spaces.
+func ParseInterrupts(b []byte) (map[string][]IRQ, error) {
+	lines := strings.Split(string(b), "\n")
+	if len(lines) == 0 || !strings.Contains(lines[0], "CPU") {
+		return nil, fmt.Errorf("/proc/interrupts: first line is not the CPU header")
+	}
+	cpus := len(strings.Fields(lines[0]))
+	out := map[string][]IRQ{}
+	for _, l := range lines[1:] {
+		f := strings.Fields(l)
+		if len(f) < 2 || !strings.HasSuffix(f[0], ":") {
+			continue
+		}
+		num := strings.TrimSuffix(f[0], ":")
+		if _, err := strconv.Atoi(num); err != nil {
+			continue
+		}
+		irq := IRQ{Num: num, Name: f[len(f)-1]}
+		for i := 1; i <= cpus && i < len(f); i++ {
+			v, err := strconv.ParseUint(f[i], 10, 64)
+			if err != nil {
+				break
+			}
+			irq.Total += v
+		}
+		out[irq.Name] = append(out[irq.Name], irq)
+	}
+	return out, nil
+}
+
+func runInterrupts(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+	var mlx5 []string
+	devOf := map[string]string{}
+	for _, d := range env.Inventory().Devices {
+		if d.PCI != nil && d.PCI.Driver == "mlx5_core" {
+			mlx5 = append(mlx5, d.PCI.BDF)
+			devOf[d.PCI.BDF] = d.Name
+		}
+	}
+	if len(mlx5) == 0 {
+		return []report.Finding{{Subject: report.Subject{Kind: "host", Name: "interrupts"}, Severity: report.Skipped,
+			Summary: "no mlx5 device: interrupt vectors are only checked for mlx5 (their names are documented)"}}, nil
+	}
+	const src = "/proc/interrupts"
+	b, err := env.Host.ReadFile(src)
+	if err != nil {
+		return nil, err
+	}
+	irqs, err := ParseInterrupts(b)
+	if err != nil {
+		return nil, err
+	}
+	type vecs struct {
+		comp, async []IRQ
+	}
+	per := map[string]*vecs{}
+	for name, list := range irqs {
+		m := mlx5IRQName.FindStringSubmatch(name)
+		if m == nil {
+			continue
+		}
+		v := per[m[2]]
+		if v == nil {
+			v = &vecs{}
+			per[m[2]] = v
+		}
+		if m[1] == "comp" || m[1] == "combined" {
+			v.comp = append(v.comp, list...)
+		} else {
+			v.async = append(v.async, list...)
+		}
+	}
+	sort.Strings(mlx5)
+	var out []report.Finding
+	for _, bdf := range mlx5 {
+		dev := devOf[bdf]
+		f := report.Finding{Subject: report.Subject{Kind: "device", Name: dev, Device: dev, PCI: bdf}}
+		v := per[bdf]
+		if v == nil {
+			v = &vecs{}
+		}
+		var total uint64
+		for _, i := range v.comp {
+			total += i.Total
+		}
+		f.Evidence = []report.Evidence{
+			report.EvExp("completion vectors", fmt.Sprint(len(v.comp)), "at least 1", src),
+			report.EvExp("async/control vectors", fmt.Sprint(len(v.async)), "at least 1", src),
+			report.Ev("completion interrupts", fmt.Sprint(total), src),
+		}
+		switch {
+		case len(v.comp) == 0:
+			f.Severity = report.Critical
+			f.Summary = fmt.Sprintf("%s (%s) has no completion interrupt vector: its EQs/MSI-X vectors were not set up, so completions are never signalled", dev, bdf)
+			f.Remediation = "Read the kernel log for IRQ/EQ allocation errors (driver.kernel_log); check pci=nomsi on the kernel command line, the MSI-X setting in the BIOS, and the vector budget with many VFs; reload mlx5_core."
+		case len(v.async) == 0:
+			f.Severity = report.Warning
+			f.Summary = fmt.Sprintf("%s (%s) has %d completion vector(s) but no async/command vector: firmware events and command completions are not interrupt-driven", dev, bdf, len(v.comp))
+		default:
+			f.Severity = report.OK
+			f.Summary = fmt.Sprintf("%s (%s) has %d completion and %d async vector(s)", dev, bdf, len(v.comp), len(v.async))
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}

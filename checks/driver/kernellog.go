@@ -1,0 +1,325 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/rdmadiag/rdmadiag/checks"
+	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/internal/kmsg"
+	"github.com/rdmadiag/rdmadiag/inventory"
+	"github.com/rdmadiag/rdmadiag/report"
+)
+
+func init() {
+	checks.Register(checks.Check{
+		ID:          "driver.kernel_log",
+		Description: "Kernel log signatures: mlx5 health and command timeouts, CQ/EQ errors, page allocation, module load and probe errors, IRQ allocation, AER (counted)",
+		Fault:       "driver-module",
+		Run:         runKernelLog,
+	})
+}
+
+// signature is one documented kernel message and what it means. Message texts come from
+// /work/shared/reference/kernel-interfaces.md §3 (mlx5 health.c, cmd.c, eq.c, events.c,
+// pagealloc.c, mlx5_ib cq.c, rxe, aer.c) unless a comment names another source. Matching is on
+// the message text, never on the "func:line:(pid N):" prefix, which changes between kernels.
+type signature struct {
+	id    string
+	re    *regexp.Regexp
+	fault string
+	sev   report.Severity
+	what  string
+	fix   string
+	// detail, when set, extracts from a match what splits one signature into separate findings
+	// (the command and status of a failed firmware command).
+	detail func(m []string) string
+}
+
+var signatures = []signature{
+	{id: "mlx5-fatal", re: regexp.MustCompile(`Fatal error (\d+) detected`), fault: "firmware-health", sev: report.Critical,
+		what: "firmware fatal error", detail: func(m []string) string { return "sensor " + m[1] + " " + fatalSensor(m[1]) },
+		fix: "The device stopped working; read `devlink health show` and the health dump below it in the log. If recovery did not succeed, reload the driver or reboot; a repeat needs a firmware update or an RMA."},
+	{id: "mlx5-health-compromised", re: regexp.MustCompile(`health compromised`), fault: "firmware-health", sev: report.Critical,
+		what: "firmware stopped answering the health poll (miss counter reached)",
+		fix:  "The firmware hung: reboot (a PCI reset); if it repeats, update the firmware or replace the card."},
+	{id: "mlx5-recovery-failed", re: regexp.MustCompile(`health recovery failed|health recovery flow aborted|Cold reset is required|Driver is in error state|PCI slot is unavailable`),
+		fault: "firmware-health", sev: report.Critical, what: "firmware recovery failed: the device is unusable until reset",
+		fix: "Cold-reset the device (power cycle the host); replace the card if it repeats."},
+	{id: "mlx5-recovered", re: regexp.MustCompile(`health recovery succeeded`), fault: "firmware-health", sev: report.Warning,
+		what: "the device recovered from a firmware error (it was reset while running)",
+		fix:  "Running jobs on the device failed at that moment; find the cause in the health lines before it and watch for a repeat."},
+	{id: "mlx5-health-syndrome", re: regexp.MustCompile(`Health issue observed, ([^,]+), severity|synd 0x[0-9a-f]+: (.+)$`), fault: "firmware-health", sev: report.Warning,
+		what: "firmware health buffer reported a syndrome", detail: func(m []string) string { return strings.TrimSpace(m[1] + m[2]) },
+		fix: "Read the full health dump (dmesg) and `devlink health show`; a syndrome that repeats needs a firmware update or NVIDIA support."},
+	{id: "mlx5-cmd-timeout", re: regexp.MustCompile(`No done completion|timeout\. Will cause a leak of a command resource|timed out while waiting for a slot|canceled on out of queue timeout|timeout while waiting for command semaphore|All CMD slots are stalled`),
+		fault: "firmware-health", sev: report.Critical, what: "firmware command timed out: the firmware stopped executing commands",
+		fix: "A hung firmware command interface needs a driver reload or a reboot; check the health lines and update the firmware if it repeats."},
+	{id: "mlx5-cmd-recovered", re: regexp.MustCompile(`recovered after timeout`), fault: "firmware-health", sev: report.Warning,
+		what: "a firmware command completed only after a timeout (a missed interrupt)",
+		fix:  "Watch for a repeat; frequent ones point at interrupt delivery (MSI-X, IRQ affinity) or a slow firmware."},
+	// ACCESS_REG(0x805) failures come from register reads on restricted functions (DGX/GB200) by
+	// monitoring agents; GPUd and node_exporter#3434 treat them as noise (kernel-interfaces §3.5).
+	{id: "mlx5-access-reg", re: regexp.MustCompile(`ACCESS_REG\(0x805\) op_mod\(0x[0-9a-f]+\) failed`), fault: "firmware-health", sev: report.Info,
+		what: "ACCESS_REG failures: known benign noise from register reads on a restricted function, not a fault"},
+	{id: "mlx5-cmd-failed", re: regexp.MustCompile(`([A-Z0-9_]+)\(0x[0-9a-f]+\) op_mod\(0x[0-9a-f]+\) failed, status ([^(]+)\(0x[0-9a-f]+\)`),
+		fault: "firmware", sev: report.Warning, what: "firmware rejected a driver command",
+		detail: func(m []string) string { return m[1] + ": " + strings.TrimSpace(m[2]) },
+		fix:    "A command the driver needs failing (status bad parameter / bad operation) usually means firmware and driver do not match: update the firmware to the version the driver release supports."},
+	// "Driver cmdif rev(%d) differs from firmware's(%d)": mlx5_cmd_init() in
+	// drivers/net/ethernet/mellanox/mlx5/core/cmd.c refuses to drive a firmware with another
+	// command interface revision.
+	{id: "mlx5-cmdif-mismatch", re: regexp.MustCompile(`cmdif rev\(\d+\) differs from firmware's`), fault: "firmware", sev: report.Critical,
+		what: "driver and firmware command interface revisions differ: the driver cannot talk to this firmware",
+		fix:  "Install the firmware that matches this driver release (mlxfwmanager --online -u, or the firmware bundled with the OFED/DOCA release)."},
+	{id: "cq-error", re: regexp.MustCompile(`CQ error on CQN (0x[0-9a-f]+), syndrome (0x[0-9a-f]+)`), fault: "cq-eq", sev: report.Warning,
+		what: "a CQ died (syndrome 0x1 = overrun, 0x2 = access violation)", detail: func(m []string) string { return "syndrome " + m[2] },
+		fix: "Overruns mean an application posted more work than its CQ holds: size CQs for all outstanding work requests; access violations point at a driver or memory-registration bug."},
+	{id: "bogus-cq", re: regexp.MustCompile(`Async event for bogus CQ`), fault: "cq-eq", sev: report.Warning,
+		what: "an event arrived for a CQ the driver does not know"},
+	{id: "cmd-eq-recovered", re: regexp.MustCompile(`Recovered \d+ EQEs on cmd_eq`), fault: "cq-eq", sev: report.Warning,
+		what: "command EQ events were recovered after a missed interrupt",
+		fix:  "Missed interrupts go with command timeouts: check the device's MSI-X vectors (driver.interrupts) and IRQ affinity."},
+	{id: "mlx5-pages", re: regexp.MustCompile(`failed to allocate page|failed dma mapping page|page notify failed|failed reclaiming pages|=> corruption|failed to allocate pages request`),
+		fault: "dma-engine", sev: report.Warning, what: "firmware page allocation or DMA mapping failed",
+		fix: "The host could not give the firmware memory: check memory pressure and IOMMU mapping errors; the firmware may stall without its pages."},
+	// mm/page_alloc.c warn_alloc(): the allocating task's call trace follows; it is ours when it
+	// shows RDMA frames (kernel-interfaces §3.6).
+	{id: "page-alloc", re: regexp.MustCompile(`page allocation failure: order:(\d+)`), fault: "dma-engine", sev: report.Info,
+		what: "kernel page allocation failure", detail: func(m []string) string { return "order " + m[1] },
+		fix: "High-order allocations fail on a fragmented host: drop caches or compact memory (echo 1 > /proc/sys/vm/compact_memory), reserve memory earlier, or reboot."},
+	// PCIe AER is judged by the PCIe layer from the aer_dev_* counters and its own log reading;
+	// here it is only counted, as Info, so one AER event never yields two critical findings.
+	{id: "aer", re: regexp.MustCompile(`AER: |PCIe Bus Error`), fault: "pcie-interface", sev: report.Info,
+		what: "PCIe AER messages (counted here; judged by the pcie layer)"},
+	// kernel/module/main.c: "%s: Unknown symbol %s (err %d)" and
+	// "%s: disagrees about version of symbol %s": a module built for another kernel or another
+	// driver stack (MLNX_OFED mlx5_ib against an in-box mlx5_core, or the reverse).
+	{id: "module-unknown-symbol", re: regexp.MustCompile(`^(\S+): Unknown symbol (\S+)`), fault: "driver-module", sev: report.Critical,
+		what: "module could not load: unknown symbol", detail: func(m []string) string { return m[1] },
+		fix: "The module was built for another kernel or against another driver stack: reinstall MLNX_OFED/DOCA-OFED for this kernel (or remove it to use the in-box drivers), then depmod -a and reload."},
+	{id: "module-symbol-version", re: regexp.MustCompile(`^(\S+): disagrees about version of symbol (\S+)`), fault: "driver-module", sev: report.Critical,
+		what: "module could not load: symbol version mismatch", detail: func(m []string) string { return m[1] },
+		fix: "In-box and OFED modules are mixed: reinstall one driver stack for this kernel, depmod -a, reload (or reboot)."},
+	// drivers/base/dd.c: "probe with driver %s failed with error %d" (older kernels: "%s: probe
+	// of %s failed with error %d"); mlx5 main.c probe_one: "mlx5_init_one failed with error code %d".
+	{id: "probe-failed", re: regexp.MustCompile(`probe with driver (\S+) failed with error (-?\d+)|probe of (\S+) failed with error (-?\d+)|mlx5_init_one failed with error code (-?\d+)|init_one failed`),
+		fault: "driver-module", sev: report.Critical, what: "driver probe failed: the function has no working driver",
+		fix: "Read the lines before the failure for the cause (firmware command errors, timeouts); a firmware/driver mismatch needs the matching firmware."},
+	// mlx5 main.c mlx5_load(): "Failed to alloc IRQs", "Failed to create EQs"; pci_irq.c:
+	// "Failed to request irq. err = %d".
+	{id: "irq-alloc", re: regexp.MustCompile(`Failed to alloc IRQs|Failed to create EQs|Failed to request irq|failed to allocate MSI-X|Failed to enable MSI-X`),
+		fault: "cq-eq", sev: report.Critical, what: "interrupt vector (MSI-X) or EQ allocation failed",
+		fix: "The device got no interrupt vectors: check the kernel command line (pci=nomsi), the IRQ vector budget (many VFs), and the BIOS MSI-X setting."},
+	{id: "port-module-error", re: regexp.MustCompile(`Port module event\[error\]: module (\d+), ([^,]+), (.+)$`), fault: "port-link", sev: report.Warning,
+		what: "cable/module error", detail: func(m []string) string { return "module " + m[1] + ": " + strings.TrimSpace(m[3]) },
+		fix: "Reseat or replace the cable or transceiver named here; check it is a supported part (mlxlink -d <pci> -m)."},
+	{id: "port-module-event", re: regexp.MustCompile(`Port module event: module (\d+), (.+)$`), fault: "port-link", sev: report.Info,
+		what: "cable/module event", detail: func(m []string) string { return "module " + m[1] + ": " + strings.TrimSpace(m[2]) }},
+	{id: "slot-power", re: regexp.MustCompile(`Detected insufficient power on the PCIe slot`), fault: "pcie-interface", sev: report.Warning,
+		what: "the PCIe slot does not supply the card's power budget",
+		fix:  "Move the card to a slot that supplies its power, or check the BIOS slot power settings."},
+	{id: "high-temperature", re: regexp.MustCompile(`High temperature on sensors`), fault: "firmware-health", sev: report.Warning,
+		what: "the NIC reported high temperature", fix: "Check the airflow and fans around the card."},
+	{id: "rxe-queue-full", re: regexp.MustCompile(`rxe.*queue full|queue full.*rxe`), fault: "cq-eq", sev: report.Warning,
+		what: "a Soft-RoCE CQ overflowed (IB_EVENT_CQ_ERR raised)", fix: "Size CQs for all outstanding work requests."},
+	{id: "wc-error", re: regexp.MustCompile(`WC error: (\d+), Message: (.+)$`), fault: "qp-context", sev: report.Warning,
+		what: "a kernel consumer's work request completed in error", detail: func(m []string) string { return strings.TrimSpace(m[2]) }},
+}
+
+// fatalSensor names enum mlx5_sensor (health.c).
+func fatalSensor(n string) string {
+	switch n {
+	case "1":
+		return "(PCI communication error: reads return all-ones)"
+	case "2":
+		return "(PCI channel offline)"
+	case "3":
+		return "(NIC disabled)"
+	case "4":
+		return "(NIC software reset)"
+	case "5":
+		return "(firmware syndrome, recovery flow required)"
+	}
+	return ""
+}
+
+// kernelLogRecords reads and parses the kernel log once.
+func kernelLogRecords(h *host.Host) ([]kmsg.Record, int, error) {
+	b, err := h.KernelLog()
+	if err != nil {
+		return nil, 0, err
+	}
+	recs, skipped := kmsg.Parse(b)
+	sort.SliceStable(recs, func(i, j int) bool { return recs[i].Seq < recs[j].Seq })
+	return recs, skipped, nil
+}
+
+// recordDevice ties a record to an RDMA device and PCI function: by the dictionary
+// (DEVICE=+pci:BDF, DEVICE=+infiniband:mlx5_0), by a "driver BDF: " prefix, or by an
+// "infiniband mlx5_0: " prefix.
+func recordDevice(r kmsg.Record, inv *inventory.Inventory) (dev, bdf string) {
+	bdf = r.BDF()
+	if d, ok := strings.CutPrefix(r.Device, "+infiniband:"); ok {
+		dev = d
+	} else if rest, ok := strings.CutPrefix(r.Text, "infiniband "); ok {
+		if name, _, ok := strings.Cut(rest, ":"); ok && !strings.Contains(name, " ") {
+			dev = name
+		}
+	}
+	for _, d := range inv.Devices {
+		if d.PCI != nil && bdf != "" && d.PCI.BDF == bdf {
+			return d.Name, bdf
+		}
+		if d.Name == dev && d.PCI != nil && bdf == "" {
+			bdf = d.PCI.BDF
+		}
+	}
+	return dev, bdf
+}
+
+// logLine formats a record as dmesg shows it.
+func logLine(r kmsg.Record) string {
+	return "[" + r.Timestamp() + "] " + r.Text
+}
+
+type logGroup struct {
+	sig         *signature
+	detail      string
+	dev, bdf    string
+	module      string
+	recs        []kmsg.Record
+	mlx5Frames  bool
+	recoveredAt *kmsg.Record
+}
+
+func runKernelLog(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+	recs, skipped, err := kernelLogRecords(env.Host)
+	subj := report.Subject{Kind: "host", Name: "kernel log"}
+	if err != nil {
+		why := err.Error()
+		if errors.Is(err, host.ErrNotRecorded) {
+			why = "the snapshot holds no kernel log"
+		}
+		return []report.Finding{{Subject: subj, Severity: report.Unknown,
+			Summary:     "kernel log unreadable, its fault signatures are unknown: " + why,
+			Evidence:    []report.Evidence{report.Ev("kmsg", why, "/dev/kmsg")},
+			Remediation: "Run as root (reading /dev/kmsg needs CAP_SYSLOG when kernel.dmesg_restrict=1), or record the snapshot as root."}}, nil
+	}
+	inv := env.Inventory()
+	groups := map[string]*logGroup{}
+	var order []string
+	var recovered []kmsg.Record
+	for i, r := range recs {
+		for si := range signatures {
+			s := &signatures[si]
+			m := s.re.FindStringSubmatch(r.Text)
+			if m == nil {
+				continue
+			}
+			if s.id == "mlx5-recovered" {
+				recovered = append(recovered, r)
+			}
+			g := logGroup{sig: s}
+			g.dev, g.bdf = recordDevice(r, inv)
+			if s.detail != nil {
+				g.detail = s.detail(m)
+			}
+			if s.fault == "driver-module" && g.bdf == "" && g.dev == "" && (s.id == "module-unknown-symbol" || s.id == "module-symbol-version") {
+				g.module = m[1]
+			}
+			key := strings.Join([]string{s.id, g.detail, g.dev, g.bdf, g.module}, "|")
+			gp := groups[key]
+			if gp == nil {
+				gp = &g
+				groups[key] = gp
+				order = append(order, key)
+			}
+			gp.recs = append(gp.recs, r)
+			if s.id == "page-alloc" && rdmaFramesFollow(recs, i) {
+				gp.mlx5Frames = true
+			}
+			break
+		}
+	}
+	if len(order) == 0 {
+		return []report.Finding{{Subject: subj, Severity: report.OK,
+			Summary:  fmt.Sprintf("kernel log: %d record(s) read, no RDMA fault signature", len(recs)),
+			Evidence: []report.Evidence{report.Ev("records", fmt.Sprint(len(recs)), "kmsg"), report.Ev("unparsed records", fmt.Sprint(skipped), "kmsg")}}}, nil
+	}
+	var out []report.Finding
+	for _, key := range order {
+		g := groups[key]
+		out = append(out, groupFinding(g, recovered))
+	}
+	return out, nil
+}
+
+// rdmaFramesFollow reports whether the call trace printed after an allocation failure runs
+// through an RDMA driver: the allocation was the NIC's.
+func rdmaFramesFollow(recs []kmsg.Record, i int) bool {
+	for j := i + 1; j < len(recs) && j <= i+40; j++ {
+		t := recs[j].Text
+		if strings.Contains(t, "page allocation failure") {
+			return false
+		}
+		if strings.Contains(t, "[mlx5_") || strings.Contains(t, "[ib_") || strings.Contains(t, "[rdma_") || strings.Contains(t, "[irdma") || strings.Contains(t, "[bnxt_re") {
+			return true
+		}
+	}
+	return false
+}
+
+func groupFinding(g *logGroup, recovered []kmsg.Record) report.Finding {
+	s := g.sig
+	first, last := g.recs[0], g.recs[len(g.recs)-1]
+	f := report.Finding{Severity: s.sev, Fault: s.fault, Remediation: s.fix}
+	switch {
+	case g.dev != "":
+		f.Subject = report.Subject{Kind: "device", Name: g.dev, Device: g.dev, PCI: g.bdf}
+	case g.bdf != "":
+		f.Subject = report.Subject{Kind: "pci", Name: g.bdf, PCI: g.bdf}
+	case g.module != "":
+		f.Subject = report.Subject{Kind: "module", Name: g.module}
+	default:
+		f.Subject = report.Subject{Kind: "host", Name: "kernel log"}
+	}
+	what := s.what
+	if g.detail != "" {
+		what += " (" + g.detail + ")"
+	}
+	if s.id == "page-alloc" && g.mlx5Frames {
+		f.Severity = report.Warning
+		what += ", in an RDMA driver's allocation"
+	}
+	// A fatal error the driver later recovered from is history, not the present state.
+	if s.fault == "firmware-health" && f.Severity == report.Critical && (s.id == "mlx5-fatal" || s.id == "mlx5-health-compromised") {
+		for _, r := range recovered {
+			if r.Seq > last.Seq && (r.BDF() == g.bdf || g.bdf == "") {
+				f.Severity = report.Warning
+				what += fmt.Sprintf(", then health recovery succeeded at %ss", r.Timestamp())
+				rr := r
+				g.recoveredAt = &rr
+				break
+			}
+		}
+	}
+	where := f.Subject.Name
+	f.Summary = fmt.Sprintf("%s: %s, %d time(s) between %ss and %ss after boot", where, what, len(g.recs), first.Timestamp(), last.Timestamp())
+	f.Evidence = []report.Evidence{
+		report.Ev("signature", s.id, "kmsg"),
+		report.Ev("count", fmt.Sprint(len(g.recs)), "kmsg"),
+		report.Ev("first", logLine(first), "kmsg"),
+	}
+	if len(g.recs) > 1 {
+		f.Evidence = append(f.Evidence, report.Ev("last", logLine(last), "kmsg"))
+	}
+	if g.recoveredAt != nil {
+		f.Evidence = append(f.Evidence, report.Ev("recovered", logLine(*g.recoveredAt), "kmsg"))
+	}
+	return f
+}
