@@ -1,6 +1,7 @@
 package nldev_test
 
 import (
+	"encoding/hex"
 	"errors"
 	"reflect"
 	"strings"
@@ -209,6 +210,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"NLMSG_ERROR", nltest.ErrorReply(syscall.EOPNOTSUPP), syscall.EOPNOTSUPP, ""},
 		{"NLMSG_ERROR after data", cat(good, nltest.ErrorReply(syscall.ENOMEM)), syscall.ENOMEM, ""},
 		{"errno in NLMSG_DONE", cat(good, done(-int32(syscall.EINVAL))), syscall.EINVAL, ""},
+		// Bytes Linux 6.1 sent for a RES_QP_GET dump without DEV_INDEX (QEMU lab, rxe0).
+		{"refused dump as 6.1 sends it", unhex("14000000030002002a000000e25c4bf8eaffffff"), syscall.EINVAL, ""},
 		{"NLMSG_ERROR without code", msg(2, 0), 0, "NLMSG_ERROR with 0-byte payload"},
 		{"NLMSG_OVERRUN", msg(4, 0), 0, "OVERRUN"},
 		{"wrong message type", cat(msg(nldev.MsgType(nldev.CmdResCQGet), 2), done(0)), 0, "type 0x140c, want 0x140a"},
@@ -374,4 +377,12 @@ func TestDecodeCQPadBeforeU64(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v, %v\nwant %+v", got, err, want)
 	}
+}
+
+func unhex(s string) []byte {
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

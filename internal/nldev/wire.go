@@ -61,7 +61,9 @@ func errnoOf(h header, payload []byte) (int32, error) {
 
 // walkDump calls fn with the attribute payload of every message of a dump reply and checks the
 // framing: every message must be of type want, and the reply must end with NLMSG_DONE. A
-// negative errno in NLMSG_ERROR or NLMSG_DONE is returned as a syscall.Errno.
+// negative errno in NLMSG_ERROR or NLMSG_DONE is returned as a syscall.Errno: a refused dump
+// (6.1 answering RES_QP_GET without DEV_INDEX, seen in the lab) comes as NLMSG_DONE carrying
+// -EINVAL, not as NLMSG_ERROR.
 func walkDump(b []byte, want uint16, fn func(payload []byte) error) error {
 	for off, n := 0, 0; ; n++ {
 		if off >= len(b) {
