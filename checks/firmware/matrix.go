@@ -31,7 +31,7 @@ type Row struct {
 // Matrix is the whole table.
 type Matrix struct {
 	Comment string `json:"_comment,omitempty"`
-	Rows []Row `json:"rows"`
+	Rows    []Row  `json:"rows"`
 }
 
 //go:embed matrix.json
