@@ -170,8 +170,8 @@ func judgeVersion(env *checks.Env, m *Matrix, d *inventory.Device) report.Findin
 		}
 		return f
 	}
-	f.Evidence = append(f.Evidence, report.EvExp("matrix", fmt.Sprintf("min %s, recommended %s", orNone(row.Min), orNone(row.Recommended)),
-		"", row.From+": "+row.Source))
+	f.Evidence = append(f.Evidence, report.Ev("matrix", fmt.Sprintf("min %s, recommended %s", orNone(row.Min), orNone(row.Recommended)),
+		row.From+": "+row.Source))
 	target := row.Recommended
 	if row.min != nil {
 		target = row.Min
@@ -349,7 +349,7 @@ func judgePolicy(p *Policy, from string, d *inventory.Device) report.Finding {
 		f.Summary = fmt.Sprintf("%s: fleet minimum %s for PSID %s not judged: %v", d.Name, minV, d.BoardID, err)
 		return f
 	}
-	f.Evidence = append(f.Evidence, report.EvExp("policy minimum", v.String(), ">= "+minV.String(), from))
+	f.Evidence = append(f.Evidence, report.EvExp("firmware vs fleet minimum", v.String(), ">= "+minV.String(), from))
 	if v.Less(minV) {
 		// The operator wrote this minimum as a fleet requirement, so missing it is a failure.
 		f.Severity = report.Critical

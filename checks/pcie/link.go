@@ -325,7 +325,7 @@ func judgePath(h *host.Host, t *target, recs []kmsg.Record, klogErr error) repor
 			f.Evidence = append(f.Evidence, report.Ev("link at "+s.BDF+" ("+role+")", "no link files (not a PCIe link)", s.Dir))
 			continue
 		}
-		f.Evidence = append(f.Evidence, report.EvExp("link at "+s.BDF+" ("+role+")", "trained "+s.cur(), "capable of "+s.max(),
+		f.Evidence = append(f.Evidence, report.EvExp("link at "+s.BDF+" ("+role+")", "trained "+s.cur(), "up to "+s.max()+", its capability",
 			s.Dir+"/{current,max}_link_{speed,width}"))
 		if s.Cap != nil {
 			c := s.Cap
