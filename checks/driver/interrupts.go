@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"fmt"
+	"path"
 	"regexp"
 	"sort"
 	"strconv"
@@ -67,12 +68,23 @@ func ParseInterrupts(b []byte) (map[string][]IRQ, error) {
 }
 
 func runInterrupts(_ context.Context, env *checks.Env) ([]report.Finding, error) {
-	var mlx5 []string
 	devOf := map[string]string{}
+	seen := map[string]bool{}
+	var mlx5 []string
 	for _, d := range env.Inventory().Devices {
-		if d.PCI != nil && d.PCI.Driver == "mlx5_core" {
+		if d.PCI != nil && d.PCI.Driver == "mlx5_core" && !seen[d.PCI.BDF] {
+			seen[d.PCI.BDF] = true
 			mlx5 = append(mlx5, d.PCI.BDF)
 			devOf[d.PCI.BDF] = d.Name
+		}
+	}
+	// Functions mlx5_core drives without an RDMA device (mlx5_ib or ib_core missing) still
+	// create their EQs and vectors; their absence is then a second, independent problem.
+	bdfs, _ := env.Host.ReadDir("/sys/bus/pci/devices")
+	for _, b := range bdfs {
+		if t, err := env.Host.Readlink("/sys/bus/pci/devices/" + b + "/driver"); err == nil && path.Base(t) == "mlx5_core" && !seen[b] {
+			seen[b] = true
+			mlx5 = append(mlx5, b)
 		}
 	}
 	if len(mlx5) == 0 {
@@ -113,6 +125,10 @@ func runInterrupts(_ context.Context, env *checks.Env) ([]report.Finding, error)
 	for _, bdf := range mlx5 {
 		dev := devOf[bdf]
 		f := report.Finding{Subject: report.Subject{Kind: "device", Name: dev, Device: dev, PCI: bdf}}
+		if dev == "" {
+			f.Subject = report.Subject{Kind: "pci", Name: bdf, PCI: bdf}
+			dev = "mlx5_core function"
+		}
 		v := per[bdf]
 		if v == nil {
 			v = &vecs{}

@@ -309,7 +309,11 @@ func groupFinding(g *logGroup, recovered []kmsg.Record) report.Finding {
 		}
 	}
 	where := f.Subject.Name
-	f.Summary = fmt.Sprintf("%s: %s, %d time(s) between %ss and %ss after boot", where, what, len(g.recs), first.Timestamp(), last.Timestamp())
+	if len(g.recs) == 1 {
+		f.Summary = fmt.Sprintf("%s: %s, once, %ss after boot", where, what, first.Timestamp())
+	} else {
+		f.Summary = fmt.Sprintf("%s: %s, %d times between %ss and %ss after boot", where, what, len(g.recs), first.Timestamp(), last.Timestamp())
+	}
 	f.Evidence = []report.Evidence{
 		report.Ev("signature", s.id, "kmsg"),
 		report.Ev("count", fmt.Sprint(len(g.recs)), "kmsg"),

@@ -155,7 +155,8 @@ func runRegistration(_ context.Context, env *checks.Env) ([]report.Finding, erro
 				why = fn.rdma + " is not loaded"
 			}
 			f.Summary = fmt.Sprintf("%s %s is bound to %s but has no RDMA device: %s", fn.name, bdf, drv, why)
-			f.Remediation = fmt.Sprintf("Load the RDMA stack (modprobe %s) and read the kernel log for this function if no device appears.", fn.rdma)
+			f.Remediation = fmt.Sprintf("Load the RDMA stack (modprobe ib_core %s ib_uverbs); if %s does not load or registers nothing, the kernel log lines below say why "+
+				"(Unknown symbol: mixed in-box/OFED modules; command failures: firmware older than the driver needs).", fn.rdma, fn.rdma)
 		}
 		if f.Severity == report.Critical {
 			f.Evidence = append(f.Evidence, bdfLogEvidence(recs, logErr, bdf, fn)...)
