@@ -243,8 +243,7 @@ func gidTypeName(t uint32) string {
 // Device is the driver-layer probe: open the device through its uverbs node
 // and query device and port. It passes when all three verbs succeed,
 // whatever the port state (the port state is evidence for the port layer).
-func Device(ctx context.Context, lib *verbs.Lib, dev string, port int, o Options) Result {
-	var res Result
+func Device(ctx context.Context, lib *verbs.Lib, dev string, port int, o Options) (res Result) {
 	_, done, ok := begin(ctx, lib, "driver", dev, port, o, &res)
 	if ok {
 		done()

@@ -36,8 +36,8 @@ type Overrun struct {
 // them and check that all N complete. With overrun it also overruns a
 // one-entry CQ of its own and checks that the device raises IBV_EVENT_CQ_ERR
 // on the async fd.
-func CQ(ctx context.Context, lib *verbs.Lib, dev string, port int, overrun bool, o Options) CQResult {
-	var r CQResult
+func CQ(ctx context.Context, lib *verbs.Lib, dev string, port int, overrun bool, o Options) (r CQResult) {
+	// r is named: the deferred cleanup completes it after return.
 	s, done, ok := begin(ctx, lib, "cq", dev, port, o, &r.Result)
 	if !ok {
 		return r

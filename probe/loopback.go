@@ -59,8 +59,8 @@ const (
 // Loopback is the qp-layer probe: one RC QP connected to itself, RESET ->
 // INIT -> RTR -> RTS with rc_pingpong's masks, then a signaled RDMA WRITE
 // and a SEND whose completions and payloads are checked.
-func Loopback(ctx context.Context, lib *verbs.Lib, dev string, port int, o Options) LoopbackResult {
-	var r LoopbackResult
+func Loopback(ctx context.Context, lib *verbs.Lib, dev string, port int, o Options) (r LoopbackResult) {
+	// r is named: the deferred cleanup completes it after return.
 	s, done, ok := begin(ctx, lib, "qp", dev, port, o, &r.Result)
 	if !ok {
 		return r
@@ -186,6 +186,7 @@ func (s *session) pollN(a *verbs.Arena, cq *verbs.CQ, n int) ([]verbs.WC, error)
 	}
 	var out []verbs.WC
 	idle := 0
+	checked := time.Now()
 	for len(out) < n {
 		k, err := cq.Poll(buf)
 		if err != nil {
@@ -197,12 +198,15 @@ func (s *session) pollN(a *verbs.Arena, cq *verbs.CQ, n int) ([]verbs.WC, error)
 				return out, fmt.Errorf("work request %d completed with %s", w.WRID, verbs.WCStatusName(w.Status))
 			}
 		}
+		if now := time.Now(); now.Sub(checked) > checkEvery {
+			checked = now
+			if err := s.interrupted(); err != nil {
+				return out, fmt.Errorf("%d of %d completions before %w", len(out), n, err)
+			}
+		}
 		if k > 0 {
 			idle = 0
 			continue
-		}
-		if err := s.ctx.Err(); err != nil {
-			return out, fmt.Errorf("%d of %d completions before %w", len(out), n, context.Cause(s.ctx))
 		}
 		// Spin briefly, then back off so a slow software device gets the CPU.
 		if idle++; idle > 100 {

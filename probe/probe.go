@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -283,6 +284,22 @@ func (s *session) requireActive() error {
 		return nil
 	}
 	return s.skip(StageQueryPort, fmt.Errorf("%s port %d is %s: %w", s.res.Device, s.port, verbs.PortStateName(s.pattr.State), ErrPortNotActive))
+}
+
+// interrupted reports why a busy-polling loop must stop. The loops call
+// it every few hundred iterations. It yields first: a goroutine that only
+// makes short C calls never blocks, and in the lab the timers behind the
+// context's deadline (and a timer-driven cancel) did not fire for tens of
+// seconds while one spun; the clock check covers the deadline regardless.
+func (s *session) interrupted() error {
+	runtime.Gosched()
+	if err := s.ctx.Err(); err != nil {
+		return context.Cause(s.ctx)
+	}
+	if d, ok := s.ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // tracker destroys resources in reverse creation order.

@@ -11,11 +11,11 @@ package verbs
 
 // QPCap mirrors struct ibv_qp_cap.
 type QPCap struct {
-	MaxSendWR     uint32
-	MaxRecvWR     uint32
-	MaxSendSGE    uint32
-	MaxRecvSGE    uint32
-	MaxInlineData uint32
+	MaxSendWR     uint32 `json:"max_send_wr"`
+	MaxRecvWR     uint32 `json:"max_recv_wr"`
+	MaxSendSGE    uint32 `json:"max_send_sge"`
+	MaxRecvSGE    uint32 `json:"max_recv_sge"`
+	MaxInlineData uint32 `json:"max_inline_data"`
 }
 
 // QPInitAttr mirrors struct ibv_qp_init_attr.
