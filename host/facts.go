@@ -21,6 +21,27 @@ type Facts struct {
 	// InContainer is a best guess (/.dockerenv, /run/.containerenv, cgroup names); it changes how a
 	// missing /dev/infiniband is explained.
 	InContainer bool `json:"in_container"`
+	// VerbsDevices are the limits ibv_query_device reported for each device libibverbs could
+	// open. Netlink and sysfs do not expose them (max_qp above all), so they are recorded here to
+	// let snapshots judge exhaustion exactly as a live run does. Nil means not queried (a plain
+	// root tree, an older snapshot); VerbsError then may say why.
+	VerbsDevices []VerbsDevice `json:"verbs_devices,omitempty"`
+	VerbsError   string        `json:"verbs_error,omitempty"`
+}
+
+// VerbsDevice is one device's ibv_query_device limits and its number of completion vectors.
+type VerbsDevice struct {
+	Name           string `json:"name"`
+	MaxQP          int64  `json:"max_qp"`
+	MaxQPWR        int64  `json:"max_qp_wr"`
+	MaxCQ          int64  `json:"max_cq"`
+	MaxCQE         int64  `json:"max_cqe"`
+	MaxSRQ         int64  `json:"max_srq"`
+	MaxMR          int64  `json:"max_mr"`
+	MaxPD          int64  `json:"max_pd"`
+	NumCompVectors int    `json:"num_comp_vectors"`
+	// Error is set (and the limits are zero) when the device could not be opened or queried.
+	Error string `json:"error,omitempty"`
 }
 
 // CharDev is one character device node and the result of opening it.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -15,12 +16,19 @@ import (
 // Live returns the running machine. nl may be nil when no RDMA netlink socket could be opened;
 // its absence is then reported by the checks that need it.
 func Live(nl NetlinkConn) (*Host, error) {
+	// The verbs query opens every device (a ucontext each, milliseconds per device), so a run
+	// whose checks ask Facts() several times pays for it once.
+	verbsOnce := sync.OnceValues(queryVerbsDevices)
 	return New(Options{
 		Root:      "/",
 		Kind:      KindLive,
 		Netlink:   nl,
 		KernelLog: func() ([]byte, error) { return ReadKmsg("/dev/kmsg") },
-		Facts:     func() (*Facts, error) { return LiveFacts("/"), nil },
+		Facts: func() (*Facts, error) {
+			f := LiveFacts("/")
+			f.VerbsDevices, f.VerbsError = verbsOnce()
+			return f, nil
+		},
 	})
 }
 

@@ -55,8 +55,13 @@ func Record(h *host.Host, dir string, o RecordOptions) error {
 		if err := os.MkdirAll(nldir, 0o755); err != nil {
 			return err
 		}
-		if err := recordNetlink(nldev.NewRecorder(nl, nldir)); err != nil {
+		pids, err := recordNetlink(nldev.NewRecorder(nl, nldir))
+		if err != nil {
 			rec.fail("netlink", err)
+		}
+		// The qp and cq layers name each resource's owner by its command, as rdma res show does.
+		for _, pid := range pids {
+			rec.fileIfExists(fmt.Sprintf("/proc/%d/comm", pid))
 		}
 	} else {
 		rec.fail("netlink", errors.New("no RDMA netlink socket (kernel without RDMA support, or not recorded)"))
@@ -72,13 +77,15 @@ func Record(h *host.Host, dir string, o RecordOptions) error {
 }
 
 // recordNetlink asks, through the recording connection, every question the QP and CQ checks ask,
-// in the same byte-for-byte form, so that replay finds each answer under its request key.
-func recordNetlink(conn host.NetlinkConn) error {
+// in the same byte-for-byte form, so that replay finds each answer under its request key. It
+// returns the pids owning QPs or CQs, sorted.
+func recordNetlink(conn host.NetlinkConn) ([]uint32, error) {
 	c := nldev.NewClient(conn)
 	devs, err := c.Devices()
 	if err != nil {
-		return fmt.Errorf("device dump: %w", err)
+		return nil, fmt.Errorf("device dump: %w", err)
 	}
+	owners := map[uint32]bool{}
 	var errs []error
 	if _, err := c.ResourceSummary(); err != nil {
 		errs = append(errs, fmt.Errorf("resource summary: %w", err))
@@ -87,17 +94,31 @@ func recordNetlink(conn host.NetlinkConn) error {
 		if _, err := c.Ports(d.Index); err != nil {
 			errs = append(errs, fmt.Errorf("%s ports: %w", d.Name, err))
 		}
-		if _, err := c.QPs(d.Index); err != nil {
+		qps, err := c.QPs(d.Index)
+		if err != nil {
 			errs = append(errs, fmt.Errorf("%s QPs: %w", d.Name, err))
 		}
-		if _, err := c.CQs(d.Index); err != nil {
+		for _, q := range qps {
+			owners[q.PID] = true
+		}
+		cqs, err := c.CQs(d.Index)
+		if err != nil {
 			errs = append(errs, fmt.Errorf("%s CQs: %w", d.Name, err))
+		}
+		for _, q := range cqs {
+			owners[q.PID] = true
 		}
 		if _, err := c.MRs(d.Index); err != nil {
 			errs = append(errs, fmt.Errorf("%s MRs: %w", d.Name, err))
 		}
 	}
-	return errors.Join(errs...)
+	delete(owners, 0) // kernel-owned
+	pids := make([]uint32, 0, len(owners))
+	for p := range owners {
+		pids = append(pids, p)
+	}
+	sort.Slice(pids, func(i, j int) bool { return pids[i] < pids[j] })
+	return pids, errors.Join(errs...)
 }
 
 func writeJSON(p string, v any) error {
