@@ -19,6 +19,9 @@ type Options struct {
 	// WRConcurrency is the number of work requests the operator says can be outstanding on one CQ
 	// (--wr-concurrency); 0 means not declared.
 	WRConcurrency int
+	// WRProfile is a JSON file mapping applications (command names, "[module]" for kernel owners)
+	// to the work requests each can have outstanding on one CQ (--wr-profile).
+	WRProfile string
 	// ExpectRate is the port rate in Gb/s every active port should run at (--expect-rate); 0 = any.
 	ExpectRate float64
 	// Interval, when non-zero, makes counter checks read twice and judge rates (--interval).

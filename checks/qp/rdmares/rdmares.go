@@ -1,0 +1,175 @@
+// Package rdmares reads the RDMA resource tables (devices, QPs, CQs, resource summary) once per
+// run through the nldev client and shares them between the qp and cq checks, with each
+// resource's owner named as rdma res show names it.
+package rdmares
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/rdmadiag/rdmadiag/checks"
+	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/internal/nldev"
+	"github.com/rdmadiag/rdmadiag/report"
+)
+
+// Table is one resource dump per device, in the order the kernel listed the devices.
+type Table[T any] struct {
+	// Err is set when the device list itself could not be read; nothing else is then filled.
+	Err     error
+	Devices []DeviceTable[T]
+}
+
+// DeviceTable is one device's objects, or the error its dump returned.
+type DeviceTable[T any] struct {
+	Dev  nldev.Device
+	Objs []T
+	Err  error
+}
+
+// Source names a device's dump in evidence, as a reader would find it again.
+func Source(what, dev string) string { return "netlink:RES_" + what + "_GET " + dev }
+
+// Devices returns the nldev device list of this run.
+func Devices(env *checks.Env) ([]nldev.Device, error) {
+	type res struct {
+		d   []nldev.Device
+		err error
+	}
+	r := env.Memo("rdmares.devices", func() any {
+		d, err := nldev.NewClient(env.Host.Netlink()).Devices()
+		return res{d, err}
+	}).(res)
+	return r.d, r.err
+}
+
+// QPs returns every device's QP dump of this run.
+func QPs(env *checks.Env) *Table[nldev.QP] {
+	return env.Memo("rdmares.qps", func() any { return ReadQPs(env) }).(*Table[nldev.QP])
+}
+
+// ReadQPs dumps the QPs again (a second reading for --interval checks).
+func ReadQPs(env *checks.Env) *Table[nldev.QP] {
+	return read(env, (*nldev.Client).QPs)
+}
+
+// CQs returns every device's CQ dump of this run.
+func CQs(env *checks.Env) *Table[nldev.CQ] {
+	return env.Memo("rdmares.cqs", func() any { return read(env, (*nldev.Client).CQs) }).(*Table[nldev.CQ])
+}
+
+// Summary returns the per-device resource counts by device index.
+func Summary(env *checks.Env) (map[uint32]map[string]uint64, error) {
+	type res struct {
+		m   map[uint32]map[string]uint64
+		err error
+	}
+	r := env.Memo("rdmares.summary", func() any {
+		sums, err := nldev.NewClient(env.Host.Netlink()).ResourceSummary()
+		m := make(map[uint32]map[string]uint64, len(sums))
+		for _, s := range sums {
+			m[s.DevIndex] = s.Counts
+		}
+		return res{m, err}
+	}).(res)
+	return r.m, r.err
+}
+
+func read[T any](env *checks.Env, dump func(*nldev.Client, uint32) ([]T, error)) *Table[T] {
+	devs, err := Devices(env)
+	if err != nil {
+		return &Table[T]{Err: err}
+	}
+	c := nldev.NewClient(env.Host.Netlink())
+	t := &Table[T]{Devices: make([]DeviceTable[T], len(devs))}
+	for i, d := range devs {
+		objs, err := dump(c, d.Index)
+		t.Devices[i] = DeviceTable[T]{Dev: d, Objs: objs, Err: err}
+	}
+	return t
+}
+
+// NotRecorded reports whether err means this host view holds no netlink answers at all (a plain
+// root tree, a snapshot recorded where netlink was unavailable) rather than a failing kernel.
+func NotRecorded(err error) bool { return errors.Is(err, host.ErrNotRecorded) }
+
+// Owners names resource owners: "[ib_core]" for a kernel module, "pid 812 (ib_write_bw)" for a
+// process, with the command read from /proc/<pid>/comm as iproute2 does (recorded in snapshots).
+type Owners struct {
+	h     *host.Host
+	mu    sync.Mutex
+	names map[uint32]string
+}
+
+// SharedOwners returns the run's owner cache.
+func SharedOwners(env *checks.Env) *Owners {
+	return env.Memo("rdmares.owners", func() any { return &Owners{h: env.Host, names: map[uint32]string{}} }).(*Owners)
+}
+
+// Name is the owner's display name.
+func (o *Owners) Name(pid uint32, kern string) string {
+	if kern != "" || pid == 0 {
+		if kern == "" {
+			kern = "kernel"
+		}
+		return "[" + kern + "]"
+	}
+	return "pid " + strconv.FormatUint(uint64(pid), 10) + " (" + o.Comm(pid) + ")"
+}
+
+// Comm is the command of a process, or a note saying why it is not known.
+func (o *Owners) Comm(pid uint32) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if n, ok := o.names[pid]; ok {
+		return n
+	}
+	n, err := o.h.ReadString(fmt.Sprintf("/proc/%d/comm", pid))
+	if err != nil || n == "" {
+		// The process may have exited between the dump and this read, or the snapshot predates
+		// comm recording.
+		n = "command unknown"
+	}
+	o.names[pid] = n
+	return n
+}
+
+// DevSubject is a device subject with its PCI function when the inventory knows it, so that
+// PCIe and firmware causes on that function explain the finding.
+func DevSubject(env *checks.Env, dev string) report.Subject {
+	s := report.Subject{Kind: "device", Name: dev, Device: dev}
+	if d := env.Inventory().Device(dev); d != nil && d.PCI != nil {
+		s.PCI = d.PCI.BDF
+	}
+	return s
+}
+
+// Unavailable is the one finding a netlink-based check returns when the device list cannot be
+// read: skipped when there is no device or this host view holds no netlink answers, unknown
+// otherwise.
+func Unavailable(env *checks.Env, err error) []report.Finding {
+	f := report.Finding{Subject: report.Subject{Kind: "host"}, Severity: report.Unknown,
+		Summary:  "RDMA netlink could not be read: " + err.Error(),
+		Evidence: []report.Evidence{report.Ev("nldev device dump", err.Error(), "netlink:GET")}}
+	inv := env.Inventory()
+	switch {
+	case inv.Absent != nil || len(inv.Devices) == 0:
+		f.Severity = report.Skipped
+		f.Summary = "no RDMA device to check (see the driver layer)"
+	case NotRecorded(err):
+		f.Severity = report.Skipped
+		f.Summary = "RDMA netlink answers are not part of this host view (plain root tree, or snapshot recorded without them)"
+	default:
+		f.Remediation = "Check that ib_core is loaded (lsmod | grep ib_core); any user can open a NETLINK_RDMA socket " +
+			"on an RDMA-enabled kernel."
+	}
+	return []report.Finding{f}
+}
+
+// NoDevices is the finding for an empty netlink device list.
+func NoDevices() []report.Finding {
+	return []report.Finding{{Subject: report.Subject{Kind: "host"}, Severity: report.Skipped,
+		Summary: "no RDMA device in the netlink device list (see the driver layer)"}}
+}
