@@ -1,0 +1,198 @@
+package port
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rdmadiag/rdmadiag/checks"
+	"github.com/rdmadiag/rdmadiag/checks/checktest"
+	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/snapshot"
+)
+
+func one(t *testing.T, fs []report.Finding, check, subject string) report.Finding {
+	t.Helper()
+	got := checktest.Find(fs, check, subject)
+	if len(got) != 1 {
+		t.Fatalf("%s@%s: %d findings, want 1: %+v", check, subject, len(got), got)
+	}
+	return got[0]
+}
+
+func wantSev(t *testing.T, f report.Finding, sev report.Severity) {
+	t.Helper()
+	if f.Severity != sev {
+		t.Errorf("%s@%s: severity %s, want %s (%s)", f.CheckID, f.Subject.Name, f.Severity, sev, f.Summary)
+	}
+}
+
+func wantEv(t *testing.T, f report.Finding, name, contains string) {
+	t.Helper()
+	v, ok := checktest.Evidence(f, name)
+	if !ok || !strings.Contains(v, contains) {
+		t.Errorf("%s@%s: evidence %q = %q (present %v), want it to contain %q", f.CheckID, f.Subject.Name, name, v, ok, contains)
+	}
+}
+
+func TestCX7IB(t *testing.T) {
+	fs := checktest.Run(t, "port-cx7-ib", checks.Options{ExpectRate: 400}, "port")
+
+	f := one(t, fs, "port.rate", "mlx5_1/1")
+	wantSev(t, f, report.Critical)
+	wantEv(t, f, "width", "1X")
+	if f.Subject.Device != "mlx5_1" || f.Subject.PCI != "0000:5e:00.0" {
+		t.Errorf("subject %+v", f.Subject)
+	}
+	f = one(t, fs, "port.rate", "mlx5_0/1")
+	wantSev(t, f, report.OK)
+	wantEv(t, f, "rate", "400")
+	wantSev(t, one(t, fs, "port.rate", "mlx5_2/1"), report.Skipped)
+
+	f = one(t, fs, "port.state", "mlx5_2/1")
+	wantSev(t, f, report.Critical)
+	wantEv(t, f, "state", "INIT")
+	wantEv(t, f, "lid", "0x0")
+	wantEv(t, f, "sm_lid", "0x0")
+	wantSev(t, one(t, fs, "port.state", "mlx5_0/1"), report.OK)
+	wantSev(t, one(t, fs, "port.addressing", "mlx5_2/1"), report.Skipped)
+	f = one(t, fs, "port.addressing", "mlx5_0/1")
+	wantSev(t, f, report.OK)
+	wantEv(t, f, "sm_lid", "0x1")
+
+	f = one(t, fs, "port.counters", "mlx5_0/1")
+	wantSev(t, f, report.Warning)
+	wantEv(t, f, "symbol_error", "5000.0/h")
+	wantEv(t, f, "link_downed", "7")
+	wantSev(t, one(t, fs, "port.counters", "mlx5_1/1"), report.OK)
+}
+
+func TestCX7IBExpectRateBelow(t *testing.T) {
+	fs := checktest.Run(t, "port-cx7-ib", checks.Options{ExpectRate: 800}, "port.rate")
+	f := one(t, fs, "port.rate", "mlx5_0/1")
+	wantSev(t, f, report.Critical)
+	wantEv(t, f, "rate", "400 Gb/s")
+}
+
+func TestRoCE(t *testing.T) {
+	fs := checktest.Run(t, "port-roce", checks.Options{}, "port")
+	f := one(t, fs, "port.rate", "mlx5_0/1")
+	wantSev(t, f, report.OK)
+	wantEv(t, f, "netdev speed", "200000")
+	wantEv(t, f, "note", "fallback")
+
+	f = one(t, fs, "port.addressing", "mlx5_0/1")
+	wantSev(t, f, report.Critical)
+	wantEv(t, f, "RoCE v2 GIDs on an IP address", "none")
+	wantEv(t, f, "netdev ens1f0np0 mtu", "4096 (RoCE MTU 2048)")
+
+	f = one(t, fs, "port.state", "mlx5_1/1")
+	wantSev(t, f, report.Critical)
+	wantEv(t, f, "netdev ens2f0np0 operstate", "down")
+	wantSev(t, one(t, fs, "port.counters", "mlx5_0/1"), report.Info)
+}
+
+// TestInterval runs the counter check on a live-kind host whose counter files change while the
+// check sleeps, as on a real machine, including a 32-bit hw counter that wraps and an
+// unreadable counter.
+func TestInterval(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(checktest.Fixture(t, "port-cx7-ib"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := snapshot.UnpackTxtar(data, dir); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(dir, snapshot.RootDir)
+	h, err := host.New(host.Options{Root: root, Kind: host.KindLive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := func(dev, file, v string) {
+		p := filepath.Join(root, "sys/class/infiniband", dev, "ports/1", file)
+		if err := os.WriteFile(p, []byte(v+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set("mlx5_1", "hw_counters/out_of_sequence", "4294967290")
+	set("mlx5_2", "counters/port_rcv_errors", "garbage")
+	env := checks.NewEnv(h, checks.Options{Interval: time.Minute})
+	slept := time.Duration(0)
+	env.Sleep = func(_ context.Context, d time.Duration) error {
+		slept = d
+		set("mlx5_0", "counters/link_downed", "9")        // 7 -> 9: the link flapped twice
+		set("mlx5_0", "counters/symbol_error", "5001")    // 1 per minute = 60/h: below 120/h
+		set("mlx5_1", "hw_counters/out_of_sequence", "4") // wrapped: +10
+		set("mlx5_1", "hw_counters/local_ack_timeout_err", "0")
+		return nil
+	}
+	cs, err := checks.Default.Select([]string{"port.counters"}, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := checks.Run(context.Background(), env, cs, 1)
+	if slept != time.Minute {
+		t.Errorf("slept %s, want 1m", slept)
+	}
+	f := one(t, fs, "port.counters", "mlx5_0/1")
+	wantSev(t, f, report.Critical)
+	wantEv(t, f, "link_downed", "+2 in 1m0s")
+	wantEv(t, f, "symbol_error", "+1")
+	f = one(t, fs, "port.counters", "mlx5_1/1")
+	wantSev(t, f, report.Warning)
+	wantEv(t, f, "out_of_sequence", "+10 in 1m0s (4294967290 -> 4)")
+	// mlx5_2/1: port_rcv_errors is unknown, the rest still judged.
+	got := checktest.Find(fs, "port.counters", "mlx5_2/1")
+	var sevs []report.Severity
+	for _, g := range got {
+		sevs = append(sevs, g.Severity)
+	}
+	if len(got) != 2 || got[0].Severity != report.OK || got[1].Severity != report.Unknown {
+		t.Fatalf("mlx5_2/1: want OK then Unknown, got %v", sevs)
+	}
+	wantEv(t, got[1], "counters/port_rcv_errors", "not a decimal number")
+}
+
+func TestIntervalOnSnapshotSkipped(t *testing.T) {
+	fs := checktest.Run(t, "port-cx7-ib", checks.Options{Interval: time.Minute}, "port.counters")
+	wantSev(t, one(t, fs, "port.counters", "interval"), report.Skipped)
+	// The since-boot judgement still happens.
+	wantSev(t, one(t, fs, "port.counters", "mlx5_0/1"), report.Warning)
+}
+
+func TestNoDevices(t *testing.T) {
+	fs := checktest.Run(t, "drv-no-ib-core", checks.Options{}, "port")
+	for _, id := range []string{"port.state", "port.rate", "port.addressing", "port.counters"} {
+		f := one(t, fs, id, "")
+		wantSev(t, f, report.Skipped)
+	}
+}
+
+func TestDelta(t *testing.T) {
+	q := counterDef{name: "out_of_sequence", bits: 32}
+	pma := counterDef{name: "link_downed", bits: 8, saturates: true}
+	wide := counterDef{name: "np_cnp_sent", bits: 64}
+	for _, tc := range []struct {
+		d    counterDef
+		a, b uint64
+		want uint64
+		ok   bool
+	}{
+		{q, 10, 15, 5, true},
+		{q, 1<<32 - 6, 4, 10, true}, // 32-bit wrap
+		{pma, 3, 1, 0, false},       // reset (perfquery -R)
+		{pma, 255, 255, 0, false},   // saturated: increases invisible
+		{pma, 254, 255, 1, true},
+		{wide, 100, 50, 0, false}, // 64-bit counters do not wrap in practice: a reset
+	} {
+		got, ok := delta(tc.d, tc.a, tc.b)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("delta(%s, %d, %d) = %d, %v; want %d, %v", tc.d.name, tc.a, tc.b, got, ok, tc.want, tc.ok)
+		}
+	}
+}
