@@ -219,13 +219,16 @@ func judgeAER(t *target, s aerSnap, later *aerSnap, interval time.Duration, line
 		f.Severity = report.Warning
 		f.Summary = fmt.Sprintf("%s (%s): %d correctable PCIe errors in %s (%.2f/s): the link is replaying", s.BDF, role, d, interval, float64(d)/interval.Seconds())
 		f.Remediation = "A link that keeps replaying loses bandwidth and may degrade further: reseat the card, check the riser and slot; watch the rate after the fix."
+	case later != nil && cor > CorrectableWarnSinceBoot:
+		f.Severity = report.Info
+		f.Summary = fmt.Sprintf("%s (%s): %d correctable PCIe errors since boot but none during the %s interval: not growing now", s.BDF, role, cor, interval)
 	case cor > CorrectableWarnSinceBoot:
 		f.Severity = report.Warning
 		f.Summary = fmt.Sprintf("%s (%s): %d correctable PCIe errors since boot (above %d; counters are since boot, use --interval for a rate)", s.BDF, role, cor, CorrectableWarnSinceBoot)
 		f.Remediation = "Run again with --interval 60s to see whether they are still growing; if so reseat the card and check the riser and slot."
 	case cor > 0:
 		f.Severity = report.Info
-		f.Summary = fmt.Sprintf("%s (%s): %d correctable PCIe error(s) since boot, below the %d that would mean a marginal link; no uncorrectable errors", s.BDF, role, cor, CorrectableWarnSinceBoot)
+		f.Summary = fmt.Sprintf("%s (%s): %d correctable PCIe error(s) since boot, not above the %d that would mean a marginal link; no uncorrectable errors", s.BDF, role, cor, CorrectableWarnSinceBoot)
 	default:
 		f.Severity = report.OK
 		f.Summary = fmt.Sprintf("%s (%s): no PCIe errors since boot", s.BDF, role)

@@ -1,0 +1,180 @@
+package pcie
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rdmadiag/rdmadiag/checks"
+	"github.com/rdmadiag/rdmadiag/checks/checktest"
+	"github.com/rdmadiag/rdmadiag/report"
+)
+
+func one(t *testing.T, fs []report.Finding, id, subject string) report.Finding {
+	t.Helper()
+	got := checktest.Find(fs, id, subject)
+	if len(got) != 1 {
+		t.Fatalf("%s@%s: %d findings, want 1 (all: %+v)", id, subject, len(got), fs)
+	}
+	return got[0]
+}
+
+func wantSev(t *testing.T, f report.Finding, sev report.Severity) {
+	t.Helper()
+	if f.Severity != sev {
+		t.Errorf("%s@%s: severity %v, want %v (%s)", f.CheckID, f.Subject.Name, f.Severity, sev, f.Summary)
+	}
+}
+
+func wantEv(t *testing.T, f report.Finding, name, contains string) {
+	t.Helper()
+	var seen []string
+	for _, e := range f.Evidence {
+		if e.Name == name {
+			if strings.Contains(e.Observed, contains) {
+				return
+			}
+			seen = append(seen, e.Observed)
+		}
+	}
+	t.Errorf("%s@%s: no evidence %q containing %q (have %q)", f.CheckID, f.Subject.Name, name, contains, seen)
+}
+
+// The documented case: a 200 Gb/s ConnectX-6 in a Gen3 x8 slot delivers at most about 63 Gb/s.
+func TestGen3x8Slot(t *testing.T) {
+	fs := checktest.Run(t, "pcie-gen3x8-slot", checks.Options{}, "pcie")
+	bw := one(t, fs, "pcie.bandwidth", "0000:3b:00.0")
+	wantSev(t, bw, report.Critical)
+	wantEv(t, bw, "usable PCIe bandwidth", "63.0 Gb/s (8 GT/s x8 at 0000:3a:00.0)")
+	wantEv(t, bw, "active port demand", "200 Gb/s")
+	if bw.Subject.Device != "mlx5_0" || bw.Subject.PCI != "0000:3b:00.0" {
+		t.Errorf("bandwidth subject %+v", bw.Subject)
+	}
+	if !strings.Contains(bw.Remediation, "Gen4 x16") {
+		t.Errorf("bandwidth remediation %q should name the link a 200 Gb/s port needs", bw.Remediation)
+	}
+
+	link := one(t, fs, "pcie.link", "0000:3b:00.0")
+	wantSev(t, link, report.Warning)
+	wantEv(t, link, "kernel names the limiting hop", "0000:3a:00.0")
+	wantEv(t, link, "link at 0000:3b:00.0 (function)", "trained 8 GT/s x8")
+	if !strings.Contains(link.Summary, "slot limits the card") || !strings.Contains(link.Remediation, "Move the card") {
+		t.Errorf("a slot narrower than the card must say so and say move the card: %q / %q", link.Summary, link.Remediation)
+	}
+	// The VF has no link of its own: it is judged through its PF, never on its own BDF.
+	if got := checktest.Find(fs, "pcie.link", "0000:3b:00.2"); len(got) != 0 {
+		t.Errorf("VF judged on its own: %+v", got)
+	}
+	wantEv(t, link, "judged as", "PF of VF 0000:3b:00.2 (mlx5_1)")
+
+	dma := one(t, fs, "pcie.dma", "0000:3b:00.0")
+	wantSev(t, dma, report.Warning)
+	wantEv(t, dma, "netdev ens1f0np0", "rx_errors 37")
+	for _, bdf := range []string{"0000:3b:00.0", "0000:3a:00.0"} {
+		wantSev(t, one(t, fs, "pcie.aer", bdf), report.OK)
+	}
+}
+
+func TestSignalIntegrityAERAndIOMMU(t *testing.T) {
+	fs := checktest.Run(t, "pcie-signal-integrity", checks.Options{}, "pcie")
+	link := one(t, fs, "pcie.link", "0000:19:00.0")
+	wantSev(t, link, report.Warning)
+	if !strings.Contains(link.Summary, "although both ends support 32 GT/s x16") || !strings.Contains(link.Remediation, "reseat") {
+		t.Errorf("trained below both ends must point at signal integrity: %q / %q", link.Summary, link.Remediation)
+	}
+	wantEv(t, link, "config space at 0000:19:00.0", "target speed 32 GT/s, MaxPayload 256 (supported 512), MaxReadReq 4096")
+	wantEv(t, link, "link at 0000:18:00.0 (switch downstream port)", "trained 16 GT/s x16")
+	wantEv(t, link, "limiting hop", "16 GT/s x16")
+
+	wantSev(t, one(t, fs, "pcie.bandwidth", "0000:19:00.0"), report.Critical)
+
+	card := one(t, fs, "pcie.aer", "0000:19:00.0")
+	wantSev(t, card, report.Critical)
+	wantEv(t, card, "fatal errors", "DLP=1")
+	wantEv(t, card, "non-fatal errors", "CmpltTO=2")
+	wantEv(t, card, "kernel log", "severity=Uncorrected")
+	dsp := one(t, fs, "pcie.aer", "0000:18:00.0")
+	wantSev(t, dsp, report.Warning)
+	if !strings.Contains(dsp.Summary, "since boot") {
+		t.Errorf("correctable counts are since boot and must say so: %q", dsp.Summary)
+	}
+	wantSev(t, one(t, fs, "pcie.aer", "0000:16:01.0"), report.Critical) // root-port totals
+	wantSev(t, one(t, fs, "pcie.aer", "0000:17:00.0"), report.OK)
+
+	dma := one(t, fs, "pcie.dma", "0000:19:00.0")
+	wantSev(t, dma, report.Critical)
+	wantEv(t, dma, "IOMMU fault", "Request device [19:00.0]")
+}
+
+// With --interval the correctable counters are judged by their growth: unchanged since-boot
+// counts above the threshold are history, not a live problem.
+func TestAERInterval(t *testing.T) {
+	fs := checktest.Run(t, "pcie-signal-integrity", checks.Options{Interval: 30 * time.Second}, "pcie.aer")
+	dsp := one(t, fs, "pcie.aer", "0000:18:00.0")
+	wantSev(t, dsp, report.Info)
+	wantEv(t, dsp, "correctable errors", "+0 in 30s")
+	wantSev(t, one(t, fs, "pcie.aer", "0000:19:00.0"), report.Critical)
+}
+
+func TestSoftwareDevices(t *testing.T) {
+	fs := checktest.Run(t, "testdata/soft-roce.txtar", checks.Options{}, "pcie")
+	for _, id := range []string{"pcie.link", "pcie.bandwidth", "pcie.aer", "pcie.dma"} {
+		f := one(t, fs, id, "rxe0")
+		wantSev(t, f, report.Skipped)
+		if !strings.Contains(f.Summary, "software device on netdev br0") {
+			t.Errorf("%s: %q", id, f.Summary)
+		}
+	}
+	link := one(t, fs, "pcie.link", "0000:02:00.0")
+	wantSev(t, link, report.OK)
+	wantEv(t, link, "judged as", "netdev eth1 under software device rxe1")
+	bw := one(t, fs, "pcie.bandwidth", "0000:02:00.0")
+	wantSev(t, bw, report.OK)
+	wantEv(t, bw, "netdev eth1", "1 Gb/s")
+	// 100 correctable errors is at the threshold, not above it.
+	wantSev(t, one(t, fs, "pcie.aer", "0000:00:1c.0"), report.Info)
+	wantSev(t, one(t, fs, "pcie.dma", "0000:02:00.0"), report.Warning)
+}
+
+func ls(speed Speed, w int, ms Speed, mw int, bdf string) linkState {
+	return linkState{node: node{BDF: bdf, Dir: "/sys/devices/pci0000:00/" + bdf}, CurSpeed: speed, CurWidth: w, MaxSpeed: ms, MaxWidth: mw}
+}
+
+func TestJudgeLink(t *testing.T) {
+	bios := ls(8, 16, 16, 16, "0000:3b:00.0")
+	bios.Cap = &ExpressCap{TargetSpeed: 8}
+	for _, tc := range []struct {
+		name  string
+		l     link
+		sev   report.Severity
+		inWhy string
+		inFix string
+	}{
+		// The lab's pcie-degraded: the root port advertises 16 GT/s x32, the virtio endpoint can do
+		// only 2.5 GT/s x1: the card sets the link, which is healthy.
+		{"card-limited", link{ls(2.5, 1, 2.5, 1, "0000:01:00.0"), ls(2.5, 1, 16, 32, "0000:00:02.0")}, report.OK, "card's own maximum", ""},
+		// The lab's aer scenario: QEMU's root port reports "Unknown" and width 255.
+		{"port capability unknown", link{ls(2.5, 1, 2.5, 1, "0000:01:00.0"), ls(2.5, 1, 0, 0, "0000:00:02.0")}, report.OK, "trained at 2.5 GT/s x1", ""},
+		{"lanes lost", link{ls(16, 8, 16, 16, "0000:3b:00.0"), ls(16, 8, 16, 16, "0000:3a:00.0")}, report.Warning, "both ends support 16 GT/s x16", "Lanes failed to train"},
+		{"bios target", link{bios, ls(8, 16, 16, 16, "0000:3a:00.0")}, report.Warning, "Target Link Speed is set to 8 GT/s", "BIOS"},
+		{"narrow slot", link{ls(8, 8, 16, 16, "0000:3b:00.0"), ls(8, 8, 8, 8, "0000:3a:00.0")}, report.Warning, "slot limits the card", "Move the card"},
+		{"trained unknown", link{ls(0, 0, 16, 16, "0000:3b:00.0"), ls(0, 0, 16, 16, "0000:3a:00.0")}, report.Unknown, "unknown", ""},
+		{"no capability", link{ls(8, 8, 0, 0, "0000:3b:00.0"), ls(8, 8, 0, 0, "0000:3a:00.0")}, report.Unknown, "neither end", ""},
+	} {
+		v := judgeLink(tc.l)
+		if v.Severity != tc.sev || !strings.Contains(v.Why, tc.inWhy) || !strings.Contains(v.Fix, tc.inFix) {
+			t.Errorf("%s: %v %q fix %q; want %v containing %q / %q", tc.name, v.Severity, v.Why, v.Fix, tc.sev, tc.inWhy, tc.inFix)
+		}
+	}
+}
+
+func TestPairLinksSwitch(t *testing.T) {
+	ep := ls(16, 16, 32, 16, "0000:19:00.0")
+	dsp := ls(16, 16, 32, 16, "0000:18:00.0")
+	usp := ls(32, 16, 32, 16, "0000:17:00.0")
+	rp := ls(32, 16, 32, 16, "0000:16:01.0")
+	got := pairLinks([]linkState{ep, dsp, usp, rp})
+	if len(got) != 2 || got[0].Port.BDF != "0000:18:00.0" || got[1].Child.BDF != "0000:17:00.0" || got[1].Port.BDF != "0000:16:01.0" {
+		t.Errorf("pairLinks = %+v", got)
+	}
+}
