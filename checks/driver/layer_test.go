@@ -1,0 +1,237 @@
+package driver
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rdmadiag/rdmadiag/checks"
+	"github.com/rdmadiag/rdmadiag/checks/checktest"
+	_ "github.com/rdmadiag/rdmadiag/checks/port" // port findings the driver faults must explain
+	"github.com/rdmadiag/rdmadiag/internal/kmsg"
+	"github.com/rdmadiag/rdmadiag/inventory"
+	"github.com/rdmadiag/rdmadiag/report"
+)
+
+func find1(t *testing.T, fs []report.Finding, check, subject string) report.Finding {
+	t.Helper()
+	got := checktest.Find(fs, check, subject)
+	if len(got) != 1 {
+		t.Fatalf("%s@%s: %d findings, want 1: %+v", check, subject, len(got), got)
+	}
+	return got[0]
+}
+
+func sev(t *testing.T, f report.Finding, want report.Severity) {
+	t.Helper()
+	if f.Severity != want {
+		t.Errorf("%s@%s: %s, want %s (%s)", f.CheckID, f.Subject.Name, f.Severity, want, f.Summary)
+	}
+}
+
+// bySignature returns the kernel-log findings of one signature.
+func bySignature(fs []report.Finding, id string) []report.Finding {
+	var out []report.Finding
+	for _, f := range checktest.Find(fs, "driver.kernel_log", "") {
+		if v, _ := checktest.Evidence(f, "signature"); v == id {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// rootCauses builds the report the CLI would and returns its root-cause refs.
+func rootCauses(fs []report.Finding) []string {
+	return report.Build(fs, report.DefaultFaults(), report.Tool{}, report.HostInfo{}).Summary.RootCauses
+}
+
+func TestNoIBCore(t *testing.T) {
+	fs := checktest.Run(t, "drv-no-ib-core", checks.Options{}, "driver")
+	sev(t, find1(t, fs, "driver.modules", "ib_core"), report.Critical)
+	f := find1(t, fs, "driver.registration", "0000:3b:00.0")
+	sev(t, f, report.Critical)
+	if !strings.Contains(f.Summary, "ib_core is not loaded") || f.Fault != "rdma-device" {
+		t.Errorf("registration: %q fault %s", f.Summary, f.Fault)
+	}
+	sev(t, find1(t, fs, "driver.interrupts", "0000:3b:00.0"), report.OK)
+	if rc := rootCauses(fs); len(rc) != 1 || rc[0] != "driver.modules@ib_core" {
+		t.Errorf("root causes %v, want only driver.modules@ib_core", rc)
+	}
+}
+
+func TestMlx5IBFirmwareMismatch(t *testing.T) {
+	fs := checktest.Run(t, "drv-mlx5ib-fw-mismatch", checks.Options{}, "driver")
+	sev(t, find1(t, fs, "driver.modules", "mlx5_ib"), report.Critical)
+	f := find1(t, fs, "driver.registration", "0000:3b:00.0")
+	sev(t, f, report.Critical)
+	var logs []string
+	for _, e := range f.Evidence {
+		if strings.HasPrefix(e.Name, "log ") {
+			logs = append(logs, e.Observed)
+		}
+	}
+	joined := strings.Join(logs, "\n")
+	for _, want := range []string{"QUERY_HCA_CAP(0x100) op_mod(0x1) failed, status bad parameter", "mlx5_ib: Unknown symbol", "disagrees about version of symbol"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("registration evidence lacks %q:\n%s", want, joined)
+		}
+	}
+	us := bySignature(fs, "module-unknown-symbol")
+	if len(us) != 1 || us[0].Subject.Name != "mlx5_ib" || us[0].Severity != report.Critical {
+		t.Fatalf("unknown symbol findings: %+v", us)
+	}
+	if n, _ := checktest.Evidence(us[0], "count"); n != "2" {
+		t.Errorf("unknown symbol count %s, want 2", n)
+	}
+	cmd := bySignature(fs, "mlx5-cmd-failed")
+	if len(cmd) != 1 || cmd[0].Fault != "firmware" || cmd[0].Subject.PCI != "0000:3b:00.0" {
+		t.Fatalf("command failure findings: %+v", cmd)
+	}
+	rc := rootCauses(fs)
+	if len(rc) != 1 || rc[0] != cmd[0].CheckID+"@0000:3b:00.0" {
+		t.Errorf("root causes %v, want only the firmware command failure", rc)
+	}
+	f = find1(t, fs, "driver.modules", "mlx5_core")
+	if !strings.Contains(f.Summary, "24.10-1.1.4") {
+		t.Errorf("OFED version not identified: %s", f.Summary)
+	}
+}
+
+func TestNoConfigInfiniband(t *testing.T) {
+	fs := checktest.Run(t, "drv-no-config-ib", checks.Options{}, "driver")
+	sev(t, find1(t, fs, "driver.kernel_config", "CONFIG_INFINIBAND"), report.Critical)
+	if rc := rootCauses(fs); len(rc) != 1 || rc[0] != "driver.kernel_config@CONFIG_INFINIBAND" {
+		t.Errorf("root causes %v, want only CONFIG_INFINIBAND", rc)
+	}
+}
+
+func TestMlx5Health(t *testing.T) {
+	fs := checktest.Run(t, "drv-mlx5-health", checks.Options{}, "driver", "port.state")
+	for _, tc := range []struct {
+		sig   string
+		sev   report.Severity
+		fault string
+		dev   string
+		count string
+	}{
+		{"mlx5-fatal", report.Critical, "firmware-health", "mlx5_0", "1"},
+		{"mlx5-health-compromised", report.Critical, "firmware-health", "mlx5_0", "1"},
+		{"mlx5-health-syndrome", report.Warning, "firmware-health", "mlx5_0", "2"},
+		{"mlx5-cmd-timeout", report.Critical, "firmware-health", "mlx5_0", "2"},
+		{"mlx5-recovery-failed", report.Critical, "firmware-health", "mlx5_0", "1"},
+		{"mlx5-access-reg", report.Info, "firmware-health", "mlx5_0", "3"},
+		{"cq-error", report.Warning, "cq-eq", "mlx5_1", "1"},
+		{"aer", report.Info, "pcie-interface", "", "1"},
+		{"page-alloc", report.Warning, "dma-engine", "", "1"},
+	} {
+		got := bySignature(fs, tc.sig)
+		if len(got) != 1 {
+			t.Errorf("%s: %d findings", tc.sig, len(got))
+			continue
+		}
+		f := got[0]
+		n, _ := checktest.Evidence(f, "count")
+		if f.Severity != tc.sev || f.Fault != tc.fault || f.Subject.Device != tc.dev || n != tc.count {
+			t.Errorf("%s: %s fault %s device %q count %s; want %s %s %q %s", tc.sig, f.Severity, f.Fault, f.Subject.Device, n, tc.sev, tc.fault, tc.dev, tc.count)
+		}
+	}
+	sev(t, find1(t, fs, "driver.interrupts", "mlx5_1"), report.Critical)
+	sev(t, find1(t, fs, "driver.interrupts", "mlx5_0"), report.OK)
+	// The firmware fatal error explains mlx5_0's port being down.
+	rep := report.Build(fs, report.DefaultFaults(), report.Tool{}, report.HostInfo{})
+	for _, f := range rep.Findings {
+		if f.CheckID == "port.state" && f.Subject.Name == "mlx5_0/1" && len(f.ExplainedBy) == 0 {
+			t.Errorf("mlx5_0/1 down is not explained by the firmware health findings")
+		}
+	}
+}
+
+func TestUserVerbsHealthy(t *testing.T) {
+	fs := checktest.Run(t, "port-cx7-ib", checks.Options{}, "driver.user_verbs")
+	sev(t, find1(t, fs, "driver.user_verbs", "mlx5_0 uverbs"), report.OK)
+	sev(t, find1(t, fs, "driver.user_verbs", "provider mlx5"), report.OK)
+	sev(t, find1(t, fs, "driver.user_verbs", "libibverbs.so.1"), report.OK)
+	sev(t, find1(t, fs, "driver.user_verbs", "RLIMIT_MEMLOCK"), report.OK)
+}
+
+func TestParseInterrupts(t *testing.T) {
+	in := "           CPU0       CPU1\n" +
+		" 24:          2          0   PCI-MSI 32768-edge      PCIe PME, aerdrv\n" +
+		"100:          5          6  IR-PCI-MSIX-0000:3b:00.0    0-edge      mlx5_async0@pci:0000:3b:00.0\n" +
+		"101:          1          2  IR-PCI-MSIX-0000:3b:00.0    1-edge      mlx5_comp0@pci:0000:3b:00.0\n" +
+		"NMI:          0          0   Non-maskable interrupts\n" +
+		"bad line\n"
+	got, err := ParseInterrupts([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := got["mlx5_comp0@pci:0000:3b:00.0"]; len(c) != 1 || c[0].Total != 3 || c[0].Num != "101" {
+		t.Errorf("comp0: %+v", c)
+	}
+	if a := got["mlx5_async0@pci:0000:3b:00.0"]; len(a) != 1 || a[0].Total != 11 {
+		t.Errorf("async0: %+v", a)
+	}
+	if _, err := ParseInterrupts([]byte("garbage")); err == nil {
+		t.Error("garbage accepted")
+	}
+	for _, name := range []string{"mlx5_comp12@pci:0000:3b:00.1", "mlx5_async@pci:0000:3b:00.0", "mlx5_combined0@pci:0000:af:00.0", "mlx5_cmd_eq@pci:0000:3b:00.0"} {
+		if !mlx5IRQName.MatchString(name) {
+			t.Errorf("%s not recognised", name)
+		}
+	}
+	if mlx5IRQName.MatchString("virtio0-input.0") {
+		t.Error("virtio vector taken for mlx5")
+	}
+}
+
+func FuzzParseInterrupts(f *testing.F) {
+	f.Add([]byte("  CPU0\n 1: 5 IO-APIC 1-edge i8042\n"))
+	f.Add([]byte("CPU0 CPU1\n100: 1 x\n101:\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = ParseInterrupts(b)
+	})
+}
+
+func TestSignatures(t *testing.T) {
+	inv := &inventory.Inventory{}
+	for _, tc := range []struct {
+		text, id, detail string
+	}{
+		{"mlx5_core 0000:3b:00.0: poll_health:800:(pid 0): Fatal error 5 detected", "mlx5-fatal", "sensor 5 (firmware syndrome, recovery flow required)"},
+		{"mlx5_core 0000:3b:00.0: device's health compromised", "mlx5-health-compromised", ""},
+		{"mlx5_core 0000:3b:00.0: mlx5_cmd_out_err:838:(pid 1): ACCESS_REG(0x805) op_mod(0x1) failed, status bad parameter(0x3), syndrome (0x6ec9f0), err(-22)", "mlx5-access-reg", ""},
+		{"mlx5_core 0000:3b:00.0: mlx5_cmd_check:800:(pid 1): CREATE_QP(0x500) op_mod(0x0) failed, status bad resource(0x5), syndrome (0x1)", "mlx5-cmd-failed", "CREATE_QP: bad resource"},
+		{"mlx5_core 0000:3b:00.0: cmd[3]: QUERY_VPORT_COUNTER(0x770) recovered after timeout", "mlx5-cmd-recovered", ""},
+		{"mlx5_core 0000:3b:00.0: Recovered 2 EQEs on cmd_eq", "cmd-eq-recovered", ""},
+		{"mlx5_ib: Unknown symbol ib_register_device (err -2)", "module-unknown-symbol", "mlx5_ib"},
+		{"mlx5_core 0000:3b:00.0: probe with driver mlx5_core failed with error -22", "probe-failed", ""},
+		{"mlx5_core 0000:3b:00.0: Failed to alloc IRQs", "irq-alloc", ""},
+		{"mlx5_core 0000:3b:00.0: Port module event[error]: module 0, Cable error, Bad or shorted cable/module", "port-module-error", "module 0: Bad or shorted cable/module"},
+		{"mlx5_core 0000:3b:00.0: Port module event: module 0, Cable unplugged", "port-module-event", "module 0: Cable unplugged"},
+		{"infiniband rxe0: qp#17 rxe_cq_post: queue full", "rxe-queue-full", ""},
+		{"mlx5_core 0000:3b:00.0: Detected insufficient power on the PCIe slot (27W).", "slot-power", ""},
+		{"pcieport 0000:00:02.0: AER: Uncorrected (Non-Fatal) error message received from 0000:01:00.0", "aer", ""},
+		{"infiniband rxe0: set active", "", ""},
+	} {
+		var got, detail string
+		for i := range signatures {
+			if m := signatures[i].re.FindStringSubmatch(tc.text); m != nil {
+				got = signatures[i].id
+				if signatures[i].detail != nil {
+					detail = signatures[i].detail(m)
+				}
+				break
+			}
+		}
+		if got != tc.id || detail != tc.detail {
+			t.Errorf("%q: signature %q detail %q, want %q %q", tc.text, got, detail, tc.id, tc.detail)
+		}
+	}
+	r := kmsg.Record{Text: "infiniband rxe0: qp#17 rxe_cq_post: queue full"}
+	if dev, _ := recordDevice(r, inv); dev != "rxe0" {
+		t.Errorf("device of %q = %q", r.Text, dev)
+	}
+	r = kmsg.Record{Text: "set active", Device: "+infiniband:rxe0"}
+	if dev, _ := recordDevice(r, inv); dev != "rxe0" {
+		t.Errorf("device from dictionary = %q", dev)
+	}
+}
