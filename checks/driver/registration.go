@@ -31,7 +31,6 @@ type rdmaFunction struct {
 	core   string // the PCI driver
 	rdma   string // the module that registers the RDMA device
 	vf     bool
-	vendor uint16
 }
 
 // rdmaIDs: mlx5_core_pci_table (drivers/net/ethernet/mellanox/mlx5/core/main.c), mlx4
