@@ -27,10 +27,10 @@ func init() {
 // controllers where RDMA is optional (Intel E810 with irdma, Broadcom with bnxt_re, QLogic with
 // qedr) would make every host that does not use RDMA on them look broken.
 type rdmaFunction struct {
-	name   string
-	core   string // the PCI driver
-	rdma   string // the module that registers the RDMA device
-	vf     bool
+	name string
+	core string // the PCI driver
+	rdma string // the module that registers the RDMA device
+	vf   bool
 }
 
 // rdmaIDs: mlx5_core_pci_table (drivers/net/ethernet/mellanox/mlx5/core/main.c), mlx4
