@@ -21,6 +21,7 @@ type BandwidthResult struct {
 	MiBps      float64       `json:"mib_per_s"` // 2^20 bytes per second, as perftest's MB/sec
 	Gbps       float64       `json:"gbit_per_s"`
 	Truncated  bool          `json:"truncated"` // stopped early to stay within the deadline
+	CQMod      int           `json:"cq_mod"`    // one signaled write per CQMod
 	LatSize    int           `json:"lat_size"`
 	LatIters   int           `json:"lat_iters"`
 	LatMin     time.Duration `json:"lat_min_ns"`
@@ -111,12 +112,24 @@ func Bandwidth(ctx context.Context, lib *verbs.Lib, dev string, port int, o Opti
 	if s.step(StageBandwidth, func() error {
 		setup(r.MsgSize)
 		stop := time.Now().Add(budget())
+		// Optionally (CQMod > 1) signal only every mod-th write and the last:
+		// a send queue completes in order, so a completion for write i
+		// retires every write up to i.
+		mod := max(1, min(orDefault(o.CQMod, 1), r.TxDepth/2))
+		r.CQMod = mod
+		target := iters
 		posted, completed := 0, 0
 		start := time.Now()
 		checked := start
-		for completed < iters {
-			for posted < iters && posted-completed < r.TxDepth && !r.Truncated {
-				if err := qp.PostSend(&wrs[posted%r.TxDepth], &bad); err != nil {
+		for completed < target {
+			for posted < target && posted-completed < r.TxDepth {
+				wr := &wrs[posted%r.TxDepth]
+				wr.WRID = uint64(posted)
+				wr.SendFlags = 0
+				if (posted+1)%mod == 0 || posted == target-1 {
+					wr.SendFlags = verbs.SendSignaled
+				}
+				if err := qp.PostSend(wr, &bad); err != nil {
 					return err
 				}
 				posted++
@@ -129,23 +142,28 @@ func Bandwidth(ctx context.Context, lib *verbs.Lib, dev string, port int, o Opti
 				if w.Status != verbs.WCStatusSuccess {
 					c := s.completion(&w)
 					r.Completion = &c
-					return fmt.Errorf("RDMA WRITE %d of %d completed with %s (%s)", completed+1, iters, c.Status, c.StatusText)
+					return fmt.Errorf("RDMA WRITE %d of %d completed with %s (%s)", w.WRID+1, target, c.Status, c.StatusText)
 				}
+				completed = max(completed, int(w.WRID)+1)
 			}
-			completed += k
 			// Checked by time, not by iteration count: on rxe a post_send
 			// runs the transfer in the kernel, so iterations can be slow.
 			if now := time.Now(); now.Sub(checked) > checkEvery {
 				checked = now
 				if err := s.interrupted(); err != nil {
-					return fmt.Errorf("%d of %d writes completed before %w", completed, iters, err)
+					return fmt.Errorf("%d of %d writes completed before %w", completed, target, err)
 				}
 				if !r.Truncated && now.After(stop) {
+					// Out of budget: finish at the next signaled write.
 					r.Truncated = true
+					target = min(target, max(posted, 1))
+					if target%mod != 0 && target < iters {
+						target = min(iters, (target/mod+1)*mod)
+					}
+					if posted > target {
+						target = posted
+					}
 				}
-			}
-			if r.Truncated && completed == posted {
-				break
 			}
 		}
 		r.Duration = time.Since(start)

@@ -20,16 +20,16 @@ type CQResult struct {
 
 // Overrun is what the device reported when the probe overran its own CQ.
 type Overrun struct {
-	Requested    int      `json:"requested_cqe"`
-	Granted      int      `json:"granted_cqe"`
-	Posted       int      `json:"posted"` // signaled work requests posted without polling
-	CQErrEvents  int      `json:"cq_err_events"`
-	OtherEvents  []string `json:"other_events,omitempty"`
-	QPState      string   `json:"qp_state"` // after the overrun
-	Polled       int      `json:"polled"`   // completions still retrievable
-	Detected     bool     `json:"detected"` // IBV_EVENT_CQ_ERR arrived for the probe's CQ
-	WaitedFor    string   `json:"waited_for"`
-	EventsByName []string `json:"-"`
+	Requested   int      `json:"requested_cqe"`
+	Granted     int      `json:"granted_cqe"`
+	Posted      int      `json:"posted"` // signaled work requests posted without polling
+	CQErrEvents int      `json:"cq_err_events"`
+	OtherEvents []string `json:"other_events,omitempty"`
+	QPState     string   `json:"qp_state"` // after the overrun
+	Polled      int      `json:"polled"`   // completions still retrievable
+	Detected    bool     `json:"detected"` // IBV_EVENT_CQ_ERR arrived for the probe's CQ
+	WaitedFor   string   `json:"waited_for"`
+	Events      int      `json:"events"` // all async events read (and acknowledged)
 }
 
 // CQ is the cq-layer probe: post N signaled RDMA WRITEs into a CQ sized for
@@ -224,7 +224,7 @@ func (s *session) drainEvents(small *verbs.CQ, ov *Overrun) error {
 		if err != nil || !ok {
 			return err
 		}
-		ov.EventsByName = append(ov.EventsByName, ev.Name())
+		ov.Events++
 		if ev.Type == verbs.EventCQErr && ev.Element == small.Addr() {
 			ov.CQErrEvents++
 			ov.Detected = true

@@ -89,6 +89,10 @@ type Options struct {
 	MsgSize int
 	TxDepth int
 	Iters   int
+	// CQMod signals one write in CQMod during the bandwidth run (default 1:
+	// every write, which is what ib_write_bw reported using on rxe0; at most
+	// TxDepth/2).
+	CQMod int
 	// LatSize and LatIters shape the latency run (defaults 64 bytes, 1000).
 	LatSize  int
 	LatIters int
