@@ -93,8 +93,9 @@ var signatures = []signature{
 		what: "kernel page allocation failure", detail: func(m []string) string { return "order " + m[1] },
 		fix: "High-order allocations fail on a fragmented host: drop caches or compact memory (echo 1 > /proc/sys/vm/compact_memory), reserve memory earlier, or reboot."},
 	// PCIe AER is judged by the PCIe layer from the aer_dev_* counters and its own log reading;
-	// here it is only counted, as Info, so one AER event never yields two critical findings.
-	{id: "aer", re: regexp.MustCompile(`AER: |PCIe Bus Error`), fault: "pcie-interface", sev: report.Info,
+	// here it is only counted, as Info, so one AER event never yields two critical findings. Only
+	// error reports match: "AER: enabled with IRQ N" at boot is not an event (lab kmsg).
+	{id: "aer", re: regexp.MustCompile(`AER: .*error message received|AER: (Corrected|Uncorrected)|Bus Error: severity=`), fault: "pcie-interface", sev: report.Info,
 		what: "PCIe AER messages (counted here; judged by the pcie layer)"},
 	// kernel/module/main.c: "%s: Unknown symbol %s (err %d)" and
 	// "%s: disagrees about version of symbol %s": a module built for another kernel or another

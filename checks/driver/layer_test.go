@@ -210,6 +210,8 @@ func TestSignatures(t *testing.T) {
 		{"infiniband rxe0: qp#17 rxe_cq_post: queue full", "rxe-queue-full", ""},
 		{"mlx5_core 0000:3b:00.0: Detected insufficient power on the PCIe slot (27W).", "slot-power", ""},
 		{"pcieport 0000:00:02.0: AER: Uncorrected (Non-Fatal) error message received from 0000:01:00.0", "aer", ""},
+		{"pcieport 0000:00:02.0: AER: enabled with IRQ 24", "", ""}, // lab guest boot line
+		{"pcieport 0000:00:02.0: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Transaction Layer, (Requester ID)", "aer", ""},
 		{"infiniband rxe0: set active", "", ""},
 	} {
 		var got, detail string
