@@ -202,7 +202,7 @@ timeout -k 10 "${LAB_TIMEOUT:-300}" qemu-system-x86_64 -machine q35 -accel tcg -
   -nodefaults -display none -no-reboot \
   -kernel "$ROOT/boot/vmlinuz-$KV" -initrd "$RUN/initrd.gz" -append "console=ttyS0 quiet panic=-1" \
   -serial "file:$outdir/console.log" -serial "file:$outdir/channel.txt" -monitor "unix:$mon,server,nowait" \
-  -netdev user,id=n0,restrict=on \
+  -netdev user,id=n0,restrict=on,ipv6=off \
   -device "pcie-root-port,id=rp1,bus=pcie.0,addr=0x2,chassis=1,slot=1,x-speed=$RP_SPEED,x-width=$RP_WIDTH" \
   -device virtio-net-pci,netdev=n0,bus=rp1,disable-legacy=on,romfile= \
   </dev/null >"$outdir/qemu.log" 2>&1 &

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# fixtures.sh [SCENARIO...]: record a redacted rdmadiag snapshot of the real guest kernel in each
+# scenario (default: all of lab/scenarios) and store it, with a README saying how it was made, as
+# FIXTURES/<scenario>/snapshot.tar.gz.
+#
+# Environment: RDMADIAG (default bin/rdmadiag), FIXTURES (default fixtures/sysfs),
+# FIXTURE_CMD (default "rdmadiag record --redact -o /out/snapshot.tar.gz"; the command must leave
+# /out/snapshot.tar.gz in the guest), plus everything lab/vm.sh reads.
+set -euo pipefail
+LAB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(dirname "$LAB")
+rdmadiag=${RDMADIAG:-$REPO/bin/rdmadiag}
+dest=${FIXTURES:-$REPO/fixtures/sysfs}
+cmd=${FIXTURE_CMD:-rdmadiag record --redact -o /out/snapshot.tar.gz}
+[ -x "$rdmadiag" ] || { echo "fixtures.sh: $rdmadiag missing; run make build" >&2; exit 2; }
+if [ $# -eq 0 ]; then
+  set -- $(cd "$LAB/scenarios" && ls ./*.sh | sed 's,^\./,,; s,\.sh$,,')
+fi
+for s in "$@"; do
+  out=$LAB/out/fixtures/$s
+  LAB_QUIET=1 "$LAB/vm.sh" -s "$s" -o "$out" -f "$rdmadiag" -- "$cmd"
+  rc=$(cat "$out/out/payload.rc")
+  if [ "$rc" != 0 ] || [ ! -s "$out/out/snapshot.tar.gz" ]; then
+    echo "fixtures.sh: scenario $s: \"$cmd\" exited $rc or wrote no /out/snapshot.tar.gz; its stderr:" >&2
+    sed 's/^/  | /' "$out/out/payload.stderr" >&2
+    exit 1
+  fi
+  mkdir -p "$dest/$s"
+  cp "$out/out/snapshot.tar.gz" "$dest/$s/snapshot.tar.gz"
+  . "$out/out/lab/env"
+  {
+    echo "# Fixture: $s"
+    echo
+    echo "A redacted snapshot of a real Linux kernel RDMA stack (Soft-RoCE rxe0 on a virtio NIC behind"
+    echo "a PCIe root port, under QEMU), recorded by \`make fixtures\` (lab/fixtures.sh). Do not edit"
+    echo "it by hand: regenerate it."
+    echo
+    echo "- Command in the guest: \`$cmd\`"
+    echo "- Guest kernel: Debian package $LAB_KERNEL_PKG $LAB_KERNEL_VERSION"
+    echo "- Recorded: $(date -u +%Y-%m-%dT%H:%M:%SZ) by $(basename "$rdmadiag") $("$rdmadiag" --version 2>/dev/null || echo '(version unknown)')"
+    echo "- Lab settings: NO_MODULES=$NO_MODULES NO_RXE=$NO_RXE RP_SPEED=$RP_SPEED RP_WIDTH=$RP_WIDTH"
+    echo "- snapshot.tar.gz sha256: $(sha256sum "$dest/$s/snapshot.tar.gz" | cut -d' ' -f1)"
+    echo
+    echo "## Scenario (lab/scenarios/$s.sh)"
+    echo
+    sed -n '/^#/{s/^# \{0,1\}//;p;b};q' "$LAB/scenarios/$s.sh"
+    echo
+    echo "## What the lab did, in order (guest /out/lab/steps.log)"
+    echo
+    echo '```'
+    cat "$out/out/lab/steps.log"
+    echo '```'
+  } >"$dest/$s/README.md"
+  echo "fixtures.sh: $dest/$s/snapshot.tar.gz"
+done

@@ -1,0 +1,32 @@
+# lab.mk: targets that run rdmadiag against a real kernel RDMA stack (Soft-RoCE in a QEMU guest).
+# Included by the top-level Makefile, which provides `build` (bin/rdmadiag, CGO_ENABLED=0).
+#
+#   make e2e            every scenario: `rdmadiag check --format json` in the guest, asserted by
+#                       lab/e2e (go test -tags lab) against lab/e2e/expect/<scenario>.json
+#   make fixtures       every scenario: `rdmadiag record --redact` in the guest, stored as
+#                       fixtures/sysfs/<scenario>/snapshot.tar.gz with a README.md
+#   make lab-selftest   the e2e mechanism on the guest's own `rdma -j link` (needs no rdmadiag)
+#   make lab-facts      lab/payloads/lab-facts in every scenario; output under lab/out/facts/
+#
+# LAB_SCENARIOS="aer port-down" limits any of them to some scenarios. Outside CI a machine that
+# cannot run the lab skips e2e with a message; with CI=true it fails.
+
+LAB_SCENARIOS ?= $(sort $(basename $(notdir $(wildcard lab/scenarios/*.sh))))
+LAB_GO_TEST = go test -tags lab -count=1 -timeout 60m -v -run 'TestLab$$|TestLab/' ./lab/e2e/
+
+.PHONY: e2e fixtures lab-selftest lab-facts
+
+e2e: build
+	LAB_E2E_SCENARIOS="$(LAB_SCENARIOS)" $(LAB_GO_TEST)
+
+lab-selftest:
+	LAB_E2E_SCENARIOS="$(LAB_SCENARIOS)" LAB_E2E_PAYLOAD='rdma -j link || echo []' LAB_E2E_FILES= \
+	  LAB_E2E_EXPECT=testdata/rdma-link LAB_E2E_OUT=../out/selftest $(LAB_GO_TEST)
+
+fixtures: build
+	lab/fixtures.sh $(LAB_SCENARIOS)
+
+lab-facts:
+	@for s in $(LAB_SCENARIOS); do \
+	  LAB_QUIET=1 lab/vm.sh -s $$s -o lab/out/facts/$$s -f lab/payloads/lab-facts -- lab-facts || exit 1; \
+	done
