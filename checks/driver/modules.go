@@ -127,7 +127,7 @@ func runModules(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 			Subject:     mod(ib),
 			Severity:    report.Critical,
 			Summary:     fmt.Sprintf("%s is loaded but %s is not: its functions have no RDMA device", core, ib),
-			Evidence:    []report.Evidence{report.EvExp(ib, "absent", "loaded", src), report.Ev(core, "loaded", src)},
+			Evidence:    append([]report.Evidence{report.EvExp(ib, "absent", "loaded", src), report.Ev(core, "loaded", src)}, moduleLog(env, ib)...),
 			Remediation: fmt.Sprintf("modprobe %s; if it fails, read the kernel log (dmesg | grep %s): a firmware/driver mismatch or an 'Unknown symbol' (mixed in-box and OFED modules) keeps it from loading.", ib, ib),
 		})
 	}
@@ -187,6 +187,8 @@ func runModules(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 				Remediation: "Read the kernel log for hung-task or command-timeout messages; a reboot is usually needed."})
 		}
 	}
+	out = append(out, dependencyFindings(st, mods, src)...)
+	out = append(out, taintFindings(mods, src)...)
 	if m, ok := mods["mlx5_core"]; ok {
 		ver, verr := env.Host.ReadString("/sys/module/mlx5_core/version")
 		ofed := mods.Has("mlx_compat") || (verr == nil && ver != "") || strings.Contains(m.Taints, "O")
@@ -242,5 +244,86 @@ func sortedKeys(m map[string]bool) []string {
 		out = append(out, k)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// needs lists what each RDMA module cannot work without (modules.dep of the in-box drivers:
+// drivers/infiniband/*/Makefile and the lab guest's modules.dep, "rdma_rxe.ko: ib_uverbs.ko
+// ib_core.ko ..."). The kernel refuses to load a module whose dependencies are missing, so seeing
+// one loaded without them means a dependency is built in under another name, or modules from two
+// driver stacks were loaded by hand (insmod).
+var needs = map[string][]string{
+	"ib_uverbs": {"ib_core"}, "ib_umad": {"ib_core"}, "ib_cm": {"ib_core"}, "iw_cm": {"ib_core"},
+	"rdma_cm": {"ib_core", "ib_cm", "iw_cm"}, "rdma_ucm": {"rdma_cm", "ib_uverbs"},
+	"mlx5_ib": {"mlx5_core", "ib_core"}, "mlx4_ib": {"mlx4_core", "ib_core"},
+	"bnxt_re": {"bnxt_en", "ib_core"}, "irdma": {"ib_core"}, "efa": {"ib_core"}, "qedr": {"qed", "ib_core"},
+	"rdma_rxe": {"ib_core"}, "siw": {"ib_core"},
+}
+
+func dependencyFindings(st *modState, mods kmod.Modules, src string) []report.Finding {
+	var out []report.Finding
+	for _, name := range sortedKeys(rdmaModules(mods)) {
+		var missing []string
+		for _, dep := range needs[name] {
+			if !st.loaded(dep) {
+				missing = append(missing, dep)
+			}
+		}
+		if len(missing) == 0 {
+			continue
+		}
+		out = append(out, report.Finding{Subject: report.Subject{Kind: "module", Name: name}, Severity: report.Critical,
+			Summary: fmt.Sprintf("%s is loaded without %s, which it needs: the module stack is inconsistent", name, strings.Join(missing, ", ")),
+			Evidence: []report.Evidence{report.Ev(name, "loaded", src),
+				report.EvExp("missing dependencies", strings.Join(missing, ", "), "loaded", src)},
+			Remediation: "Unload the RDMA modules and load them the normal way (modprobe -r " + name + "; modprobe " + name + "), so modprobe loads what they depend on; do not insmod modules from another driver stack."})
+	}
+	return out
+}
+
+// taintFindings notes out-of-tree (O) and unsigned (E) RDMA modules, and warns when in-box and
+// out-of-tree RDMA modules are loaded together: MLNX_OFED/DOCA-OFED replaces the whole stack
+// (kernel-interfaces §5.3), so a mixture means a half-installed or half-removed OFED, which is
+// what makes "Unknown symbol" and "disagrees about version of symbol" load failures.
+func taintFindings(mods kmod.Modules, src string) []report.Finding {
+	var oot, inbox []string
+	for _, name := range sortedKeys(rdmaModules(mods)) {
+		if strings.Contains(mods[name].Taints, "O") {
+			oot = append(oot, name)
+		} else {
+			inbox = append(inbox, name)
+		}
+	}
+	if len(oot) == 0 {
+		return nil
+	}
+	f := report.Finding{Subject: report.Subject{Kind: "module", Name: "rdma stack"}, Severity: report.Info,
+		Summary:  fmt.Sprintf("%d RDMA module(s) are out-of-tree (MLNX_OFED/DOCA-OFED): %s", len(oot), strings.Join(oot, ", ")),
+		Evidence: []report.Evidence{report.Ev("out-of-tree", strings.Join(oot, ", "), src)}}
+	if len(inbox) > 0 {
+		f.Severity = report.Warning
+		f.Summary = fmt.Sprintf("in-box and out-of-tree RDMA modules are mixed: %s in-box, %s out-of-tree: a half-installed driver stack", strings.Join(inbox, ", "), strings.Join(oot, ", "))
+		f.Evidence = append(f.Evidence, report.EvExp("in-box", strings.Join(inbox, ", "), "none (one driver stack)", src))
+		f.Remediation = "Reinstall MLNX_OFED/DOCA-OFED for the running kernel (or remove it completely to use the in-box stack), run depmod -a, and reboot."
+	}
+	return []report.Finding{f}
+}
+
+// moduleLog returns the kernel log lines a module printed about itself ("mlx5_ib: ..."), at most
+// five, so that a module that failed to load carries its reason.
+func moduleLog(env *checks.Env, name string) []report.Evidence {
+	recs, _, err := kernelLogRecords(env.Host)
+	if err != nil {
+		return []report.Evidence{report.Ev("kernel log", "unavailable: "+err.Error(), "kmsg")}
+	}
+	var out []report.Evidence
+	for _, r := range recs {
+		if strings.HasPrefix(r.Text, name+": ") && len(out) < 5 {
+			out = append(out, report.Ev(fmt.Sprintf("log %d", len(out)+1), logLine(r), "kmsg"))
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, report.Ev("kernel log", "no message from "+name+" (never tried to load)", "kmsg"))
+	}
 	return out
 }
