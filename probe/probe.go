@@ -290,11 +290,12 @@ func (s *session) requireActive() error {
 	return s.skip(StageQueryPort, fmt.Errorf("%s port %d is %s: %w", s.res.Device, s.port, verbs.PortStateName(s.pattr.State), ErrPortNotActive))
 }
 
-// interrupted reports why a busy-polling loop must stop. The loops call
-// it every few hundred iterations. It yields first: a goroutine that only
-// makes short C calls never blocks, and in the lab the timers behind the
-// context's deadline (and a timer-driven cancel) did not fire for tens of
-// seconds while one spun; the clock check covers the deadline regardless.
+// interrupted reports why a busy-polling loop must stop. Loops call it by
+// elapsed time (checkEvery), not by iteration count: on rxe a post_send
+// runs the transfer inside the kernel, so a loop can take seconds for a few
+// hundred iterations (a count-based check let a cancelled bandwidth run go on
+// for 43 s in the lab). It yields so that timers and other goroutines run,
+// and compares the deadline with the clock as well as the context.
 func (s *session) interrupted() error {
 	runtime.Gosched()
 	if err := s.ctx.Err(); err != nil {
