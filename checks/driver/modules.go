@@ -154,7 +154,10 @@ func runModules(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 			out = append(out, okModule(m.name, mods, src))
 			continue
 		}
-		out = append(out, report.Finding{Subject: mod(m.name), Severity: report.Warning,
+		// Filed under user-verbs: a missing connection manager breaks connection setup only; under
+		// driver-module it would be taken for the cause of unrelated device and port findings
+		// (lab no-uverbs: rdma_ucm missing was linked as the cause of the absent uverbs0).
+		out = append(out, report.Finding{Subject: mod(m.name), Severity: report.Warning, Fault: "user-verbs",
 			Summary:     m.name + " is not loaded: " + m.why,
 			Evidence:    []report.Evidence{report.EvExp(m.name, "absent", "loaded", src)},
 			Remediation: "modprobe " + m.name})
