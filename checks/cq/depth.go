@@ -223,7 +223,7 @@ func underFinding(env *checks.Env, dev string, g *DepthGroup, owner, src string)
 			report.Ev("recommended cqe", fmt.Sprint(rec), "rule: next power of two at or above 2 x concurrency"),
 		},
 		Remediation: fmt.Sprintf("Create these CQs with at least %d entries (ibv_create_cq cqe >= %d: twice the %d outstanding "+
-			"work requests, rounded up to a power of two), or cap the application's outstanding work requests below %d. "+
+			"work requests, rounded up to a power of two), or cap the application's outstanding work requests at %d. "+
 			"If the concurrency declared is wrong, correct --wr-concurrency/--wr-profile.", rec, rec, g.Concurrency.N, g.CQE),
 	}
 }

@@ -1,0 +1,283 @@
+package qp_test
+
+// The synthetic qp/cq fixtures (hardware the lab cannot emulate: an mlx5 HCA, a device near its
+// max_qp, a logged mlx5 CQ error) are generated here from nldev values through nltest, so that
+// the netlink bytes are exactly what the decoder reads from a kernel. The normal test run checks
+// that the committed snapshot.txtar files are what this generator writes; regenerate with
+//
+//	go test ./checks/qp -run TestSyntheticFixtures -gen
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/internal/nldev"
+	"github.com/rdmadiag/rdmadiag/internal/nldev/nltest"
+)
+
+var gen = flag.Bool("gen", false, "rewrite the synthetic qp-*/cq-* fixtures under fixtures/sysfs")
+
+const (
+	bdf      = "0000:3b:00.0"
+	rootPort = "0000:3a:00.0"
+	rpDir    = "sys/devices/pci0000:00/" + rootPort
+	pciDir   = rpDir + "/" + bdf
+)
+
+// sources are cited in every synthetic fixture's meta.json.
+var sources = []string{
+	"netlink replies encoded by internal/nldev/nltest as drivers/infiniband/core/nldev.c lays them out (fill_res_qp_entry, fill_res_cq_entry, res summary); enum values from include/uapi/rdma/rdma_netlink.h and include/rdma/ib_verbs.h (ib_qp_state, ib_qp_type, ib_poll_context), see /work/shared/reference/kernel-interfaces.md 1.2-1.5",
+	"GSI QP1 owned by [ib_core] in RTS and the [ib_core] MAD CQ (cqe 1023, WORKQUEUE) as in the real rxe0 replies of internal/nldev/testdata/rxe0-6.1",
+	"PCI ids 15b3:101d (Mellanox ConnectX-6 Dx) from the PCI ID database; mlx5 IRQ names mlx5_async0/mlx5_compN@pci:<bdf> as drivers/net/ethernet/mellanox/mlx5/core/pci_irq.c names them",
+	"kernel log line formats from drivers/net/ethernet/mellanox/mlx5/core/eq.c (\"CQ error on CQN 0x%x, syndrome 0x%x\") with the mlx5_core_err prefix \"%s:%d:(pid %d): \" (mlx5_core.h), kernel-interfaces.md 3.1 and 3.3",
+}
+
+type synth struct {
+	name, desc string
+	qps        []nldev.QP
+	cqs        []nldev.CQ
+	summaryQP  uint64 // 0: derived from qps
+	maxQP      int64
+	kmsg       string
+	comms      map[uint32]string
+}
+
+func mlx5Device() nldev.Device {
+	return nldev.Device{Index: 0, Name: "mlx5_0", NumPorts: 1, CapFlags: 0, FWVersion: "22.39.1002",
+		NodeGUID: 0xb8cef60300a1b2c3, SysImageGUID: 0xb8cef60300a1b2c3, NodeType: 1, Protocol: "roce", HasDIM: true}
+}
+
+func kernCQ() nldev.CQ {
+	return nldev.CQ{CQN: 0, CQE: 1023, Users: 2, PollCtx: 2, HasPollCtx: true, HasDIM: true, KernName: "ib_core"}
+}
+
+func userQPs(from, n uint32, state uint8, pid uint32) []nldev.QP {
+	out := make([]nldev.QP, n)
+	for i := range out {
+		out[i] = nldev.QP{Port: 1, LQPN: from + uint32(i), Type: nldev.QPTypeRC, State: state, PID: pid,
+			PDN: 3, HasPDN: true, RQPN: from + uint32(i) + 1000, HasRQPN: true, HasRQPSN: true, HasPathMig: true}
+	}
+	return out
+}
+
+func gsi() nldev.QP {
+	return nldev.QP{Port: 1, LQPN: 1, Type: nldev.QPTypeGSI, State: nldev.QPStateRTS, KernName: "ib_core"}
+}
+
+func synthetics() []synth {
+	exhausted := append([]nldev.QP{gsi()}, userQPs(0x100, 484, nldev.QPStateRTS, 4242)...)
+	return []synth{
+		{
+			name: "qp-exhausted",
+			desc: "Synthetic: mlx5_0 with 485 QPs against a max_qp of 500 (97 %): new QPs are about to fail with ENOMEM. " +
+				"max_qp 500 is deliberately small so that the dump stays reviewable (a real ConnectX reports about 2^17-2^18 and " +
+				"would need a dump of that many QPs); the judgement depends only on the ratio.",
+			qps: exhausted, cqs: []nldev.CQ{kernCQ(), {CQN: 1, CQE: 4095, Users: 484, PID: 4242, CtxN: 1, HasCtxN: true, HasDIM: true}},
+			maxQP: 500, comms: map[uint32]string{4242: "trainer"},
+		},
+		{
+			name: "cq-depth-128",
+			desc: "Synthetic: the issue's documented case. pid 4242 (trainer) has a CQ of depth 128 shared by 2 RC QPs; with " +
+				"--wr-concurrency 256 (args) it must be critical with a recommended depth of 512. (mlx5 itself reports 2^n-1 " +
+				"depths; 128 is the value the issue states.)",
+			qps:  append([]nldev.QP{gsi()}, userQPs(0x100, 2, nldev.QPStateRTS, 4242)...),
+			cqs:  []nldev.CQ{kernCQ(), {CQN: 1, CQE: 128, Users: 4, PID: 4242, CtxN: 1, HasCtxN: true, HasDIM: true}},
+			maxQP: 262144, comms: map[uint32]string{4242: "trainer"},
+		},
+		{
+			name: "cq-error-logged",
+			desc: "Synthetic: mlx5 logged \"CQ error on CQN 0x407, syndrome 0x1\" (a CQ overrun) for pid 4242's CQ; the two QPs " +
+				"completing into it went to ERR.",
+			qps: append([]nldev.QP{gsi()}, append(userQPs(0x100, 2, nldev.QPStateErr, 4242), userQPs(0x102, 1, nldev.QPStateRTS, 4242)...)...),
+			cqs: []nldev.CQ{kernCQ(), {CQN: 1, CQE: 255, Users: 4, PID: 4242, CtxN: 1, HasCtxN: true, HasDIM: true}},
+			kmsg: "3,1877,86400123456,-;mlx5_core " + bdf + ": cq_err_event_notifier:735:(pid 0): CQ error on CQN 0x407, syndrome 0x1\n SUBSYSTEM=pci\n DEVICE=+pci:" + bdf + "\n",
+			maxQP: 262144, comms: map[uint32]string{4242: "trainer"},
+		},
+	}
+}
+
+func (s synth) files() map[string]string {
+	f := map[string]string{}
+	meta := map[string]any{"format": "rdmadiag-snapshot/1", "tool_version": "synthetic", "time": "2026-01-01T00:00:00Z",
+		"redacted": false, "synthetic": true, "sources": sources, "description": s.desc}
+	f["meta.json"] = mustJSON(meta)
+	facts := host.Facts{Hostname: "synthetic", KernelRelease: "6.1.0-56-amd64", EUID: 0, MemlockSoft: ^uint64(0), MemlockHard: ^uint64(0),
+		CharDevs:     []host.CharDev{{Path: "/dev/infiniband/uverbs0", Major: 231, Minor: 192, Mode: "-rw-rw-rw-"}},
+		Libraries:    []host.Library{{Name: "libibverbs.so.1", Path: "/usr/lib/x86_64-linux-gnu/libibverbs.so.1"}, {Name: "libmlx5-rdmav34.so", Path: "/usr/lib/x86_64-linux-gnu/libibverbs/libmlx5-rdmav34.so"}},
+		VerbsDevices: []host.VerbsDevice{{Name: "mlx5_0", MaxQP: s.maxQP, MaxQPWR: 32768, MaxCQ: 16777216, MaxCQE: 4194303, MaxSRQ: 8388608, MaxMR: 16777216, MaxPD: 8388608, NumCompVectors: 4}}}
+	f["facts.json"] = mustJSON(facts)
+	f["kmsg"] = "6,1201,5012345,-;mlx5_core " + bdf + ": firmware version: 22.39.1002\n SUBSYSTEM=pci\n DEVICE=+pci:" + bdf + "\n" + s.kmsg
+	dev := mlx5Device()
+	m := nltest.Model{Devices: []nldev.Device{dev},
+		Ports: []nldev.Port{{DevIndex: 0, Index: 1, State: nldev.PortStateActive, PhysState: 5, NetdevIndex: 4, NetdevName: "ens1f0np0"}},
+		QPs:   s.qps, CQs: s.cqs}
+	if s.summaryQP != 0 {
+		m.Summary = []nldev.ResSummary{{DevIndex: 0, DevName: dev.Name, Counts: map[string]uint64{"qp": s.summaryQP}}}
+	}
+	c := m.Conn()
+	for _, req := range []host.Request{nldev.DevicesRequest(), nldev.ResSummaryRequest(), nldev.PortsRequest(0),
+		nldev.QPsRequest(0), nldev.CQsRequest(0), nldev.MRsRequest(0)} {
+		b, err := c.Exchange(req)
+		if err != nil {
+			panic(err)
+		}
+		f["netlink/"+req.Key()+".bin.hex"] = hexLines(b)
+	}
+	for pid, comm := range s.comms {
+		f[fmt.Sprintf("root/proc/%d/comm", pid)] = comm + "\n"
+	}
+	f["root/proc/sys/kernel/osrelease"] = "6.1.0-56-amd64\n"
+	// The PCI function, its root port and the class links, as on a real host.
+	ib := pciDir + "/infiniband/mlx5_0"
+	for k, v := range map[string]string{
+		"vendor": "0x15b3\n", "device": "0x101d\n", "class": "0x020000\n", "subsystem_vendor": "0x15b3\n",
+		"subsystem_device": "0x0016\n", "numa_node": "0\n", "current_link_speed": "16.0 GT/s PCIe\n",
+		"current_link_width": "16\n", "max_link_speed": "16.0 GT/s PCIe\n", "max_link_width": "16\n",
+	} {
+		f["root/"+pciDir+"/"+k] = v
+	}
+	for _, irq := range []string{"120", "121", "122", "123", "124"} {
+		f["root/"+pciDir+"/msi_irqs/"+irq] = "msix\n"
+	}
+	f["root/"+ib+"/node_type"] = "1: CA\n"
+	f["root/"+ib+"/fw_ver"] = "22.39.1002\n"
+	f["root/"+ib+"/node_guid"] = "b8ce:f603:00a1:b2c3\n"
+	f["root/"+ib+"/ports/1/link_layer"] = "Ethernet\n"
+	f["root/"+ib+"/ports/1/state"] = "4: ACTIVE\n"
+	f["root/"+ib+"/ports/1/phys_state"] = "5: LinkUp\n"
+	f["root/"+ib+"/device -> ../../../"+bdf] = ""
+	f["root/"+pciDir+"/driver -> ../../../../bus/pci/drivers/mlx5_core"] = ""
+	f["root/sys/bus/pci/drivers/mlx5_core/.keep"] = ""
+	f["root/sys/class/infiniband/mlx5_0 -> ../../"+strings.TrimPrefix(ib, "sys/")] = ""
+	f["root/sys/bus/pci/devices/"+bdf+" -> ../../../"+pciDir] = ""
+	f["root/sys/bus/pci/devices/"+rootPort+" -> ../../../"+rpDir] = ""
+	for k, v := range map[string]string{"vendor": "0x8086\n", "device": "0x2030\n", "class": "0x060400\n",
+		"current_link_speed": "16.0 GT/s PCIe\n", "current_link_width": "16\n", "max_link_speed": "16.0 GT/s PCIe\n",
+		"max_link_width": "16\n", "aer_dev_correctable": aerZero, "aer_dev_nonfatal": aerZero, "aer_dev_fatal": aerZero,
+		"aer_rootport_total_err_cor": "0\n", "aer_rootport_total_err_fatal": "0\n", "aer_rootport_total_err_nonfatal": "0\n"} {
+		f["root/"+rpDir+"/"+k] = v
+	}
+	f["root/"+rpDir+"/driver -> ../../../bus/pci/drivers/pcieport"] = ""
+	for _, k := range []string{"aer_dev_correctable", "aer_dev_nonfatal", "aer_dev_fatal"} {
+		f["root/"+pciDir+"/"+k] = aerZero
+	}
+	// The rest of a healthy RoCE host, so that the lower layers have nothing to say about it.
+	f["root/proc/modules"] = "mlx5_ib 479232 0 - Live 0x0000000000000000\n" +
+		"ib_uverbs 200704 2 rdma_ucm,mlx5_ib, Live 0x0000000000000000\n" +
+		"ib_umad 45056 0 - Live 0x0000000000000000\n" +
+		"rdma_ucm 32768 0 - Live 0x0000000000000000\n" +
+		"rdma_cm 139264 1 rdma_ucm, Live 0x0000000000000000\n" +
+		"iw_cm 61440 1 rdma_cm, Live 0x0000000000000000\n" +
+		"ib_cm 139264 1 rdma_cm, Live 0x0000000000000000\n" +
+		"ib_core 458752 8 rdma_ucm,ib_uverbs,ib_umad,rdma_cm,iw_cm,ib_cm,mlx5_ib, Live 0x0000000000000000\n" +
+		"mlx5_core 2326528 1 mlx5_ib, Live 0x0000000000000000\n" +
+		"mlxfw 36864 1 mlx5_core, Live 0x0000000000000000\n"
+	f["root/proc/sys/kernel/hostname"] = "synthetic\n"
+	f["root/proc/uptime"] = "86500.00 170000.00\n"
+	f["root/etc/libibverbs.d/mlx5.driver"] = "driver mlx5\n"
+	f["root/sys/class/infiniband_verbs/abi_version"] = "6\n"
+	f["root/"+pciDir+"/infiniband_verbs/uverbs0/abi_version"] = "1\n"
+	f["root/"+pciDir+"/infiniband_verbs/uverbs0/dev"] = "231:192\n"
+	f["root/"+pciDir+"/infiniband_verbs/uverbs0/ibdev"] = "mlx5_0\n"
+	f["root/sys/class/infiniband_verbs/uverbs0 -> ../../"+strings.TrimPrefix(pciDir, "sys/")+"/infiniband_verbs/uverbs0"] = ""
+	nd := pciDir + "/net/ens1f0np0"
+	for k, v := range map[string]string{"carrier": "1\n", "mtu": "4200\n", "operstate": "up\n", "speed": "100000\n"} {
+		f["root/"+nd+"/"+k] = v
+	}
+	for _, k := range []string{"rx_crc_errors", "rx_dropped", "rx_errors", "tx_dropped", "tx_errors"} {
+		f["root/"+nd+"/statistics/"+k] = "0\n"
+	}
+	f["root/sys/class/net/ens1f0np0 -> ../../"+strings.TrimPrefix(nd, "sys/")] = ""
+	f["root/"+ib+"/ports/1/gids/0"] = "fe80:0000:0000:0000:bace:f6ff:fea1:b2c3\n"
+	f["root/"+ib+"/ports/1/gids/1"] = "0000:0000:0000:0000:0000:ffff:0a00:0011\n"
+	f["root/"+ib+"/ports/1/gid_attrs/types/0"] = "RoCE v2\n"
+	f["root/"+ib+"/ports/1/gid_attrs/types/1"] = "RoCE v2\n"
+	f["root/"+ib+"/ports/1/gid_attrs/ndevs/0"] = "ens1f0np0\n"
+	f["root/"+ib+"/ports/1/gid_attrs/ndevs/1"] = "ens1f0np0\n"
+	f["root/"+ib+"/ports/1/rate"] = "100 Gb/sec (4X EDR)\n"
+	f["root/"+ib+"/ports/1/lid"] = "0x0\n"
+	f["root/"+ib+"/ports/1/sm_lid"] = "0x0\n"
+	f["root/"+ib+"/ports/1/cap_mask"] = "0x00010000\n"
+	f["root/proc/interrupts"] = "" +
+		"            CPU0       CPU1\n" +
+		" 120:         12          3  IR-PCI-MSIX-" + bdf + "    0-edge      mlx5_async0@pci:" + bdf + "\n" +
+		" 121:     104857          0  IR-PCI-MSIX-" + bdf + "    1-edge      mlx5_comp0@pci:" + bdf + "\n" +
+		" 122:          0      98304  IR-PCI-MSIX-" + bdf + "    2-edge      mlx5_comp1@pci:" + bdf + "\n" +
+		" 123:       5120          0  IR-PCI-MSIX-" + bdf + "    3-edge      mlx5_comp2@pci:" + bdf + "\n" +
+		" 124:          0       4096  IR-PCI-MSIX-" + bdf + "    4-edge      mlx5_comp3@pci:" + bdf + "\n" +
+		" NMI:          0          0   Non-maskable interrupts\n"
+	return f
+}
+
+const aerZero = "RxErr 0\nBadTLP 0\nBadDLLP 0\nRollover 0\nTimeout 0\nNonFatalErr 0\nCorrIntErr 0\nHeaderOF 0\nTOTAL_ERR_COR 0\n"
+
+func mustJSON(v any) string {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		panic(err)
+	}
+	return string(b) + "\n"
+}
+
+func hexLines(b []byte) string {
+	var sb strings.Builder
+	for i := 0; i < len(b); i += 32 {
+		sb.WriteString(hex.EncodeToString(b[i:min(i+32, len(b))]))
+		sb.WriteByte('\n')
+	}
+	return sb.String()
+}
+
+func txtar(s synth) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "SYNTHETIC fixture %s, generated by checks/qp/fixturegen_test.go (go test ./checks/qp -run TestSyntheticFixtures -gen).\n", s.name)
+	fmt.Fprintf(&b, "%s\nSources:\n", s.desc)
+	for _, src := range sources {
+		fmt.Fprintf(&b, "- %s\n", src)
+	}
+	files := s.files()
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(&b, "-- %s --\n%s", n, files[n])
+		if v := files[n]; v != "" && !strings.HasSuffix(v, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	return b.Bytes()
+}
+
+func TestSyntheticFixtures(t *testing.T) {
+	for _, s := range synthetics() {
+		p := filepath.Join("..", "..", "fixtures", "sysfs", s.name, "snapshot.txtar")
+		want := txtar(s)
+		if *gen {
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, want, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatalf("%v (generate with -gen)", err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from what the generator writes; regenerate with -gen", p)
+		}
+	}
+}
