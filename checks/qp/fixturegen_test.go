@@ -89,17 +89,17 @@ func synthetics() []synth {
 			desc: "Synthetic: the issue's documented case. pid 4242 (trainer) has a CQ of depth 128 shared by 2 RC QPs; with " +
 				"--wr-concurrency 256 (args) it must be critical with a recommended depth of 512. (mlx5 itself reports 2^n-1 " +
 				"depths; 128 is the value the issue states.)",
-			qps:  append([]nldev.QP{gsi()}, userQPs(0x100, 2, nldev.QPStateRTS, 4242)...),
-			cqs:  []nldev.CQ{kernCQ(), {CQN: 1, CQE: 128, Users: 4, PID: 4242, CtxN: 1, HasCtxN: true, HasDIM: true}},
+			qps:   append([]nldev.QP{gsi()}, userQPs(0x100, 2, nldev.QPStateRTS, 4242)...),
+			cqs:   []nldev.CQ{kernCQ(), {CQN: 1, CQE: 128, Users: 4, PID: 4242, CtxN: 1, HasCtxN: true, HasDIM: true}},
 			maxQP: 262144, comms: map[uint32]string{4242: "trainer"},
 		},
 		{
 			name: "cq-error-logged",
 			desc: "Synthetic: mlx5 logged \"CQ error on CQN 0x407, syndrome 0x1\" (a CQ overrun) for pid 4242's CQ; the two QPs " +
 				"completing into it went to ERR.",
-			qps: append([]nldev.QP{gsi()}, append(userQPs(0x100, 2, nldev.QPStateErr, 4242), userQPs(0x102, 1, nldev.QPStateRTS, 4242)...)...),
-			cqs: []nldev.CQ{kernCQ(), {CQN: 1, CQE: 255, Users: 4, PID: 4242, CtxN: 1, HasCtxN: true, HasDIM: true}},
-			kmsg: "3,1877,86400123456,-;mlx5_core " + bdf + ": cq_err_event_notifier:735:(pid 0): CQ error on CQN 0x407, syndrome 0x1\n SUBSYSTEM=pci\n DEVICE=+pci:" + bdf + "\n",
+			qps:   append([]nldev.QP{gsi()}, append(userQPs(0x100, 2, nldev.QPStateErr, 4242), userQPs(0x102, 1, nldev.QPStateRTS, 4242)...)...),
+			cqs:   []nldev.CQ{kernCQ(), {CQN: 1, CQE: 255, Users: 4, PID: 4242, CtxN: 1, HasCtxN: true, HasDIM: true}},
+			kmsg:  "3,1877,86400123456,-;mlx5_core " + bdf + ": cq_err_event_notifier:735:(pid 0): CQ error on CQN 0x407, syndrome 0x1\n SUBSYSTEM=pci\n DEVICE=+pci:" + bdf + "\n",
 			maxQP: 262144, comms: map[uint32]string{4242: "trainer"},
 		},
 	}

@@ -43,7 +43,7 @@ func runState(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 		c := Take(d.Objs, errState)
 		if len(c.Groups) == 0 {
 			out = append(out, report.Finding{Subject: devSubject(env, d.Dev.Name), Severity: report.OK,
-				Summary: fmt.Sprintf("%s: %d QP(s), none in ERR or SQE", d.Dev.Name, c.Total),
+				Summary:  fmt.Sprintf("%s: %d QP(s), none in ERR or SQE", d.Dev.Name, c.Total),
 				Evidence: []report.Evidence{report.EvExp("QPs by state", c.StateCounts(), "no ERR or SQE", src)}})
 			continue
 		}

@@ -97,7 +97,7 @@ func runStuck(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 		c := Take(stuck, func(uint8) bool { return true })
 		if len(c.Groups) == 0 {
 			out = append(out, report.Finding{Subject: devSubject(env, d.Dev.Name), Severity: report.OK,
-				Summary: fmt.Sprintf("%s: no QP stayed in RESET/INIT/RTR over %s (%d QPs)", d.Dev.Name, env.Opts.Interval, len(a.Objs)),
+				Summary:  fmt.Sprintf("%s: no QP stayed in RESET/INIT/RTR over %s (%d QPs)", d.Dev.Name, env.Opts.Interval, len(a.Objs)),
 				Evidence: []report.Evidence{report.Ev("QPs by state (second reading)", stateCounts(a.Objs), src)}})
 			continue
 		}
