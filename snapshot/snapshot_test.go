@@ -247,3 +247,40 @@ func TestRedactConsistently(t *testing.T) {
 		t.Errorf("firmware version must survive redaction: %q", fw)
 	}
 }
+
+func TestUnpackTxtar(t *testing.T) {
+	ar := `synthetic: a test archive
+-- meta.json --
+{"format":"rdmadiag-snapshot/1","synthetic":true}
+-- root/sys/class/infiniband/ --
+-- root/sys/devices/x/vendor --
+0x15b3
+-- root/sys/bus/pci/devices/0000:01:00.0 -> ../../../devices/x --
+-- netlink/1401-0300-.bin.hex --
+14 00 00 00
+03 00 02 00
+`
+	dir := t.TempDir()
+	if err := UnpackTxtar([]byte(ar), dir); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(filepath.Join(dir, "root/sys/class/infiniband")); err != nil || !st.IsDir() {
+		t.Errorf("empty directory: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "root/sys/bus/pci/devices/0000:01:00.0/vendor")); string(b) != "0x15b3\n" {
+		t.Errorf("link: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "netlink/1401-0300-.bin")); !bytes.Equal(b, []byte{0x14, 0, 0, 0, 3, 0, 2, 0}) {
+		t.Errorf("hex: %x", b)
+	}
+	for name, bad := range map[string]string{
+		"escape link": "-- meta.json --\n{}\n-- root/l -> ../../.. --\n",
+		"bad hex":     "-- meta.json --\n{}\n-- netlink/x.bin.hex --\nzz\n",
+		"no meta":     "-- root/x --\ny\n",
+		"dot-dot":     "-- meta.json --\n{}\n-- ../x --\ny\n",
+	} {
+		if err := UnpackTxtar([]byte(bad), t.TempDir()); !errors.Is(err, ErrNotSnapshot) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

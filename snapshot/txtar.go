@@ -17,7 +17,9 @@ import (
 //	-- root/sys/class/infiniband/mlx5_0 -> ../../devices/pci0000:00/0000:00:01.0/0000:3b:00.0/infiniband/mlx5_0 --
 //	    a file name containing " -> " is a symlink to the text after the arrow (the body is ignored);
 //	-- netlink/1401-0300-.bin.hex --
-//	    a name ending in .hex is hex-decoded (white space ignored) into the name without .hex.
+//	    a name ending in .hex is hex-decoded (white space ignored) into the name without .hex;
+//	-- root/sys/class/infiniband/ --
+//	    a name ending in / is an (empty) directory.
 //
 // The comment (the text before the first file) must say that the fixture is synthetic and where
 // each value comes from.
@@ -30,6 +32,7 @@ func UnpackTxtar(data []byte, dir string) error {
 	}
 	for _, f := range a.Files {
 		name, target, isLink := strings.Cut(f.Name, " -> ")
+		isDir := strings.HasSuffix(strings.TrimSpace(name), "/")
 		name, err := safeName(strings.TrimSpace(name))
 		if err != nil {
 			return err
@@ -41,6 +44,12 @@ func UnpackTxtar(data []byte, dir string) error {
 			return err
 		}
 		dst := filepath.Join(dir, filepath.FromSlash(name))
+		if isDir {
+			if err := os.MkdirAll(dst, 0o755); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
 		}
