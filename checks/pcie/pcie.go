@@ -130,9 +130,7 @@ func resolveTargets(h *host.Host, inv *inventory.Inventory) ([]*target, []report
 		default:
 			dir := ""
 			if d.Parent != "" {
-				if r, err := h.Realpath("/sys/class/net/" + d.Parent + "/device"); err == nil && inventory.BDFPattern.MatchString(path.Base(r)) {
-					dir = r
-				}
+				dir = netdevPCI(h, d.Parent)
 			}
 			if dir == "" {
 				out = append(out, report.Finding{
@@ -152,6 +150,22 @@ func resolveTargets(h *host.Host, inv *inventory.Inventory) ([]*target, []report
 		ts[i] = byBDF[b]
 	}
 	return ts, out
+}
+
+// netdevPCI returns the sysfs directory of the PCI function a netdev belongs to: the nearest
+// PCI-named ancestor of its real directory. The netdev's own "device" link is not enough: a
+// virtio NIC's points at the virtio device (…/0000:01:00.0/virtio0), as the lab's eth0 shows.
+func netdevPCI(h *host.Host, netdev string) string {
+	r, err := h.Realpath("/sys/class/net/" + netdev)
+	if err != nil {
+		return ""
+	}
+	for d := path.Dir(r); d != "/" && d != "." && strings.HasPrefix(d, "/sys/devices/"); d = path.Dir(d) {
+		if inventory.BDFPattern.MatchString(path.Base(d)) {
+			return d
+		}
+	}
+	return ""
 }
 
 func deviceNetdevs(d *inventory.Device) []string {
