@@ -22,8 +22,18 @@ func init() {
 
 // Concurrency says how many work requests can complete on one CQ and where that number came from.
 type Concurrency struct {
-	N      int64
-	Source string
+	N int64
+	// Profile is the --wr-profile entry that declared N; empty when --wr-concurrency did.
+	Profile string
+}
+
+// Source says where N came from, for evidence. (Built only for findings: a judge pass over
+// 50k CQs must not format a string per CQ.)
+func (c Concurrency) Source() string {
+	if c.Profile != "" {
+		return fmt.Sprintf("declared by --wr-profile entry %q", c.Profile)
+	}
+	return "declared by --wr-concurrency"
 }
 
 // Declared decides a CQ's concurrency from what the operator declared: a profile entry for its
@@ -31,17 +41,17 @@ type Concurrency struct {
 // their own CQs for their own work (ib_core's MAD CQ, nvme-rdma's queues), so an application
 // figure applied to them would be a false alarm; a profile can still name them as "[module]".
 func Declared(c *nldev.CQ, comm string, flag int64, prof *Profile) (Concurrency, bool) {
-	key := comm
-	if c.KernName != "" || c.PID == 0 {
-		key = "[" + c.KernName + "]"
-	}
 	if prof != nil {
+		key := comm
+		if c.KernName != "" || c.PID == 0 {
+			key = "[" + c.KernName + "]"
+		}
 		if n, ok := prof.Applications[key]; ok {
-			return Concurrency{N: n, Source: fmt.Sprintf("declared by --wr-profile entry %q", key)}, true
+			return Concurrency{N: n, Profile: key}, true
 		}
 	}
 	if flag > 0 && c.KernName == "" && c.PID != 0 {
-		return Concurrency{N: flag, Source: "declared by --wr-concurrency"}, true
+		return Concurrency{N: flag}, true
 	}
 	return Concurrency{}, false
 }
@@ -51,7 +61,7 @@ type depthKey struct {
 	kern string
 	cqe  uint32
 	conc int64
-	src  string
+	prof string
 }
 
 // DepthGroup is the undersized CQs of one owner with one depth and one concurrency.
@@ -100,7 +110,7 @@ func JudgeDepth(cqs []nldev.CQ, comm func(pid uint32) string, flag int64, prof *
 		if !Overruns(int64(c.CQE), conc.N) {
 			continue
 		}
-		k := depthKey{c.PID, c.KernName, c.CQE, conc.N, conc.Source}
+		k := depthKey{c.PID, c.KernName, c.CQE, conc.N, conc.Profile}
 		g := idx[k]
 		if g == nil {
 			g = &DepthGroup{PID: c.PID, Kern: c.KernName, CQE: c.CQE, Concurrency: conc}
@@ -216,7 +226,7 @@ func underFinding(env *checks.Env, dev string, g *DepthGroup, owner, src string)
 			"overruns, completions are lost and the CQ and its QPs go to error", dev, len(g.CQNs), owner, g.CQE, g.Concurrency.N),
 		Evidence: []report.Evidence{
 			report.EvExp("cqe", fmt.Sprint(g.CQE), fmt.Sprintf("at least %d (recommended %d)", g.Concurrency.N, rec), src),
-			report.Ev("concurrency", fmt.Sprintf("%d, %s", g.Concurrency.N, g.Concurrency.Source), "options"),
+			report.Ev("concurrency", fmt.Sprintf("%d, %s", g.Concurrency.N, g.Concurrency.Source()), "options"),
 			report.Ev("owner", owner, src),
 			report.Ev("CQ numbers (cqn)", cqnList(g.CQNs), src),
 			report.Ev("QPs attached (users, summed)", fmt.Sprint(g.Users), src),
@@ -228,20 +238,5 @@ func underFinding(env *checks.Env, dev string, g *DepthGroup, owner, src string)
 	}
 }
 
-func cqnList(n []uint32) string {
-	s := append([]uint32(nil), n...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	const maxListed = 32
-	out := ""
-	for i, v := range s {
-		if i == maxListed {
-			out += fmt.Sprintf(" ... and %d more", len(s)-maxListed)
-			break
-		}
-		if i > 0 {
-			out += " "
-		}
-		out += fmt.Sprint(v)
-	}
-	return out
-}
+// cqnList formats CQ numbers like the QP lists: sorted, at most 32, then a count.
+func cqnList(n []uint32) string { return rdmares.NumList(n) }

@@ -5,9 +5,9 @@ package qp
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
+	"github.com/rdmadiag/rdmadiag/checks/qp/rdmares"
 	"github.com/rdmadiag/rdmadiag/internal/nldev"
 )
 
@@ -104,26 +104,8 @@ func (c *Census) StateCounts() string {
 	return strings.Join(parts, ", ")
 }
 
-// maxListed bounds the QP numbers written into one evidence line; the count says how many more.
-const maxListed = 32
-
-// QPNList formats QP numbers as rdma res show does (decimal), sorted, at most maxListed.
-func QPNList(qpns []uint32) string {
-	s := append([]uint32(nil), qpns...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	var b strings.Builder
-	for i, n := range s {
-		if i == maxListed {
-			fmt.Fprintf(&b, " ... and %d more", len(s)-maxListed)
-			break
-		}
-		if i > 0 {
-			b.WriteString(" ")
-		}
-		b.WriteString(strconv.FormatUint(uint64(n), 10))
-	}
-	return b.String()
-}
+// QPNList formats QP numbers as rdma res show does (decimal), sorted, at most 32.
+func QPNList(qpns []uint32) string { return rdmares.NumList(qpns) }
 
 // TypeCounts formats a group's QP types: "RC 4, UD 1".
 func (g *Group) TypeCounts() string {

@@ -231,3 +231,32 @@ func TestQPNList(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// The lab recording: labqp held 4 RTS, 3 ERR and 1 INIT QPs next to the kernel's GSI QP.
+func TestLabQPErrFixture(t *testing.T) {
+	fs := checktest.Run(t, "qp-err", checks.Options{}, "qp")
+	f := sev(t, fs, "qp.state", "rxe0/1 pid 125 (labqp) ERR", report.Warning)
+	if got := ev(t, f, "QP numbers (lqpn)"); got != "21 22 23" {
+		t.Errorf("lqpn %q", got)
+	}
+	if got := ev(t, f, "device QPs by state"); got != "INIT 1, RTS 5, ERR 3" {
+		t.Errorf("states %q", got)
+	}
+	if n := len(checktest.Find(fs, "qp.state", "")); n != 1 {
+		t.Errorf("%d qp.state findings, want only the ERR group", n)
+	}
+	f = sev(t, fs, "qp.exhaustion", "rxe0", report.OK)
+	if got := ev(t, f, "QPs / max_qp"); got != "9 / 1048560 (0.0%)" {
+		t.Errorf("%q", got)
+	}
+}
+
+func TestExhaustedFixture(t *testing.T) {
+	f := sev(t, checktest.Run(t, "qp-exhausted", checks.Options{}, "qp.exhaustion"), "qp.exhaustion", "mlx5_0", report.Critical)
+	if got := ev(t, f, "QPs / max_qp"); got != "485 / 500 (97.0%)" {
+		t.Errorf("%q", got)
+	}
+	if f.Subject.PCI != "0000:3b:00.0" {
+		t.Errorf("%+v", f.Subject)
+	}
+}

@@ -6,7 +6,9 @@ package rdmares
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/rdmadiag/rdmadiag/checks"
@@ -172,4 +174,25 @@ func Unavailable(env *checks.Env, err error) []report.Finding {
 func NoDevices() []report.Finding {
 	return []report.Finding{{Subject: report.Subject{Kind: "host"}, Severity: report.Skipped,
 		Summary: "no RDMA device in the netlink device list (see the driver layer)"}}
+}
+
+// maxListed bounds the object numbers written into one evidence line; the count says how many more.
+const maxListed = 32
+
+// NumList formats QP or CQ numbers as rdma res show does (decimal), sorted, at most maxListed.
+func NumList(nums []uint32) string {
+	s := append([]uint32(nil), nums...)
+	slices.Sort(s)
+	var b strings.Builder
+	for i, n := range s {
+		if i == maxListed {
+			fmt.Fprintf(&b, " ... and %d more", len(s)-maxListed)
+			break
+		}
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(strconv.FormatUint(uint64(n), 10))
+	}
+	return b.String()
 }
