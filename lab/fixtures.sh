@@ -4,20 +4,20 @@
 # FIXTURES/<scenario>/snapshot.tar.gz.
 #
 # Environment: RDMADIAG (default bin/rdmadiag), FIXTURES (default fixtures/sysfs),
-# FIXTURE_CMD (default "rdmadiag record --redact -o /out/snapshot.tar.gz"; the command must leave
-# /out/snapshot.tar.gz in the guest), plus everything lab/vm.sh reads.
+# FIXTURE_CMD (default "rdmadiag record --redact --description 'lab scenario S' -o
+# /out/snapshot.tar.gz"; it must leave /out/snapshot.tar.gz in the guest), plus everything lab/vm.sh reads.
 set -euo pipefail
 LAB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(dirname "$LAB")
 rdmadiag=${RDMADIAG:-$REPO/bin/rdmadiag}
 dest=${FIXTURES:-$REPO/fixtures/sysfs}
-cmd=${FIXTURE_CMD:-rdmadiag record --redact -o /out/snapshot.tar.gz}
 [ -x "$rdmadiag" ] || { echo "fixtures.sh: $rdmadiag missing; run make build" >&2; exit 2; }
 if [ $# -eq 0 ]; then
   set -- $(cd "$LAB/scenarios" && ls ./*.sh | sed 's,^\./,,; s,\.sh$,,')
 fi
 for s in "$@"; do
   out=$LAB/out/fixtures/$s
+  cmd=${FIXTURE_CMD:-rdmadiag record --redact --description \'lab scenario $s\' -o /out/snapshot.tar.gz}
   LAB_QUIET=1 "$LAB/vm.sh" -s "$s" -o "$out" -f "$rdmadiag" -- "$cmd"
   rc=$(cat "$out/out/payload.rc")
   if [ "$rc" != 0 ] || [ ! -s "$out/out/snapshot.tar.gz" ]; then
@@ -37,7 +37,7 @@ for s in "$@"; do
     echo
     echo "- Command in the guest: \`$cmd\`"
     echo "- Guest kernel: Debian package $LAB_KERNEL_PKG $LAB_KERNEL_VERSION"
-    echo "- Recorded: $(date -u +%Y-%m-%dT%H:%M:%SZ) by $(basename "$rdmadiag") $("$rdmadiag" --version 2>/dev/null || echo '(version unknown)')"
+    echo "- Recorded: $(date -u +%Y-%m-%dT%H:%M:%SZ) by $("$rdmadiag" --version 2>/dev/null || echo '(version unknown)')"
     echo "- Lab settings: NO_MODULES=$NO_MODULES NO_RXE=$NO_RXE RP_SPEED=$RP_SPEED RP_WIDTH=$RP_WIDTH"
     echo "- snapshot.tar.gz sha256: $(sha256sum "$dest/$s/snapshot.tar.gz" | cut -d' ' -f1)"
     echo

@@ -122,13 +122,15 @@ if [ ! -f "$ROOT/.lab-root-$root_key" ]; then
       unavailable "apt-get download of the guest packages failed"
   fi
   for d in "$CACHE"/debs/*.deb; do dpkg -x "$d" "$ROOT"; done
-  # Record exact versions: fixtures' READMEs cite them.
-  for d in "$CACHE"/debs/*.deb; do dpkg-deb -f "$d" Package Version | paste -sd' '; done | sort >"$ROOT/.lab-versions"
   touch "$ROOT/.lab-root-$root_key"
+fi
+# Exact package versions: fixtures' READMEs cite them.
+if [ ! -s "$ROOT/.lab-pkg-versions" ]; then
+  for d in "$CACHE"/debs/*.deb; do dpkg-deb -f "$d" Package Version | awk '{print $2}' | paste -sd' '; done | sort >"$ROOT/.lab-pkg-versions"
 fi
 KV=$(basename "$(ls -d "$ROOT"/lib/modules/*/ | head -1)")
 [ -f "$ROOT/lib/modules/$KV/modules.dep" ] || depmod -b "$ROOT" "$KV"
-KVER=$(awk -v p="$KPKG" '$1==p{print $2}' "$ROOT/.lab-versions")
+KVER=$(awk -v p="$KPKG" '$1==p{print $2}' "$ROOT/.lab-pkg-versions")
 
 # ---- base initramfs: packages only, cached; the per-run part is a second cpio appended to it -------
 # Keyed by the packages and by this recipe, so an edit here cannot boot a stale initramfs.
@@ -176,22 +178,23 @@ fi
 rm -rf "$outdir"; mkdir -p "$outdir"
 outdir=$(cd "$outdir" && pwd)
 RUN=$(mktemp -d); trap 'rm -rf "$RUN"' EXIT
-mkdir -p "$RUN/lab" "$RUN/usr/bin"
-cp "$LAB/guest/init" "$RUN/init"; chmod 755 "$RUN/init"
-cp "$LAB/guest/lib.sh" "$RUN/lab/lib.sh"
-cp "$sfile" "$RUN/lab/scenario.sh"
-printf '%s\n' "$payload" >"$RUN/lab/payload"
-if [ -n "${LAB_SETUP:-}" ]; then printf '%s\n' "$LAB_SETUP" >"$RUN/lab/extra-setup"; fi
+T=$RUN/tree # what this run adds to the guest's root
+mkdir -p "$T/lab" "$T/usr/bin"
+cp "$LAB/guest/init" "$T/init"; chmod 755 "$T/init"
+cp "$LAB/guest/lib.sh" "$T/lab/lib.sh"
+cp "$sfile" "$T/lab/scenario.sh"
+printf '%s\n' "$payload" >"$T/lab/payload"
+if [ -n "${LAB_SETUP:-}" ]; then printf '%s\n' "$LAB_SETUP" >"$T/lab/extra-setup"; fi
 {
   printf 'LAB_SCENARIO=%s\nNO_MODULES=%s\nNO_RXE=%s\nRP_SPEED=%s\nRP_WIDTH=%s\n' \
     "$scenario" "$NO_MODULES" "$NO_RXE" "$RP_SPEED" "$RP_WIDTH"
   printf 'LAB_KERNEL_PKG=%s\nLAB_KERNEL_VERSION=%s\n' "$KPKG" "$KVER"
-} >"$RUN/lab/env"
+} >"$T/lab/env"
 for f in ${files[@]+"${files[@]}"}; do
-  cp "$f" "$RUN/usr/bin/"; chmod 755 "$RUN/usr/bin/$(basename "$f")"
-  "$LAB/guest-libs.sh" "$ROOT" "$RUN" "$f"
+  cp "$f" "$T/usr/bin/"; chmod 755 "$T/usr/bin/$(basename "$f")"
+  "$LAB/guest-libs.sh" "$ROOT" "$T" "$f"
 done
-(cd "$RUN" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -1) >"$RUN/run.cpio.gz"
+(cd "$T" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -1) >"$RUN/run.cpio.gz"
 cat "$BASE" "$RUN/run.cpio.gz" >"$RUN/initrd.gz"
 
 # ---- boot ----------------------------------------------------------------------------------------
