@@ -136,7 +136,20 @@ func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 	anyPresent := false
 	for i, it := range items {
 		s := first[i]
+		lines := recordsFor(recs, []string{s.BDF}, aerLine)
 		if !s.Present && len(s.Errs) == 0 && len(s.Root) == 0 {
+			if len(lines) > 0 {
+				// No counters (no AER capability, as the lab's virtio endpoint), but the kernel
+				// logged AER events for it: that is the only evidence there is, so report it.
+				anyPresent = true
+				out = append(out, report.Finding{
+					Subject:     report.Subject{Kind: "pci", Name: s.BDF, Device: it.t.Device(), PCI: s.BDF},
+					Severity:    report.Warning,
+					Summary:     fmt.Sprintf("%s: no AER counters, but the kernel log has %d AER/link line(s) for it", s.BDF, len(lines)),
+					Evidence:    append([]report.Evidence{report.Ev("aer_dev_* files", "absent", s.Dir)}, kmsgEvidence("kernel log", lines, 5)...),
+					Remediation: "Read the kernel log lines: a failed recovery or a link down means the function may have lost transactions; reseat or replace the card if they recur.",
+				})
+			}
 			continue
 		}
 		anyPresent = true
@@ -144,7 +157,7 @@ func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 		if second != nil {
 			later = &second[i]
 		}
-		out = append(out, judgeAER(it.t, s, later, env.Opts.Interval, recordsFor(recs, []string{s.BDF}, aerLine)))
+		out = append(out, judgeAER(it.t, s, later, env.Opts.Interval, lines))
 	}
 	if !anyPresent {
 		for _, t := range ts {

@@ -134,6 +134,10 @@ func TestSoftwareDevices(t *testing.T) {
 	// 100 correctable errors is at the threshold, not above it.
 	wantSev(t, one(t, fs, "pcie.aer", "0000:00:1c.0"), report.Info)
 	wantSev(t, one(t, fs, "pcie.dma", "0000:02:00.0"), report.Warning)
+	// No AER counters on the NIC, but its failed recovery is in the log: reported, not dropped.
+	nic := one(t, fs, "pcie.aer", "0000:02:00.0")
+	wantSev(t, nic, report.Warning)
+	wantEv(t, nic, "kernel log", "can't recover")
 }
 
 func ls(speed Speed, w int, ms Speed, mw int, bdf string) linkState {
