@@ -1,6 +1,8 @@
 package qp_test
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -259,4 +261,15 @@ func TestExhaustedFixture(t *testing.T) {
 	if f.Subject.PCI != "0000:3b:00.0" {
 		t.Errorf("%+v", f.Subject)
 	}
+}
+
+// The probes' own QPs and CQs (this process's threads) are not the host's, live; on a snapshot
+// a pid equal to ours is a coincidence and is judged.
+func TestOwnResourcesIgnoredLive(t *testing.T) {
+	status := fmt.Sprintf("Name:\trdmadiag\nTgid:\t%d\nPid:\t777\n", os.Getpid())
+	h := qptest.Host{Kind: host.KindLive, Model: model(qptest.GSI(), qptest.QP(30, nldev.QPStateErr, 777, "")),
+		Files: map[string]string{"/proc/777/status": status}, SoftDevices: []string{"rxe0"}}
+	sev(t, h.Run(t, checks.Options{}, "qp.state"), "qp.state", "rxe0", report.OK)
+	h.Kind = host.KindSnapshot
+	sev(t, h.Run(t, checks.Options{}, "qp.state"), "qp.state", "rxe0/1 pid 777 (command unknown) ERR", report.Warning)
 }

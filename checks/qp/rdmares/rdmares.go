@@ -6,6 +6,7 @@ package rdmares
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,12 +55,14 @@ func QPs(env *checks.Env) *Table[nldev.QP] {
 
 // ReadQPs dumps the QPs again (a second reading for --interval checks).
 func ReadQPs(env *checks.Env) *Table[nldev.QP] {
-	return read(env, (*nldev.Client).QPs)
+	return read(env, (*nldev.Client).QPs, func(q *nldev.QP) uint32 { return q.PID })
 }
 
 // CQs returns every device's CQ dump of this run.
 func CQs(env *checks.Env) *Table[nldev.CQ] {
-	return env.Memo("rdmares.cqs", func() any { return read(env, (*nldev.Client).CQs) }).(*Table[nldev.CQ])
+	return env.Memo("rdmares.cqs", func() any {
+		return read(env, (*nldev.Client).CQs, func(c *nldev.CQ) uint32 { return c.PID })
+	}).(*Table[nldev.CQ])
 }
 
 // Summary returns the per-device resource counts by device index.
@@ -79,18 +82,64 @@ func Summary(env *checks.Env) (map[uint32]map[string]uint64, error) {
 	return r.m, r.err
 }
 
-func read[T any](env *checks.Env, dump func(*nldev.Client, uint32) ([]T, error)) *Table[T] {
+func read[T any](env *checks.Env, dump func(*nldev.Client, uint32) ([]T, error), pidOf func(*T) uint32) *Table[T] {
 	devs, err := Devices(env)
 	if err != nil {
 		return &Table[T]{Err: err}
 	}
 	c := nldev.NewClient(env.Host.Netlink())
 	t := &Table[T]{Devices: make([]DeviceTable[T], len(devs))}
+	self := selfFilter(env.Host)
 	for i, d := range devs {
 		objs, err := dump(c, d.Index)
+		if self != nil {
+			objs = slices.DeleteFunc(objs, func(o T) bool { return self(pidOf(&o)) })
+		}
 		t.Devices[i] = DeviceTable[T]{Dev: d, Objs: objs, Err: err}
 	}
 	return t
+}
+
+// selfFilter returns, on a live host, a test for resources of this very process: the verbs
+// probes run next to these checks and their QPs and CQs (a one-entry CQ, a QP overrun into ERR
+// on purpose) are not the host's. The kernel records the creating thread's id, so a pid is ours
+// when /proc/<pid>/status names our process as its thread group. Snapshots hold no resources
+// of the analysing process, so there is nothing to filter (and a pid there may equal ours by chance).
+func selfFilter(h *host.Host) func(pid uint32) bool {
+	if h.Kind() != host.KindLive {
+		return nil
+	}
+	me := os.Getpid()
+	seen := map[uint32]bool{}
+	return func(pid uint32) bool {
+		if pid == 0 {
+			return false
+		}
+		if v, ok := seen[pid]; ok {
+			return v
+		}
+		v := tgid(h, pid) == me
+		seen[pid] = v
+		return v
+	}
+}
+
+// tgid reads the thread group (process) id of a task from /proc/<pid>/status; -1 if unknown.
+func tgid(h *host.Host, pid uint32) int {
+	b, err := h.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return -1
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "Tgid:"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				return -1
+			}
+			return n
+		}
+	}
+	return -1
 }
 
 // NotRecorded reports whether err means this host view holds no netlink answers at all (a plain
