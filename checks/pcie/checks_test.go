@@ -7,6 +7,7 @@ import (
 
 	"github.com/rdmadiag/rdmadiag/checks"
 	"github.com/rdmadiag/rdmadiag/checks/checktest"
+	"github.com/rdmadiag/rdmadiag/inventory"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -181,4 +182,31 @@ func TestPairLinksSwitch(t *testing.T) {
 	if len(got) != 2 || got[0].Port.BDF != "0000:18:00.0" || got[1].Child.BDF != "0000:17:00.0" || got[1].Port.BDF != "0000:16:01.0" {
 		t.Errorf("pairLinks = %+v", got)
 	}
+}
+
+func TestJudgeAERRate(t *testing.T) {
+	tg := &target{BDF: "0000:3b:00.0", Nodes: []node{{BDF: "0000:3b:00.0", Dir: "/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0"}}}
+	tg.Devices = []*inventory.Device{{Name: "mlx5_0"}}
+	snap := func(cor uint64) aerSnap {
+		return aerSnap{node: tg.Nodes[0], Present: true, Totals: map[string]uint64{"fatal": 0, "non-fatal": 0, "correctable": cor}}
+	}
+	before, after := snap(5), snap(65)
+	f := judgeAER(tg, before, &after, 60*time.Second, nil)
+	wantSev(t, f, report.Warning)
+	if !strings.Contains(f.Summary, "60 correctable PCIe errors in 1m0s (1.00/s)") {
+		t.Errorf("rate summary: %q", f.Summary)
+	}
+	// A few since boot and no growth: notable, not a fault.
+	same := snap(5)
+	wantSev(t, judgeAER(tg, before, &same, time.Minute, nil), report.Info)
+	wantSev(t, judgeAER(tg, snap(0), nil, 0, nil), report.OK)
+	wantSev(t, judgeAER(tg, snap(101), nil, 0, nil), report.Warning)
+}
+
+// With --interval, netdev errors that did not grow are history: info, not a warning.
+func TestDMAInterval(t *testing.T) {
+	fs := checktest.Run(t, "pcie-gen3x8-slot", checks.Options{Interval: 10 * time.Second}, "pcie.dma")
+	dma := one(t, fs, "pcie.dma", "0000:3b:00.0")
+	wantSev(t, dma, report.Info)
+	wantEv(t, dma, "netdev ens1f0np0", "+0/+0 in 10s")
 }
