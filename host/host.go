@@ -66,7 +66,9 @@ type Host struct {
 	nl    NetlinkConn
 	klog  func() ([]byte, error)
 	facts func() (*Facts, error)
-	meta  Meta
+	// ethtool answers EthtoolStats (see ethtool.go).
+	ethtool func(netdev string) (map[string]uint64, error)
+	meta    Meta
 }
 
 // Meta describes where the data came from; it is copied into every report.
@@ -85,7 +87,9 @@ type Options struct {
 	Netlink   NetlinkConn
 	KernelLog func() ([]byte, error)
 	Facts     func() (*Facts, error)
-	Meta      Meta
+	// Ethtool returns a netdev's driver statistics (ethtool -S); nil means not available.
+	Ethtool func(netdev string) (map[string]uint64, error)
+	Meta    Meta
 }
 
 // New assembles a Host. Root must be an existing directory.
@@ -101,13 +105,16 @@ func New(o Options) (*Host, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("host root %q is not a directory", abs)
 	}
-	h := &Host{root: abs, kind: o.Kind, nl: o.Netlink, klog: o.KernelLog, facts: o.Facts, meta: o.Meta}
+	h := &Host{root: abs, kind: o.Kind, nl: o.Netlink, klog: o.KernelLog, facts: o.Facts, ethtool: o.Ethtool, meta: o.Meta}
 	h.meta.Kind = o.Kind
 	if h.klog == nil {
 		h.klog = func() ([]byte, error) { return nil, ErrNotRecorded }
 	}
 	if h.facts == nil {
 		h.facts = func() (*Facts, error) { return nil, ErrNotRecorded }
+	}
+	if h.ethtool == nil {
+		h.ethtool = func(string) (map[string]uint64, error) { return nil, ErrNotRecorded }
 	}
 	return h, nil
 }

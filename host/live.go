@@ -24,6 +24,7 @@ func Live(nl NetlinkConn) (*Host, error) {
 		Kind:      KindLive,
 		Netlink:   nl,
 		KernelLog: func() ([]byte, error) { return ReadKmsg("/dev/kmsg") },
+		Ethtool:   LiveEthtoolStats,
 		Facts: func() (*Facts, error) {
 			f := LiveFacts("/")
 			f.VerbsDevices, f.VerbsError = verbsOnce()

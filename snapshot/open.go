@@ -18,6 +18,7 @@ const (
 	FactsFile   = "facts.json"
 	KmsgFile    = "kmsg"
 	NetlinkDir  = "netlink"
+	EthtoolDir  = "ethtool"
 	RootDir     = "root"
 	FormatV1    = "rdmadiag-snapshot/1"
 	ArchiveExts = ".tar.gz, .tgz"
@@ -122,8 +123,27 @@ func openDir(dir, source string) (*host.Host, error) {
 			}
 			return &f, nil
 		},
-		Meta: host.Meta{Source: source, Recorded: &ri},
+		Ethtool: func(netdev string) (map[string]uint64, error) { return readEthtool(dir, netdev) },
+		Meta:    host.Meta{Source: source, Recorded: &ri},
 	})
+}
+
+// readEthtool replays ethtool/<netdev>.json: the statistics `rdmadiag record` read for each
+// netdev bound to an RDMA device.
+func readEthtool(dir, netdev string) (map[string]uint64, error) {
+	p := filepath.Join(dir, EthtoolDir, netdev+".json")
+	b, err := os.ReadFile(p)
+	if os.IsNotExist(err) {
+		return nil, fmt.Errorf("ethtool -S %s: %w", netdev, host.ErrNotRecorded)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var st map[string]uint64
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("%s/%s.json: %w", EthtoolDir, netdev, err)
+	}
+	return st, nil
 }
 
 // OpenRoot opens a plain directory laid out like a machine's root (sys/, proc/, dev/...), as

@@ -50,6 +50,9 @@ func Record(h *host.Host, dir string, o RecordOptions) error {
 	} else if err := writeJSON(filepath.Join(dir, FactsFile), facts); err != nil {
 		return err
 	}
+	if err := recordEthtool(h, rec, filepath.Join(dir, EthtoolDir)); err != nil {
+		return err
+	}
 	if nl := h.Netlink(); nl != nil {
 		nldir := filepath.Join(dir, NetlinkDir)
 		if err := os.MkdirAll(nldir, 0o755); err != nil {
@@ -119,6 +122,45 @@ func recordNetlink(conn host.NetlinkConn) ([]uint32, error) {
 	}
 	sort.Slice(pids, func(i, j int) bool { return pids[i] < pids[j] })
 	return pids, errors.Join(errs...)
+}
+
+// recordEthtool stores the driver statistics (ethtool -S) of every netdev bound to an RDMA device,
+// which the DMA-path check reads through host.EthtoolStats. A netdev whose driver has none (the
+// ioctl fails with EOPNOTSUPP) is listed as unreadable, not guessed.
+func recordEthtool(h *host.Host, rec *recorder, dir string) error {
+	seen := map[string]bool{}
+	for _, d := range inventory.Discover(h).Devices {
+		nds := []string{}
+		if d.Parent != "" {
+			nds = append(nds, d.Parent)
+		}
+		for _, p := range d.Ports {
+			nds = append(nds, p.Netdevs...)
+		}
+		if d.PCI != nil {
+			// IPoIB and other netdevs of the function have no GID entry but share its DMA path.
+			fn, _ := h.ReadDir(path.Join(d.PCI.SysPath, "net"))
+			nds = append(nds, fn...)
+		}
+		for _, nd := range nds {
+			if seen[nd] {
+				continue
+			}
+			seen[nd] = true
+			st, err := h.EthtoolStats(nd)
+			if err != nil {
+				rec.fail(path.Join(EthtoolDir, nd), err)
+				continue
+			}
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			if err := writeJSON(filepath.Join(dir, nd+".json"), st); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func writeJSON(p string, v any) error {

@@ -1,0 +1,36 @@
+package host
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/safchain/ethtool"
+)
+
+// EthtoolStats returns a netdev's driver statistics as `ethtool -S` shows them (the driver's own
+// error and DMA-mapping counters, which sysfs does not expose), read live through the
+// ETHTOOL_GSTATS ioctl or replayed from a snapshot's ethtool/<netdev>.json.
+func (h *Host) EthtoolStats(netdev string) (map[string]uint64, error) {
+	if err := ValidNetdevName(netdev); err != nil {
+		return nil, err
+	}
+	return h.ethtool(netdev)
+}
+
+// ValidNetdevName refuses names a netdev cannot have (the kernel's dev_valid_name: 1-15 bytes,
+// no '/', ':' or white space, not "." or ".."), so a name can be used as a file name safely.
+func ValidNetdevName(n string) error {
+	if n == "" || len(n) > 15 || n == "." || n == ".." || strings.ContainsAny(n, "/: \t\n") {
+		return fmt.Errorf("%q is not a valid netdev name", n)
+	}
+	return nil
+}
+
+// LiveEthtoolStats reads a netdev's statistics with safchain/ethtool (a maintained ioctl wrapper).
+func LiveEthtoolStats(netdev string) (map[string]uint64, error) {
+	st, err := ethtool.Stats(netdev)
+	if err != nil {
+		return nil, fmt.Errorf("ethtool -S %s: %w", netdev, err)
+	}
+	return st, nil
+}
