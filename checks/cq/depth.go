@@ -229,7 +229,7 @@ func underFinding(env *checks.Env, dev string, g *DepthGroup, owner, src string)
 			report.Ev("concurrency", fmt.Sprintf("%d, %s", g.Concurrency.N, g.Concurrency.Source()), "options"),
 			report.Ev("owner", owner, src),
 			report.Ev("CQ numbers (cqn)", cqnList(g.CQNs), src),
-			report.Ev("QPs attached (users, summed)", fmt.Sprint(g.Users), src),
+			report.Ev("users (QP queues attached; a QP using one CQ for send and receive counts twice)", fmt.Sprint(g.Users), src),
 			report.Ev("recommended cqe", fmt.Sprint(rec), "rule: next power of two at or above 2 x concurrency"),
 		},
 		Remediation: fmt.Sprintf("Create these CQs with at least %d entries (ibv_create_cq cqe >= %d: twice the %d outstanding "+
