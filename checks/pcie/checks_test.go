@@ -105,6 +105,29 @@ func TestSignalIntegrityAERAndIOMMU(t *testing.T) {
 	dma := one(t, fs, "pcie.dma", "0000:19:00.0")
 	wantSev(t, dma, report.Critical)
 	wantEv(t, dma, "IOMMU fault", "Request device [19:00.0]")
+	wantEv(t, dma, "driver counters ib0", "tx_pci_signal_integrity=1471")
+}
+
+func TestDMACounters(t *testing.T) {
+	got := DMACounters(map[string]uint64{
+		"rx_packets": 5, "rx_crc_errors_phy": 9, // traffic and wire errors are not DMA-path counters
+		"tx_pci_signal_integrity": 1471, "rx_pci_signal_integrity": 0,
+		"rx_wqe_err": 2, "rx3_wqe_err": 2, // per-queue copy of the aggregate: not counted twice
+		"tx_cqe_err": 1, "rx_buff_alloc_err": 4, "outbound_pci_buffer_overflow": 6,
+		"tx_dma_failed": 3, "dma_map_err": 1, "tx_dma_packets": 100,
+	})
+	want := "dma_map_err=1, outbound_pci_buffer_overflow=6, rx_buff_alloc_err=4, rx_wqe_err=2, tx_cqe_err=1, tx_dma_failed=3, tx_pci_signal_integrity=1471"
+	if s := countersString(got); s != want {
+		t.Errorf("DMACounters = %s\nwant %s", s, want)
+	}
+	for _, c := range got {
+		if (c.Name == "tx_pci_signal_integrity") != (c.Kind == "pcie") {
+			t.Errorf("%s: kind %s", c.Name, c.Kind)
+		}
+	}
+	if DMACounters(nil) != nil {
+		t.Error("no statistics: no counters")
+	}
 }
 
 // With --interval the correctable counters are judged by their growth: unchanged since-boot
@@ -134,7 +157,12 @@ func TestSoftwareDevices(t *testing.T) {
 	wantEv(t, bw, "netdev eth1", "1 Gb/s")
 	// 100 correctable errors is at the threshold, not above it.
 	wantSev(t, one(t, fs, "pcie.aer", "0000:00:1c.0"), report.Info)
-	wantSev(t, one(t, fs, "pcie.dma", "0000:02:00.0"), report.Warning)
+	dma := one(t, fs, "pcie.dma", "0000:02:00.0")
+	wantSev(t, dma, report.Warning)
+	wantEv(t, dma, "driver counters eth1", "tx_dma_failed=2")
+	if !strings.Contains(dma.Summary, "driver counts PCIe/DMA errors") {
+		t.Errorf("driver DMA counters must lead the summary: %q", dma.Summary)
+	}
 	// No AER counters on the NIC, but its failed recovery is in the log: reported, not dropped.
 	nic := one(t, fs, "pcie.aer", "0000:02:00.0")
 	wantSev(t, nic, report.Warning)
@@ -209,4 +237,6 @@ func TestDMAInterval(t *testing.T) {
 	dma := one(t, fs, "pcie.dma", "0000:3b:00.0")
 	wantSev(t, dma, report.Info)
 	wantEv(t, dma, "netdev ens1f0np0", "+0/+0 in 10s")
+	wantEv(t, dma, "driver counters ens1f0np0", "no PCIe signal-integrity or DMA error counts")
+	wantEv(t, dma, "driver counters ens1f0v0", "not recorded")
 }

@@ -99,6 +99,21 @@ func readNetErrs(h *host.Host, nd string) (netErrs, error) {
 	return n, errors.Join(errs...)
 }
 
+// counterGrowth returns the counters of after that exceed their value in before.
+func counterGrowth(before, after []DriverCounter) []DriverCounter {
+	prev := map[string]uint64{}
+	for _, c := range before {
+		prev[c.Name] = c.Value
+	}
+	var out []DriverCounter
+	for _, c := range after {
+		if c.Value > prev[c.Name] {
+			out = append(out, DriverCounter{Name: c.Name, Value: c.Value - prev[c.Name], Kind: c.Kind})
+		}
+	}
+	return out
+}
+
 func runDMA(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 	inv := env.Inventory()
 	if f := noDevices(inv); f != nil {
@@ -111,6 +126,16 @@ func runDMA(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 		nets  []netErrs
 		errs  []error
 		names []string
+		// drv holds each netdev's DMA-path driver counters; drvNote why they are missing.
+		drv     map[string][]DriverCounter
+		drvNote map[string]string
+	}
+	readDrv := func(nd string) ([]DriverCounter, string) {
+		st, err := h.EthtoolStats(nd)
+		if err != nil {
+			return nil, err.Error()
+		}
+		return DMACounters(st), ""
 	}
 	pts := make([]perTarget, len(ts))
 	for i, t := range ts {
@@ -126,6 +151,10 @@ func runDMA(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 			pts[i].errs = append(pts[i].errs, err)
 		}
 		pts[i].names = names
+		pts[i].drv, pts[i].drvNote = map[string][]DriverCounter{}, map[string]string{}
+		for _, n := range names {
+			pts[i].drv[n], pts[i].drvNote[n] = readDrv(n)
+		}
 		for _, n := range names {
 			ne, err := readNetErrs(h, n)
 			if err != nil {
@@ -135,17 +164,21 @@ func runDMA(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 		}
 	}
 	var later [][]netErrs
+	var laterDrv []map[string][]DriverCounter
 	if env.Opts.Interval > 0 {
 		if err := env.Sleep(ctx, env.Opts.Interval); err != nil {
 			return nil, err
 		}
 		for _, p := range pts {
 			var l []netErrs
+			ld := map[string][]DriverCounter{}
 			for _, n := range p.names {
 				ne, _ := readNetErrs(h, n)
 				l = append(l, ne)
+				ld[n], _ = readDrv(n)
 			}
 			later = append(later, l)
+			laterDrv = append(laterDrv, ld)
 		}
 	}
 	for i, t := range ts {
@@ -171,9 +204,28 @@ func runDMA(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 		if len(pts[i].names) == 0 {
 			f.Evidence = append(f.Evidence, report.Ev("netdev", "none bound (InfiniBand port without IPoIB)", t.Nodes[0].Dir+"/net"))
 		}
-		// The driver's own DMA-mapping and error counters (ethtool -S) are not read: a live-only
-		// source would make live and snapshot verdicts differ, and snapshots do not record them yet.
-		f.Evidence = append(f.Evidence, report.Ev("driver DMA counters (ethtool -S)", "not read: not recorded in snapshots yet", ""))
+		var drv []string
+		drvGrew := false
+		for _, n := range pts[i].names {
+			src := "ethtool -S " + n
+			if note := pts[i].drvNote[n]; note != "" {
+				f.Evidence = append(f.Evidence, report.Ev("driver counters "+n, "not available: "+note, src))
+				continue
+			}
+			cs := pts[i].drv[n]
+			if len(cs) == 0 {
+				f.Evidence = append(f.Evidence, report.EvExp("driver counters "+n, "no PCIe signal-integrity or DMA error counts", "none", src))
+				continue
+			}
+			obs := countersString(cs)
+			if laterDrv != nil {
+				grown := counterGrowth(cs, laterDrv[i][n])
+				obs += "; grew in " + env.Opts.Interval.String() + ": " + orNone(countersString(grown))
+				drvGrew = drvGrew || len(grown) > 0
+			}
+			f.Evidence = append(f.Evidence, report.EvExp("driver counters "+n, obs, "none", src))
+			drv = append(drv, n+" "+countersString(cs))
+		}
 		f.Evidence = append(f.Evidence, kmsgEvidence("IOMMU fault", iommu, 5)...)
 		f.Evidence = append(f.Evidence, kmsgEvidence("DMA error", dma, 5)...)
 		if klogErr != nil {
@@ -189,6 +241,16 @@ func runDMA(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 			f.Severity = report.Critical
 			f.Summary = fmt.Sprintf("%s (%s): %d DMA error line(s) in the kernel log", t.BDF, t.deviceNames(), len(dma))
 			f.Remediation = "DMA errors point at memory registration, the IOMMU or the PCIe path: check pcie.aer and pcie.link, the IOMMU mode, and the memory-registration limits; update driver and firmware if they recur."
+		case len(drv) > 0 && (laterDrv == nil || drvGrew):
+			// Counted by the NIC itself: signal-integrity recoveries on its PCIe link, or DMA
+			// mapping/buffer/queue-entry errors. Each was recovered, so warning, not critical.
+			f.Severity = report.Warning
+			f.Summary = fmt.Sprintf("%s (%s): the driver counts PCIe/DMA errors: %s", t.BDF, t.deviceNames(), strings.Join(drv, "; "))
+			f.Remediation = "pci_signal_integrity counts mean the card's PCIe link keeps recovering: move the card to another slot, reseat it, update firmware and BIOS (mlx5 counters documentation). " +
+				"DMA mapping or buffer allocation errors mean the host ran short of mappable memory or IOMMU space: check memory pressure and the IOMMU mode. Run with --interval to see whether they still grow."
+		case len(drv) > 0:
+			f.Severity = report.Info
+			f.Summary = fmt.Sprintf("%s (%s): the driver counted PCIe/DMA errors before (%s) but none during the %s interval", t.BDF, t.deviceNames(), strings.Join(drv, "; "), env.Opts.Interval)
 		case len(txrx) > 0 && (later == nil || grew):
 			f.Severity = report.Warning
 			f.Summary = fmt.Sprintf("%s (%s): transmit/receive errors on the bound netdev: %s", t.BDF, t.deviceNames(), strings.Join(txrx, "; "))
