@@ -17,6 +17,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // MaxFileSize bounds every file read through a Host. sysfs and procfs files the checks use are
@@ -69,6 +70,8 @@ type Host struct {
 	// ethtool answers EthtoolStats (see ethtool.go).
 	ethtool func(netdev string) (map[string]uint64, error)
 	meta    Meta
+	// readErrs replays read errors recorded in a snapshot.
+	readErrs map[string]syscall.Errno
 }
 
 // Meta describes where the data came from; it is copied into every report.
@@ -89,7 +92,11 @@ type Options struct {
 	Facts     func() (*Facts, error)
 	// Ethtool returns a netdev's driver statistics (ethtool -S); nil means not available.
 	Ethtool func(netdev string) (map[string]uint64, error)
-	Meta    Meta
+	// ReadErrors are errors a recorded host returned when its files were read (path -> errno),
+	// replayed by ReadFile so that a check sees EINVAL or EACCES from a snapshot exactly as it
+	// did live. Keys are real paths (symlinks resolved).
+	ReadErrors map[string]syscall.Errno
+	Meta       Meta
 }
 
 // New assembles a Host. Root must be an existing directory.
@@ -105,7 +112,7 @@ func New(o Options) (*Host, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("host root %q is not a directory", abs)
 	}
-	h := &Host{root: abs, kind: o.Kind, nl: o.Netlink, klog: o.KernelLog, facts: o.Facts, ethtool: o.Ethtool, meta: o.Meta}
+	h := &Host{root: abs, kind: o.Kind, nl: o.Netlink, klog: o.KernelLog, facts: o.Facts, ethtool: o.Ethtool, meta: o.Meta, readErrs: o.ReadErrors}
 	h.meta.Kind = o.Kind
 	if h.klog == nil {
 		h.klog = func() ([]byte, error) { return nil, ErrNotRecorded }
@@ -143,6 +150,13 @@ func (h *Host) Path(p string) string {
 
 // ReadFile reads a whole file, at most MaxFileSize bytes. Errors name the host path.
 func (h *Host) ReadFile(p string) ([]byte, error) {
+	if len(h.readErrs) > 0 {
+		if real, err := h.Realpath(p); err == nil {
+			if en, ok := h.readErrs[real]; ok {
+				return nil, &fs.PathError{Op: "read", Path: p, Err: en}
+			}
+		}
+	}
 	f, err := os.Open(h.Path(p))
 	if err != nil {
 		return nil, h.wrap(p, err)

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/rdmadiag/rdmadiag/host"
 	"github.com/rdmadiag/rdmadiag/internal/nldev"
@@ -18,6 +21,7 @@ const (
 	FactsFile   = "facts.json"
 	KmsgFile    = "kmsg"
 	NetlinkDir  = "netlink"
+	ErrorsFile  = "read-errors.json"
 	EthtoolDir  = "ethtool"
 	RootDir     = "root"
 	FormatV1    = "rdmadiag-snapshot/1"
@@ -98,10 +102,15 @@ func openDir(dir, source string) (*host.Host, error) {
 	if st, err := os.Stat(filepath.Join(dir, NetlinkDir)); err == nil && st.IsDir() {
 		nl = nldev.NewReplay(filepath.Join(dir, NetlinkDir))
 	}
+	readErrs, err := loadReadErrors(filepath.Join(dir, ErrorsFile))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", source, ErrNotSnapshot, err)
+	}
 	return host.New(host.Options{
-		Root:    root,
-		Kind:    host.KindSnapshot,
-		Netlink: nl,
+		Root:       root,
+		Kind:       host.KindSnapshot,
+		ReadErrors: readErrs,
+		Netlink:    nl,
 		KernelLog: func() ([]byte, error) {
 			b, err := os.ReadFile(filepath.Join(dir, KmsgFile))
 			if os.IsNotExist(err) {
@@ -183,4 +192,38 @@ func RootFacts(dir string) *host.Facts {
 	sort.Slice(f.CharDevs, func(i, j int) bool { return f.CharDevs[i].Path < f.CharDevs[j].Path })
 	f.InContainer = false
 	return f
+}
+
+// loadReadErrors reads read-errors.json: real path -> errno name (EINVAL, EACCES, ...).
+func loadReadErrors(p string) (map[string]syscall.Errno, error) {
+	b, err := os.ReadFile(p)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var names map[string]string
+	if err := json.Unmarshal(b, &names); err != nil {
+		return nil, fmt.Errorf("%s: %w", ErrorsFile, err)
+	}
+	out := make(map[string]syscall.Errno, len(names))
+	for path, name := range names {
+		en := errnoValue(name)
+		if en == 0 {
+			return nil, fmt.Errorf("%s: %s: unknown errno %q", ErrorsFile, path, name)
+		}
+		out[path] = en
+	}
+	return out, nil
+}
+
+// errnoValue maps an errno name back to its number; x/sys has only the forward table.
+func errnoValue(name string) syscall.Errno {
+	for e := syscall.Errno(1); e < 4096; e++ {
+		if unix.ErrnoName(e) == name {
+			return e
+		}
+	}
+	return 0
 }

@@ -10,7 +10,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/rdmadiag/rdmadiag/host"
 	"github.com/rdmadiag/rdmadiag/internal/nldev"
@@ -32,8 +35,13 @@ func Record(h *host.Host, dir string, o RecordOptions) error {
 	if err := os.MkdirAll(filepath.Join(dir, RootDir), 0o755); err != nil {
 		return err
 	}
-	rec := &recorder{h: h, dst: filepath.Join(dir, RootDir), done: map[string]bool{}}
+	rec := &recorder{h: h, dst: filepath.Join(dir, RootDir), done: map[string]bool{}, readErrs: map[string]string{}}
 	rec.walk()
+	if len(rec.readErrs) > 0 {
+		if err := writeJSON(filepath.Join(dir, ErrorsFile), rec.readErrs); err != nil {
+			return err
+		}
+	}
 
 	meta := Meta{Format: FormatV1, RecordInfo: host.RecordInfo{ToolVersion: o.ToolVersion, Time: o.Now.UTC(), Redacted: o.Redact}, Description: o.Description}
 	if prev := h.Meta().Recorded; prev != nil && h.Kind() == host.KindSnapshot {
@@ -172,6 +180,7 @@ func writeJSON(p string, v any) error {
 }
 
 type recorder struct {
+	readErrs   map[string]string
 	h          *host.Host
 	dst        string
 	done       map[string]bool
@@ -368,6 +377,9 @@ func (r *recorder) subtree(dir string, depth int) {
 			continue
 		}
 		p := path.Join(dir, n)
+		if r.unusedGID(p) {
+			continue
+		}
 		st, err := r.h.Lstat(p)
 		if err != nil {
 			r.fail(p, err)
@@ -387,6 +399,29 @@ func (r *recorder) subtree(dir string, depth int) {
 			r.file(p)
 		}
 	}
+}
+
+// unusedGID reports whether p is an empty GID table entry (ports/N/gids/I holding the zero GID)
+// or an attribute of one (gid_attrs/{types,ndevs}/I, which the kernel refuses with EINVAL). A
+// Soft-RoCE port has 1024 entries, nearly all empty; recording them would bury the few that
+// matter, and no check judges an empty entry.
+func (r *recorder) unusedGID(p string) bool {
+	dir, idx := path.Split(p)
+	dir = path.Clean(dir)
+	var gid string
+	switch {
+	case path.Base(dir) == "gids":
+		gid = p
+	case path.Base(dir) == "types" || path.Base(dir) == "ndevs":
+		if path.Base(path.Dir(dir)) != "gid_attrs" {
+			return false
+		}
+		gid = path.Join(path.Dir(path.Dir(dir)), "gids", idx)
+	default:
+		return false
+	}
+	s, err := r.h.ReadString(gid)
+	return err == nil && strings.Trim(s, "0:") == ""
 }
 
 // resolve records every symlink met while resolving p, so that the snapshot resolves it the same way.
@@ -487,14 +522,26 @@ func (r *recorder) file(p string) {
 		r.file(mustReal(r.h, p))
 		return
 	}
+	d := r.dst_(p)
 	b, err := r.h.ReadFile(p)
 	if err != nil {
-		// sysfs attributes can refuse reads (EACCES for non-root, EIO/EINVAL on some functions,
-		// EOPNOTSUPP on counters a port does not have); the snapshot says so instead of guessing.
-		r.fail(p, err)
-		return
+		// sysfs attributes can refuse reads: EACCES for non-root, EINVAL for a netdev's speed
+		// while its link is down, EIO or EOPNOTSUPP for a counter the port does not have. The
+		// file is kept (empty) and its errno recorded, so that a check reading the snapshot gets
+		// the error it got live. Permission errors also go into the unreadable list, because
+		// they mean the snapshot is incomplete, not that the host said no.
+		var en syscall.Errno
+		if !errors.As(err, &en) {
+			r.fail(p, err)
+			return
+		}
+		if en == syscall.EACCES || en == syscall.EPERM {
+			r.fail(p, err)
+		}
+		real := mustReal(r.h, p)
+		r.readErrs[real] = unix.ErrnoName(en)
+		b = nil
 	}
-	d := r.dst_(p)
 	if err := os.MkdirAll(filepath.Dir(d), 0o755); err != nil {
 		r.fail(p, err)
 		return

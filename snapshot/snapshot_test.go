@@ -1,10 +1,13 @@
 package snapshot
 
 import (
+	"syscall"
+
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"github.com/rdmadiag/rdmadiag/host"
 	"os"
 	"path/filepath"
 	"strings"
@@ -282,5 +285,48 @@ func TestUnpackTxtar(t *testing.T) {
 		if err := UnpackTxtar([]byte(bad), t.TempDir()); !errors.Is(err, ErrNotSnapshot) {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+}
+
+// A read error seen while recording (EINVAL from a down netdev's speed) is replayed from the
+// snapshot, and a zero GID table entry with its refused attributes is left out.
+func TestReadErrorsReplayAndUnusedGIDs(t *testing.T) {
+	root := mkroot(t)
+	fn := "/sys/devices/pci0000:00/0000:00:02.0/0000:01:00.0"
+	os.WriteFile(filepath.Join(root, fn, "net/eth0/speed"), nil, 0o644)
+	os.WriteFile(filepath.Join(root, fn, "infiniband/mlx5_0/ports/1/gids/0"), []byte("0000:0000:0000:0000:0000:0000:0000:0000\n"), 0o644)
+	os.MkdirAll(filepath.Join(root, fn, "infiniband/mlx5_0/ports/1/gid_attrs/types"), 0o755)
+	os.WriteFile(filepath.Join(root, fn, "infiniband/mlx5_0/ports/1/gid_attrs/types/0"), nil, 0o644)
+	src, err := host.New(host.Options{Root: root, Kind: host.KindRoot,
+		ReadErrors: map[string]syscall.Errno{fn + "/net/eth0/speed": syscall.EINVAL, fn + "/infiniband/mlx5_0/ports/1/gid_attrs/types/0": syscall.EINVAL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "rec")
+	if err := Record(src, dir, RecordOptions{Now: time.Unix(0, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"ports/1/gids/0", "ports/1/gid_attrs/types/0"} {
+		if _, err := os.Lstat(filepath.Join(dir, "root", fn, "infiniband/mlx5_0", p)); err == nil {
+			t.Errorf("unused GID entry recorded: %s", p)
+		}
+	}
+	var a bytes.Buffer
+	if err := Pack(&a, dir); err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), "s.tar.gz")
+	os.WriteFile(f, a.Bytes(), 0o644)
+	h, cleanup, err := Open(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	_, err = h.ReadFile("/sys/class/net/eth0/speed")
+	if !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("replayed read of speed: %v, want EINVAL", err)
+	}
+	if !h.Exists("/sys/class/net/eth0/speed") {
+		t.Error("a file that failed to read must still exist")
 	}
 }
