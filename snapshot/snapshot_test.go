@@ -1,18 +1,18 @@
 package snapshot
 
 import (
-	"syscall"
-
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
 	"errors"
-	"github.com/rdmadiag/rdmadiag/host"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rdmadiag/rdmadiag/host"
 )
 
 type entry struct {
