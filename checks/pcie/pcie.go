@@ -43,7 +43,7 @@ func init() {
 	})
 	checks.Register(checks.Check{
 		ID:          "pcie.dma",
-		Description: "DMA path: bound netdev tx/rx errors, IOMMU faults and DMA error signatures in the kernel log",
+		Description: "DMA path: bound netdev tx/rx errors, driver PCIe/DMA error counters (ethtool -S), IOMMU faults and DMA errors in the kernel log",
 		Fault:       "dma-engine",
 		Run:         runDMA,
 	})
