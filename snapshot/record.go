@@ -239,6 +239,9 @@ func (r *recorder) walk() {
 			}
 			continue
 		}
+		// An empty class directory (ib_core loaded, no device registered) differs from an absent
+		// one (no ib_core) and must survive the recording.
+		r.mkdir(cls)
 		for _, n := range names {
 			r.tree(path.Join(cls, n), 4)
 		}

@@ -330,3 +330,16 @@ func TestReadErrorsReplayAndUnusedGIDs(t *testing.T) {
 		t.Error("a file that failed to read must still exist")
 	}
 }
+
+func TestEmptyClassDirSurvives(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "sys/class/infiniband"), 0o755)
+	h, _ := OpenRoot(root)
+	dir := filepath.Join(t.TempDir(), "rec")
+	if err := Record(h, dir, RecordOptions{Now: time.Unix(0, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(filepath.Join(dir, "root/sys/class/infiniband")); err != nil || !st.IsDir() {
+		t.Errorf("empty /sys/class/infiniband not recorded: %v", err)
+	}
+}

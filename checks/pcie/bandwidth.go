@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"strconv"
+	"syscall"
 
 	"github.com/rdmadiag/rdmadiag/checks"
 	"github.com/rdmadiag/rdmadiag/host"
@@ -82,6 +83,11 @@ func budget(h *host.Host, t *target) (Budget, []error) {
 			// the truthful source.
 			p := "/sys/class/net/" + d.Parent + "/speed"
 			s, err := h.ReadString(p)
+			if errors.Is(err, syscall.EINVAL) {
+				// The kernel refuses the speed of a netdev without link: nothing to carry.
+				b.Ports = append(b.Ports, report.Ev("netdev "+d.Parent, "no link (speed refused with EINVAL), not counted", p))
+				continue
+			}
 			if err != nil {
 				errs = append(errs, err)
 				continue
