@@ -6,7 +6,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 BIN       := bin/rdmadiag
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all build test lint fmt-check vet staticcheck demo golden fuzz bench clean
+.PHONY: all build test lint fmt-check vet staticcheck demo golden fuzz bench clean lab-bins
 
 all: lint test
 
@@ -54,3 +54,7 @@ clean:
 	rm -rf bin lab/out
 
 -include lab/lab.mk
+
+# Helper programs the lab scenarios run in the guest (qp-err, cq-depth hold QPs and CQs).
+lab-bins:
+	CGO_ENABLED=0 $(GO) build -o bin/labqp ./checks/qp/labqp

@@ -16,14 +16,14 @@ LAB_GO_TEST = go test -tags lab -count=1 -timeout 60m -v -run 'TestLab$$|TestLab
 
 .PHONY: e2e fixtures lab-selftest lab-facts
 
-e2e: build
+e2e: build lab-bins
 	LAB_E2E_SCENARIOS="$(LAB_SCENARIOS)" $(LAB_GO_TEST)
 
 lab-selftest:
 	LAB_E2E_SCENARIOS="$(LAB_SCENARIOS)" LAB_E2E_PAYLOAD='rdma -j link || echo []' LAB_E2E_FILES= \
 	  LAB_E2E_EXPECT=testdata/rdma-link LAB_E2E_OUT=../out/selftest $(LAB_GO_TEST)
 
-fixtures: build
+fixtures: build lab-bins
 	lab/fixtures.sh $(LAB_SCENARIOS)
 
 lab-facts:

@@ -146,7 +146,7 @@ func RenderTable(w io.Writer, r *Report, o RenderOptions) error {
 	}
 	for _, f := range details {
 		fmt.Fprintf(&out, "\n%s %s [%s]: %s\n", paint(strings.ToUpper(f.Severity.String()), f.Severity, o.Color), f.CheckID, f.Subject, f.Summary)
-		if row, ok := faultRow(r, f.Fault); ok {
+		if row, ok := faultRow(r, f.Fault); ok && f.Severity.Problem() {
 			fmt.Fprintf(&out, "  fault:    %s: %s\n", row.Component, row.Symptom)
 		}
 		for _, e := range f.Evidence {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -78,9 +79,12 @@ func Build(findings []Finding, faults *FaultTable, tool Tool, host HostInfo) *Re
 		if f.Ref == "" {
 			f.Ref = f.ref()
 		}
-		f.ExplainedBy = nil
+		// A check may link its own findings (an endpoint's log lines caused by its upstream
+		// port's error); those links are kept when they name a finding of this report.
+		f.ExplainedBy = append([]string(nil), f.ExplainedBy...)
 	}
 	sortFindings(fs)
+	keepKnownLinks(fs)
 	link(fs, faults)
 
 	r := &Report{SchemaVersion: SchemaVersion, Tool: tool, Host: host, Findings: fs}
@@ -126,6 +130,25 @@ func sortFindings(fs []Finding) {
 	}
 }
 
+func keepKnownLinks(fs []Finding) {
+	refs := map[string]bool{}
+	for _, f := range fs {
+		refs[f.Ref] = true
+	}
+	for i := range fs {
+		kept := fs[i].ExplainedBy[:0]
+		for _, r := range fs[i].ExplainedBy {
+			if refs[r] && r != fs[i].Ref {
+				kept = append(kept, r)
+			}
+		}
+		fs[i].ExplainedBy = kept
+		if len(kept) == 0 {
+			fs[i].ExplainedBy = nil
+		}
+	}
+}
+
 // link marks every problem finding that a lower-or-equal layer problem explains. A cause must be a
 // warning or critical finding (an unknown explains nothing), on the same device or host-wide,
 // whose fault row lists the effect. Probes are evidence, never causes.
@@ -149,7 +172,7 @@ func link(fs []Finding, faults *FaultTable) {
 			if c.Fault == e.Fault && c.CheckID == e.CheckID {
 				continue
 			}
-			if faults.explains(c.Fault, e) {
+			if faults.explains(c.Fault, e) && !slices.Contains(e.ExplainedBy, c.Ref) {
 				e.ExplainedBy = append(e.ExplainedBy, c.Ref)
 			}
 		}

@@ -209,3 +209,25 @@ func TestNaturalLess(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckProvidedLinks(t *testing.T) {
+	up := f("pcie.aer", Critical, "pcie-interface", "0000:00:02.0", "rxe0")
+	ep := f("pcie.aer", Warning, "pcie-interface", "0000:01:00.0", "rxe0")
+	ep.ExplainedBy = []string{"pcie.aer@0000:00:02.0"}
+	stray := f("port.state", Warning, "port-link", "rxe0/1", "rxe0")
+	stray.ExplainedBy = []string{"pcie.aer@9999:00:00.0"}
+	r := Build([]Finding{ep, up, stray}, DefaultFaults(), Tool{}, HostInfo{})
+	got := map[string][]string{}
+	for _, x := range r.Findings {
+		got[x.Ref] = x.ExplainedBy
+	}
+	if strings.Join(got["pcie.aer@0000:01:00.0"], ",") != "pcie.aer@0000:00:02.0" {
+		t.Errorf("a check's own link was lost: %v", got)
+	}
+	if len(got["port.state@rxe0/1"]) != 0 {
+		t.Errorf("a link to a finding that does not exist was kept: %v", got["port.state@rxe0/1"])
+	}
+	if strings.Join(r.Summary.RootCauses, ",") != "pcie.aer@0000:00:02.0,port.state@rxe0/1" {
+		t.Errorf("root causes %v", r.Summary.RootCauses)
+	}
+}

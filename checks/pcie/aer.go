@@ -176,6 +176,7 @@ func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 			out = append(out, f)
 		}
 	}
+	linkLogOnly(out)
 	if klogErr != nil {
 		out = append(out, report.Finding{
 			Subject:  report.Subject{Kind: "host", Name: "kmsg"},
@@ -184,6 +185,22 @@ func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 		})
 	}
 	return out, nil
+}
+
+// linkLogOnly marks a function known only from the kernel log (no AER counters of its own) as a
+// consequence of uncorrectable errors counted on its path: the log lines of an endpoint without
+// AER ("can't recover", "device recovery failed") are the kernel handling the upstream error.
+func linkLogOnly(out []report.Finding) {
+	for i := range out {
+		if out[i].Severity != report.Warning || !strings.Contains(out[i].Summary, "no AER counters") {
+			continue
+		}
+		for j := range out {
+			if out[j].Severity == report.Critical && out[j].Subject.Device == out[i].Subject.Device && i != j {
+				out[i].ExplainedBy = append(out[i].ExplainedBy, "pcie.aer@"+out[j].Subject.Name)
+			}
+		}
+	}
 }
 
 func judgeAER(t *target, s aerSnap, later *aerSnap, interval time.Duration, lines []kmsg.Record) report.Finding {

@@ -22,6 +22,9 @@ type Expectation struct {
 	// Todo, when set, says why the finding expectations are not written yet. The output is still
 	// checked for being valid JSON with an allowed exit code; the test then skips with this text.
 	Todo string `json:"todo,omitempty"`
+	// Args are appended to the payload command (e.g. ["--wr-concurrency", "256"]); they are
+	// rdmadiag flags that the scenario's verdict depends on.
+	Args []string `json:"args,omitempty"`
 	// ExitCodes lists the exit statuses the payload may end with; empty means any.
 	ExitCodes []int `json:"exit_codes,omitempty"`
 	// FindingsPath is the dotted path of the findings array in the output ("findings" for

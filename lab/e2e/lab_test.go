@@ -82,7 +82,7 @@ func TestLab(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			run, err := runScenario(c, scenario)
+			run, err := runScenario(c, scenario, exp.Args)
 			var unavail errLabUnavailable
 			if errors.As(err, &unavail) {
 				labDown = unavail.Error()
@@ -117,13 +117,17 @@ type labRun struct {
 	rc       int
 }
 
-func runScenario(c labConfig, scenario string) (*labRun, error) {
+func runScenario(c labConfig, scenario string, extra []string) (*labRun, error) {
 	r := &labRun{scenario: scenario, dir: filepath.Join(c.outDir, scenario)}
 	args := []string{"-s", scenario, "-o", r.dir}
 	for _, f := range c.files {
 		args = append(args, "-f", f)
 	}
-	args = append(args, "--", c.payload)
+	payload := c.payload
+	for _, a := range extra {
+		payload += " '" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	args = append(args, "--", payload)
 	// vm.sh has its own hard limit (LAB_TIMEOUT); this one only guards against vm.sh itself hanging.
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
