@@ -121,7 +121,9 @@ func New(o Options) (*Host, error) {
 		h.facts = func() (*Facts, error) { return nil, ErrNotRecorded }
 	}
 	if h.ethtool == nil {
-		h.ethtool = func(string) (map[string]uint64, error) { return nil, ErrNotRecorded }
+		h.ethtool = func(n string) (map[string]uint64, error) {
+			return nil, fmt.Errorf("ethtool -S %s: %w", n, ErrNotRecorded)
+		}
 	}
 	return h, nil
 }

@@ -68,7 +68,7 @@ func ParseFaults(b []byte) (*FaultTable, error) {
 					return nil, fmt.Errorf("fault table: row %q: bad pattern %q: %w", r.ID, e, err)
 				}
 			default:
-				return nil, fmt.Errorf("fault table: row %q: explains %q is neither fault: nor check:", r.ID, e)
+				return nil, fmt.Errorf("fault table: row %q: explains %q, which is neither a fault nor a check pattern", r.ID, e)
 			}
 		}
 	}

@@ -322,6 +322,12 @@ func (r *recorder) pci(p string) {
 				r.lstatRecord(path.Join(dir, sd, n))
 			}
 		}
+		// The function's netdevs (an IPoIB ib0 is in no GID table, so the inventory does not
+		// name it) carry the DMA path's error statistics.
+		nets, _ := r.h.ReadDir(path.Join(dir, "net"))
+		for _, n := range nets {
+			r.netdev(n)
+		}
 	}
 }
 
