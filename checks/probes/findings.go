@@ -110,7 +110,7 @@ func loopbackFinding(t target, r probe.LoopbackResult) report.Finding {
 	if r.Status == probe.Pass {
 		f.Evidence = append(f.Evidence, report.EvExp("payloads intact", fmt.Sprint(r.WritePayloadOK && r.SendPayloadOK), "true", src))
 	}
-	if r.QPState != "" {
+	if r.QPState != "" && r.Status == probe.Fail {
 		f.Evidence = append(f.Evidence, report.Ev("qp state after failure", r.QPState, src))
 	}
 	if r.Status == probe.Fail && f.Remediation == "" {

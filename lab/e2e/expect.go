@@ -356,12 +356,16 @@ func text(v any) string {
 	return compact(v)
 }
 
+// compact is the JSON text of a value as a reader would write it in an expectation: without the
+// HTML escaping json.Marshal applies ("->" stays "->", not "-\u003e").
 func compact(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return fmt.Sprintf("%v", v)
 	}
-	return string(b)
+	return strings.TrimSuffix(buf.String(), "\n")
 }
 
 func containsInt(list []int, n int) bool {

@@ -128,3 +128,14 @@ func FuzzCheck(f *testing.F) {
 		_ = e.Check(Result{Output: []byte(out)})
 	})
 }
+
+func TestContainsSeesUnescapedText(t *testing.T) {
+	e, err := ParseExpectation([]byte(`{"present":[{"evidence":{"contains":"RESET->INIT"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []byte(`{"findings":[{"evidence":[{"name":"transitions","observed":"RESET->INIT->RTR->RTS"}]}]}`)
+	if fails := e.Check(Result{Output: out}); len(fails) > 0 {
+		t.Errorf("%v", fails)
+	}
+}

@@ -34,6 +34,8 @@ func main() {
 	nReset := flag.Int("reset", 0, "QPs left in RESET (cheap: use this for exhaustion)")
 	cqDepth := flag.Int("cq-depth", 128, "depth of the one CQ every QP completes into")
 	ready := flag.String("ready", "", "file written once every QP is in place")
+	overrunN := flag.Int("overrun", 0, "also overrun a CQ: N receives and N signaled sends on one self-connected QP into a CQ of -overrun-cq entries, never polled")
+	overrunCQ := flag.Int("overrun-cq", 1, "depth of the CQ that -overrun overruns")
 	compare := flag.Bool("compare", false, "time command -a against command -b instead")
 	a := flag.String("a", "", "-compare: baseline command (split on spaces, no shell)")
 	b := flag.String("b", "", "-compare: measured command")
@@ -51,6 +53,15 @@ func main() {
 		fmt.Fprintln(os.Stderr, "labqp:", err)
 		os.Exit(1)
 	}
+	if *overrunN > 0 {
+		state, err := h.overrun(uint8(*port), h.pattr, h.gid, uint8(*gidIndex), *overrunN, *overrunCQ)
+		if err != nil {
+			h.close()
+			fmt.Fprintln(os.Stderr, "labqp: overrun:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("labqp: overran a CQ of %d entries with %d receives and %d sends; QP now %s\n", *overrunCQ, *overrunN, *overrunN, state)
+	}
 	fmt.Printf("labqp: pid %d holds %d QPs on %s/%d (cq depth %d granted %d)\n", os.Getpid(), len(h.qps), *dev, *port, *cqDepth, h.cq.CQE())
 	if *ready != "" {
 		if err := os.WriteFile(*ready, []byte(fmt.Sprintln(os.Getpid())), 0o644); err != nil {
@@ -65,15 +76,29 @@ func main() {
 }
 
 type held struct {
-	ctx *verbs.Context
-	pd  *verbs.PD
-	cq  *verbs.CQ
-	qps []*verbs.QP
+	ctx      *verbs.Context
+	pd       *verbs.PD
+	cq       *verbs.CQ
+	qps      []*verbs.QP
+	extraCQs []*verbs.CQ
+	mrs      []*verbs.MR
+	mems     []*verbs.Mem
+	pattr    verbs.PortAttr
+	gid      [16]byte
 }
 
 func (h *held) close() {
 	for i := len(h.qps) - 1; i >= 0; i-- {
 		_ = h.qps[i].Destroy()
+	}
+	for _, mr := range h.mrs {
+		_ = mr.Dereg()
+	}
+	for _, m := range h.mems {
+		_ = m.Free()
+	}
+	for _, cq := range h.extraCQs {
+		_ = cq.Destroy()
 	}
 	if h.cq != nil {
 		_ = h.cq.Destroy()
@@ -103,6 +128,7 @@ func hold(dev string, port, gidIndex, nRTS, nErr, nInit, nReset, cqDepth int) (*
 	if err != nil {
 		return fail(err)
 	}
+	h.pattr, h.gid = pattr, gid
 	if h.pd, err = ctx.AllocPD(); err != nil {
 		return fail(err)
 	}
