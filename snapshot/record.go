@@ -243,7 +243,12 @@ func (r *recorder) walk() {
 		// one (no ib_core) and must survive the recording.
 		r.mkdir(cls)
 		for _, n := range names {
-			r.tree(path.Join(cls, n), 4)
+			p := path.Join(cls, n)
+			if st, err := r.h.Lstat(p); err == nil && st.Mode().IsRegular() {
+				r.file(p) // abi_version
+				continue
+			}
+			r.tree(p, 4)
 		}
 	}
 	// Every PCI function is listed (links are cheap and tell the registration check what exists);

@@ -334,6 +334,8 @@ func TestReadErrorsReplayAndUnusedGIDs(t *testing.T) {
 func TestEmptyClassDirSurvives(t *testing.T) {
 	root := t.TempDir()
 	os.MkdirAll(filepath.Join(root, "sys/class/infiniband"), 0o755)
+	os.MkdirAll(filepath.Join(root, "sys/class/infiniband_verbs"), 0o755)
+	os.WriteFile(filepath.Join(root, "sys/class/infiniband_verbs/abi_version"), []byte("6\n"), 0o644)
 	h, _ := OpenRoot(root)
 	dir := filepath.Join(t.TempDir(), "rec")
 	if err := Record(h, dir, RecordOptions{Now: time.Unix(0, 0)}); err != nil {
@@ -341,5 +343,11 @@ func TestEmptyClassDirSurvives(t *testing.T) {
 	}
 	if st, err := os.Stat(filepath.Join(dir, "root/sys/class/infiniband")); err != nil || !st.IsDir() {
 		t.Errorf("empty /sys/class/infiniband not recorded: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "root/sys/class/infiniband_verbs/abi_version")); err != nil || string(b) != "6\n" {
+		t.Errorf("abi_version: %q %v", b, err)
+	}
+	if mb, _ := os.ReadFile(filepath.Join(dir, MetaFile)); strings.Contains(string(mb), `"path": "/`) {
+		t.Errorf("recording a plain tree reports unreadable files: %s", mb)
 	}
 }
