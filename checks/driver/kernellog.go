@@ -212,8 +212,7 @@ func runKernelLog(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 			Remediation: "Run as root (reading /dev/kmsg needs CAP_SYSLOG when kernel.dmesg_restrict=1), or record the snapshot as root."}}, nil
 	}
 	inv := env.Inventory()
-	groups := map[string]*logGroup{}
-	var order []string
+	var matches []logMatch
 	var recovered []kmsg.Record
 	for i, r := range recs {
 		for si := range signatures {
@@ -225,39 +224,231 @@ func runKernelLog(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 			if s.id == "mlx5-recovered" {
 				recovered = append(recovered, r)
 			}
-			g := logGroup{sig: s}
-			g.dev, g.bdf = recordDevice(r, inv)
-			if s.detail != nil {
-				g.detail = s.detail(m)
-			}
-			if s.fault == "driver-module" && g.bdf == "" && g.dev == "" && (s.id == "module-unknown-symbol" || s.id == "module-symbol-version") {
-				g.module = m[1]
-			}
-			key := strings.Join([]string{s.id, g.detail, g.dev, g.bdf, g.module}, "|")
-			gp := groups[key]
-			if gp == nil {
-				gp = &g
-				groups[key] = gp
-				order = append(order, key)
-			}
-			gp.recs = append(gp.recs, r)
-			if s.id == "page-alloc" && rdmaFramesFollow(recs, i) {
-				gp.mlx5Frames = true
-			}
+			lm := logMatch{idx: i, sig: s, sub: m}
+			lm.dev, lm.bdf = recordDevice(r, inv)
+			matches = append(matches, lm)
 			break
 		}
 	}
-	if len(order) == 0 {
+	if len(matches) == 0 {
 		return []report.Finding{{Subject: subj, Severity: report.OK,
 			Summary:  fmt.Sprintf("kernel log: %d record(s) read, no RDMA fault signature", len(recs)),
 			Evidence: []report.Evidence{report.Ev("records", fmt.Sprint(len(recs)), "kmsg"), report.Ev("unparsed records", fmt.Sprint(skipped), "kmsg")}}}, nil
 	}
+	events, merged := healthEvents(recs, matches)
 	var out []report.Finding
+	for _, ev := range events {
+		out = append(out, eventFinding(ev))
+	}
+	groups := map[string]*logGroup{}
+	var order []string
+	for mi, lm := range matches {
+		if merged[mi] {
+			continue
+		}
+		s, r := lm.sig, recs[lm.idx]
+		g := logGroup{sig: s, dev: lm.dev, bdf: lm.bdf}
+		if s.detail != nil {
+			g.detail = s.detail(lm.sub)
+		}
+		if s.fault == "driver-module" && g.bdf == "" && g.dev == "" && (s.id == "module-unknown-symbol" || s.id == "module-symbol-version") {
+			g.module = lm.sub[1]
+		}
+		key := strings.Join([]string{s.id, g.detail, g.dev, g.bdf, g.module}, "|")
+		gp := groups[key]
+		if gp == nil {
+			gp = &g
+			groups[key] = gp
+			order = append(order, key)
+		}
+		gp.recs = append(gp.recs, r)
+		if s.id == "page-alloc" && rdmaFramesFollow(recs, lm.idx) {
+			gp.mlx5Frames = true
+		}
+	}
 	for _, key := range order {
-		g := groups[key]
-		out = append(out, groupFinding(g, recovered))
+		out = append(out, groupFinding(groups[key], recovered))
 	}
 	return out, nil
+}
+
+// logMatch is one kernel log record that matched a signature.
+type logMatch struct {
+	idx      int // index into the records
+	sig      *signature
+	sub      []string
+	dev, bdf string
+}
+
+// healthFlow lists the signatures one mlx5 firmware-health event prints, in the order health.c
+// and cmd.c print them: the poll detects the fatal sensor or misses, the health buffer is dumped,
+// commands in flight time out, and the recovery flow fails or succeeds. They are one fault, so
+// they make one finding; short names them in its summary.
+var healthFlow = map[string]string{
+	"mlx5-fatal":              "fatal error",
+	"mlx5-health-compromised": "health poll missed (miss counter reached)",
+	"mlx5-health-syndrome":    "health syndrome",
+	"mlx5-cmd-timeout":        "command timeout",
+	"mlx5-recovery-failed":    "recovery failed",
+	"mlx5-recovered":          "recovery succeeded",
+}
+
+// healthEventGap is the longest silence between two lines of one firmware-health event. The
+// slowest steps of the mlx5 flow are a command timeout (MLX5_TO_CMD_MS, 60 s) and waiting for
+// the firmware to come back during recovery (MLX5_TO_FW_PRE_INIT_TIMEOUT_MS, 120 s; both in
+// drivers/net/ethernet/mellanox/mlx5/core/lib/tout.c); five minutes covers either with margin,
+// while a new fault after five quiet minutes is a separate event.
+const healthEventGap = 300 * 1000 * 1000 // microseconds
+
+// healthEvent is the firmware-health lines of one device that belong to one event.
+type healthEvent struct {
+	dev, bdf string
+	members  []logMatch
+	recs     []kmsg.Record
+}
+
+// healthEvents groups the firmware-health lines of each device into events. Only events that
+// span two or more signatures are returned (one signature alone is reported as before, counted);
+// merged marks the matches they consumed.
+func healthEvents(recs []kmsg.Record, matches []logMatch) ([]*healthEvent, map[int]bool) {
+	open := map[string]*healthEvent{}
+	var all []*healthEvent
+	idxOf := map[*healthEvent][]int{}
+	for mi, lm := range matches {
+		if _, ok := healthFlow[lm.sig.id]; !ok || (lm.dev == "" && lm.bdf == "") {
+			continue
+		}
+		key := lm.dev + "|" + lm.bdf
+		r := recs[lm.idx]
+		ev := open[key]
+		if ev != nil {
+			last := ev.recs[len(ev.recs)-1]
+			if r.Usec < last.Usec || r.Usec-last.Usec > healthEventGap {
+				ev = nil
+			}
+		}
+		if ev == nil {
+			ev = &healthEvent{dev: lm.dev, bdf: lm.bdf}
+			open[key] = ev
+			all = append(all, ev)
+		}
+		ev.members = append(ev.members, lm)
+		ev.recs = append(ev.recs, r)
+		idxOf[ev] = append(idxOf[ev], mi)
+	}
+	merged := map[int]bool{}
+	var out []*healthEvent
+	for _, ev := range all {
+		sigs := map[string]bool{}
+		for _, m := range ev.members {
+			sigs[m.sig.id] = true
+		}
+		if len(sigs) < 2 {
+			continue
+		}
+		out = append(out, ev)
+		for _, mi := range idxOf[ev] {
+			merged[mi] = true
+		}
+	}
+	return out, merged
+}
+
+// maxEventLines bounds the log lines one event finding carries; a recovery loop can print
+// hundreds, and the first ones say what happened.
+const maxEventLines = 12
+
+// eventFinding turns one firmware-health event into one finding: the worst of its lines decides
+// the severity, except that a recovery that succeeded after the last critical line makes the
+// event history (a warning), as the kernel reset the device and it runs again.
+func eventFinding(ev *healthEvent) report.Finding {
+	first, last := ev.recs[0], ev.recs[len(ev.recs)-1]
+	sev := report.Info
+	var outcome *logMatch
+	// A line count per step would mislead: one syndrome or one timeout prints two lines.
+	type part struct{ label, detail string }
+	var parts []*part
+	byLabel := map[string]*part{}
+	for i := range ev.members {
+		m := &ev.members[i]
+		if m.sig.id == "mlx5-recovered" {
+			sev = report.Warning
+			outcome = m
+		} else {
+			if m.sig.id == "mlx5-recovery-failed" {
+				outcome = m
+			}
+			if m.sig.sev > sev {
+				sev = m.sig.sev
+			}
+		}
+		label := healthFlow[m.sig.id]
+		detail := ""
+		if m.sig.detail != nil {
+			detail = m.sig.detail(m.sub)
+		}
+		k := label + "|" + detail
+		if byLabel[k] != nil {
+			continue
+		}
+		p := &part{label: label, detail: detail}
+		byLabel[k] = p
+		parts = append(parts, p)
+	}
+	var texts []string
+	for _, p := range parts {
+		t := p.label
+		if p.detail != "" {
+			t += " (" + p.detail + ")"
+		}
+		texts = append(texts, t)
+	}
+	headline := "firmware failed, no recovery logged"
+	fix := ""
+	switch {
+	case outcome != nil && outcome.sig.id == "mlx5-recovered":
+		headline = "firmware failed, then the kernel reset the device and it recovered"
+		fix = outcome.sig.fix
+	case outcome != nil:
+		headline = "firmware failed and its recovery failed: unusable until reset"
+		fix = outcome.sig.fix
+	default:
+		for _, m := range ev.members {
+			if m.sig.sev == sev && m.sig.fix != "" {
+				fix = m.sig.fix
+				break
+			}
+		}
+	}
+	f := report.Finding{Severity: sev, Fault: "firmware-health", Remediation: fix}
+	if ev.dev != "" {
+		f.Subject = report.Subject{Kind: "device", Name: ev.dev, Device: ev.dev, PCI: ev.bdf}
+	} else {
+		f.Subject = report.Subject{Kind: "pci", Name: ev.bdf, PCI: ev.bdf}
+	}
+	f.Summary = fmt.Sprintf("%s: %s (%d log lines, %ss to %ss after boot): %s",
+		f.Subject.Name, headline, len(ev.recs), first.Timestamp(), last.Timestamp(), strings.Join(texts, "; "))
+	var ids []string
+	seen := map[string]bool{}
+	for _, m := range ev.members {
+		if !seen[m.sig.id] {
+			seen[m.sig.id] = true
+			ids = append(ids, m.sig.id)
+		}
+	}
+	f.Evidence = []report.Evidence{
+		report.Ev("signature", "mlx5-health-event", "kmsg"),
+		report.Ev("signatures", strings.Join(ids, ", "), "kmsg"),
+		report.Ev("count", fmt.Sprint(len(ev.recs)), "kmsg"),
+	}
+	for i, r := range ev.recs {
+		if i == maxEventLines {
+			f.Evidence = append(f.Evidence, report.Ev("more", fmt.Sprintf("%d more line(s) up to %s", len(ev.recs)-i, logLine(last)), "kmsg"))
+			break
+		}
+		f.Evidence = append(f.Evidence, report.Ev(fmt.Sprintf("log %d", i+1), logLine(r), "kmsg"))
+	}
+	return f
 }
 
 // rdmaFramesFollow reports whether the call trace printed after an allocation failure runs

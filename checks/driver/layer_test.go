@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -113,11 +114,9 @@ func TestMlx5Health(t *testing.T) {
 		dev   string
 		count string
 	}{
-		{"mlx5-fatal", report.Critical, "firmware-health", "mlx5_0", "1"},
-		{"mlx5-health-compromised", report.Critical, "firmware-health", "mlx5_0", "1"},
-		{"mlx5-health-syndrome", report.Warning, "firmware-health", "mlx5_0", "2"},
-		{"mlx5-cmd-timeout", report.Critical, "firmware-health", "mlx5_0", "2"},
-		{"mlx5-recovery-failed", report.Critical, "firmware-health", "mlx5_0", "1"},
+		// One firmware-health event: fatal error, syndrome dump, missed polls, command timeouts
+		// and the failed recovery are one finding carrying all seven lines.
+		{"mlx5-health-event", report.Critical, "firmware-health", "mlx5_0", "7"},
 		{"mlx5-access-reg", report.Info, "firmware-health", "mlx5_0", "3"},
 		{"cq-error", report.Warning, "cq-eq", "mlx5_1", "1"},
 		{"aer", report.Info, "pcie-interface", "", "1"},
@@ -134,8 +133,36 @@ func TestMlx5Health(t *testing.T) {
 			t.Errorf("%s: %s fault %s device %q count %s; want %s %s %q %s", tc.sig, f.Severity, f.Fault, f.Subject.Device, n, tc.sev, tc.fault, tc.dev, tc.count)
 		}
 	}
+	for _, id := range []string{"mlx5-fatal", "mlx5-health-compromised", "mlx5-health-syndrome", "mlx5-cmd-timeout", "mlx5-recovery-failed"} {
+		if got := bySignature(fs, id); len(got) != 0 {
+			t.Errorf("%s reported on its own (%d findings), want it inside the health event", id, len(got))
+		}
+	}
+	ev := bySignature(fs, "mlx5-health-event")[0]
+	for _, want := range []string{"Fatal error 1 detected", "health compromised", "No done completion", "health recovery failed"} {
+		found := false
+		for _, e := range ev.Evidence {
+			found = found || strings.HasPrefix(e.Name, "log ") && strings.Contains(e.Observed, want)
+		}
+		if !found {
+			t.Errorf("health event evidence lacks the line %q", want)
+		}
+	}
+	if !strings.Contains(ev.Summary, "recovery failed") || !strings.Contains(ev.Remediation, "Cold-reset") {
+		t.Errorf("health event: %q / %q", ev.Summary, ev.Remediation)
+	}
 	sev(t, find1(t, fs, "driver.interrupts", "mlx5_1"), report.Critical)
 	sev(t, find1(t, fs, "driver.interrupts", "mlx5_0"), report.OK)
+	// One event is one root cause on mlx5_0, not five.
+	n := 0
+	for _, rc := range rootCauses(fs) {
+		if strings.HasPrefix(rc, "driver.kernel_log@mlx5_0") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d kernel-log root causes on mlx5_0, want 1: %v", n, rootCauses(fs))
+	}
 	// The firmware fatal error explains mlx5_0's port being down.
 	rep := report.Build(fs, report.DefaultFaults(), report.Tool{}, report.HostInfo{})
 	for _, f := range rep.Findings {
@@ -235,5 +262,82 @@ func TestSignatures(t *testing.T) {
 	r = kmsg.Record{Text: "set active", Device: "+infiniband:rxe0"}
 	if dev, _ := recordDevice(r, inv); dev != "rxe0" {
 		t.Errorf("device from dictionary = %q", dev)
+	}
+}
+
+// TestHealthEvents groups firmware-health lines into events per device and time: a recovery that
+// succeeded makes the event a warning, five quiet minutes start a new event, another device's
+// lines are another event, and a lone signature keeps its own counted finding.
+func TestHealthEvents(t *testing.T) {
+	inv := &inventory.Inventory{Devices: []*inventory.Device{
+		{Name: "mlx5_0", PCI: &inventory.PCIFunction{BDF: "0000:3b:00.0"}},
+		{Name: "mlx5_1", PCI: &inventory.PCIFunction{BDF: "0000:5e:00.0"}},
+	}}
+	line := func(seq int, sec float64, bdf, text string) kmsg.Record {
+		return kmsg.Record{Level: 3, Seq: uint64(seq), Usec: uint64(sec * 1e6), Text: "mlx5_core " + bdf + ": " + text, Device: "+pci:" + bdf}
+	}
+	const a, b = "0000:3b:00.0", "0000:5e:00.0"
+	for _, tc := range []struct {
+		name string
+		recs []kmsg.Record
+		// want: per event, its device, severity and line count
+		want []string
+		lone int // matches left to the per-signature findings
+	}{
+		{"recovered", []kmsg.Record{
+			line(1, 100, a, "poll_health:800:(pid 0): Fatal error 5 detected"),
+			line(2, 100.1, a, "print_health_info:431:(pid 0): synd 0x1: firmware internal error"),
+			line(3, 160, a, "mlx5_health_try_recover:356:(pid 9): health recovery succeeded"),
+		}, []string{"mlx5_0 warning 3"}, 0},
+		{"two events five quiet minutes apart", []kmsg.Record{
+			line(1, 100, a, "Fatal error 1 detected"),
+			line(2, 101, a, "device's health compromised - reached miss count"),
+			line(3, 1000, a, "Fatal error 1 detected"),
+			line(4, 1180, a, "health recovery failed"),
+		}, []string{"mlx5_0 critical 2", "mlx5_0 critical 2"}, 0},
+		{"two devices", []kmsg.Record{
+			line(1, 100, a, "Fatal error 1 detected"),
+			line(2, 100.5, b, "Fatal error 1 detected"),
+			line(3, 101, a, "health recovery failed"),
+			line(4, 101, b, "health recovery failed"),
+		}, []string{"mlx5_0 critical 2", "mlx5_1 critical 2"}, 0},
+		{"a lone signature stays counted", []kmsg.Record{
+			line(1, 100, a, "cmd[0]: ACCESS_REG(0x805) No done completion"),
+			line(2, 100.1, a, "ACCESS_REG(0x805) timeout. Will cause a leak of a command resource"),
+		}, nil, 2},
+		{"a timeout after the recovery keeps it critical", []kmsg.Record{
+			line(1, 100, a, "Fatal error 5 detected"),
+			line(2, 150, a, "health recovery succeeded"),
+			line(3, 200, a, "cmd[0]: CREATE_CQ(0x400) No done completion"),
+		}, []string{"mlx5_0 critical 3"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var ms []logMatch
+			for i, r := range tc.recs {
+				for si := range signatures {
+					if m := signatures[si].re.FindStringSubmatch(r.Text); m != nil {
+						lm := logMatch{idx: i, sig: &signatures[si], sub: m}
+						lm.dev, lm.bdf = recordDevice(r, inv)
+						ms = append(ms, lm)
+						break
+					}
+				}
+			}
+			evs, merged := healthEvents(tc.recs, ms)
+			var got []string
+			for _, ev := range evs {
+				f := eventFinding(ev)
+				got = append(got, fmt.Sprintf("%s %s %d", f.Subject.Device, f.Severity, len(ev.recs)))
+				if f.Fault != "firmware-health" {
+					t.Errorf("fault %s", f.Fault)
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				t.Errorf("events %v, want %v", got, tc.want)
+			}
+			if lone := len(ms) - len(merged); lone != tc.lone {
+				t.Errorf("%d matches left alone, want %d", lone, tc.lone)
+			}
+		})
 	}
 }
