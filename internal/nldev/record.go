@@ -11,14 +11,14 @@ import (
 	"syscall"
 
 	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/internal/netlinkraw"
 )
 
-// MaxReplySize bounds the bytes one reply may have, live or recorded. A host with a million QPs replies with
-// roughly 100 MiB; more than this is a runaway dump, not a host.
-const MaxReplySize = 512 << 20
+// MaxReplySize bounds the bytes one reply may have, live or recorded (see netlinkraw).
+const MaxReplySize = netlinkraw.MaxReplySize
 
-// Recorder passes requests to a connection and saves each answer in a directory: the reply
-// as <key>.bin, a kernel error as <key>.err holding the decimal errno. Other failures (timeouts,
+// Recorder passes requests to a connection and saves each answer in a directory (it knows nothing
+// of nldev, so the devlink recording uses it too): the reply as <key>.bin, a kernel error as <key>.err holding the decimal errno. Other failures (timeouts,
 // socket errors) are not recorded, so a replay reports them as not recorded rather than as
 // something the kernel said.
 type Recorder struct {
@@ -40,11 +40,11 @@ func (r *Recorder) Exchange(req host.Request) ([]byte, error) {
 	switch {
 	case err == nil:
 		if werr := os.WriteFile(filepath.Join(r.dir, req.Key()+".bin"), reply, 0o644); werr != nil {
-			return nil, fmt.Errorf("nldev record: %w", werr)
+			return nil, fmt.Errorf("netlink record: %w", werr)
 		}
 	case errors.As(err, &errno):
 		if werr := os.WriteFile(filepath.Join(r.dir, req.Key()+".err"), []byte(strconv.Itoa(int(errno))), 0o644); werr != nil {
-			return nil, fmt.Errorf("nldev record: %w", werr)
+			return nil, fmt.Errorf("netlink record: %w", werr)
 		}
 	}
 	return reply, err
@@ -66,19 +66,19 @@ func (r *replay) Exchange(req host.Request) ([]byte, error) {
 		return reply, nil
 	}
 	if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("nldev replay of request %s: %w", key, err)
+		return nil, fmt.Errorf("netlink replay of request %s: %w", key, err)
 	}
 	errPath := filepath.Join(r.dir, key+".err")
 	b, err := readBounded(errPath)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("nldev replay of request %s from %s: %w", key, r.dir, host.ErrNotRecorded)
+		return nil, fmt.Errorf("netlink replay of request %s from %s: %w", key, r.dir, host.ErrNotRecorded)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("nldev replay of request %s: %w", key, err)
+		return nil, fmt.Errorf("netlink replay of request %s: %w", key, err)
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil || n <= 0 || n > 4095 {
-		return nil, fmt.Errorf("nldev replay of request %s: %s holds %q, not an errno: %w", key, errPath, b, ErrMalformed)
+		return nil, fmt.Errorf("netlink replay of request %s: %s holds %q, not an errno: %w", key, errPath, b, ErrMalformed)
 	}
 	return nil, syscall.Errno(n)
 }

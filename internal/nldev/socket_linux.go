@@ -1,227 +1,23 @@
 package nldev
 
 import (
-	"errors"
-	"fmt"
-	"os"
-	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
-	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/internal/netlinkraw"
 )
 
-// DefaultTimeout bounds each receive on a live socket: a kernel that stops answering (a wedged
-// driver holding the device lock during a dump) must not hang the diagnosis.
-const DefaultTimeout = 5 * time.Second
+// DefaultTimeout bounds each receive on a live socket (see netlinkraw.DefaultTimeout).
+const DefaultTimeout = netlinkraw.DefaultTimeout
 
-// recvBufSize is the initial receive buffer. The kernel sizes dump chunks to the largest
-// buffer the reader has offered, up to 32 KiB; a datagram larger than the buffer is detected
-// with MSG_PEEK|MSG_TRUNC and the buffer grown instead of silently truncating.
-const recvBufSize = 64 << 10
-
-// SocketConn is a live NETLINK_RDMA socket. It is safe for concurrent use; exchanges are
-// serialised.
-type SocketConn struct {
-	mu      sync.Mutex
-	fd      int
-	portID  uint32
-	seq     uint32
-	timeout time.Duration
-	buf     []byte
-}
-
-var _ host.NetlinkConn = (*SocketConn)(nil)
+// SocketConn is a live NETLINK_RDMA socket: a netlinkraw.Conn, whose raw replies the Client
+// decodes and a Recorder stores.
+type SocketConn = netlinkraw.Conn
 
 // Dial opens a NETLINK_RDMA socket with DefaultTimeout. On a kernel without RDMA support the
 // error wraps EPROTONOSUPPORT.
-//
-// The socket is built on golang.org/x/sys/unix rather than vishvananda/netlink's nl package:
-// nl.NetlinkSocket.Receive returns parsed syscall.NetlinkMessages, which loses the exact bytes
-// (alignment padding, message boundaries) a recording must keep, and it neither detects
-// truncated datagrams nor exposes the raw receive path.
 func Dial() (*SocketConn, error) { return DialTimeout(DefaultTimeout) }
 
 // DialTimeout is Dial with a per-receive timeout.
 func DialTimeout(timeout time.Duration) (*SocketConn, error) {
-	return dial(NetlinkRDMA, "NETLINK_RDMA", timeout)
-}
-
-// dial opens a netlink socket of any protocol; the exchange logic is protocol-neutral, which
-// lets tests drive it against NETLINK_ROUTE on machines without RDMA.
-func dial(proto int, name string, timeout time.Duration) (*SocketConn, error) {
-	if timeout <= 0 {
-		return nil, fmt.Errorf("nldev: receive timeout %v must be positive", timeout)
-	}
-	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, proto)
-	if err != nil {
-		return nil, fmt.Errorf("nldev: open %s socket: %w", name, err)
-	}
-	c := &SocketConn{fd: fd, timeout: timeout, buf: make([]byte, recvBufSize)}
-	if err := c.setup(); err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("nldev: set up %s socket: %w", name, err)
-	}
-	return c, nil
-}
-
-func (c *SocketConn) setup() error {
-	tv := unix.NsecToTimeval(c.timeout.Nanoseconds())
-	if err := unix.SetsockoptTimeval(c.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
-		return fmt.Errorf("SO_RCVTIMEO: %w", err)
-	}
-	if err := unix.SetsockoptTimeval(c.fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv); err != nil {
-		return fmt.Errorf("SO_SNDTIMEO: %w", err)
-	}
-	if err := unix.Bind(c.fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return fmt.Errorf("bind: %w", err)
-	}
-	sa, err := unix.Getsockname(c.fd)
-	if err != nil {
-		return fmt.Errorf("getsockname: %w", err)
-	}
-	nsa, ok := sa.(*unix.SockaddrNetlink)
-	if !ok {
-		return fmt.Errorf("getsockname returned %T, not a netlink address", sa)
-	}
-	// Replies carry the port id the kernel assigned at bind; checking it (with the sequence
-	// number) drops leftovers of an exchange that timed out.
-	c.portID = nsa.Pid
-	return nil
-}
-
-// Close releases the socket. Later exchanges fail.
-func (c *SocketConn) Close() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.fd < 0 {
-		return nil
-	}
-	err := unix.Close(c.fd)
-	c.fd = -1
-	return err
-}
-
-// Exchange sends req with NLM_F_REQUEST added and returns every reply message for it,
-// concatenated as received. It reads until NLMSG_DONE for a dump, until the acknowledgement
-// when req asks for one, and otherwise until the first message that is not part of a multipart
-// reply.
-func (c *SocketConn) Exchange(req host.Request) ([]byte, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out, err := c.exchange(req)
-	// exchange returns kernel errnos bare and wraps every other error, so a type check suffices.
-	if _, kernel := err.(unix.Errno); err != nil && !kernel {
-		return nil, fmt.Errorf("nldev request %s: %w", req.Key(), err)
-	}
-	// A kernel error stays a bare errno, as host.NetlinkConn promises, so that recorders and
-	// callers can store and compare it.
-	return out, err
-}
-
-func (c *SocketConn) exchange(req host.Request) ([]byte, error) {
-	if c.fd < 0 {
-		return nil, errors.New("socket closed")
-	}
-	c.seq++
-	seq := c.seq
-	flags := req.Flags | NLMFRequest
-	msg := make([]byte, nlmsgHdrLen+len(req.Payload))
-	ne.PutUint32(msg, uint32(len(msg)))
-	ne.PutUint16(msg[4:], req.Type)
-	ne.PutUint16(msg[6:], flags)
-	ne.PutUint32(msg[8:], seq)
-	ne.PutUint32(msg[12:], c.portID)
-	copy(msg[nlmsgHdrLen:], req.Payload)
-	if err := retryEINTR(func() error { return unix.Sendto(c.fd, msg, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}) }); err != nil {
-		return nil, fmt.Errorf("send: %w", err)
-	}
-
-	dump := flags&NLMFDump != 0
-	wantAck := flags&NLMFAck != 0
-	var out []byte
-	for {
-		dgram, err := c.recv()
-		if err != nil {
-			return nil, err
-		}
-		for off := 0; off < len(dgram); {
-			h, size, err := parseHeader(dgram[off:])
-			if err != nil {
-				return nil, fmt.Errorf("received datagram at byte %d: %w", off, err)
-			}
-			m := dgram[off : off+size]
-			off += size
-			if h.seq != seq || h.pid != c.portID {
-				continue
-			}
-			out = append(out, m...)
-			if len(out) > MaxReplySize {
-				return nil, fmt.Errorf("reply exceeds %d bytes", MaxReplySize)
-			}
-			switch h.typ {
-			case nlmsgError, nlmsgDone:
-				e, err := errnoOf(h, m[nlmsgHdrLen:h.len])
-				if err != nil {
-					return nil, err
-				}
-				if e < 0 {
-					return nil, unix.Errno(-e)
-				}
-				if h.typ == nlmsgDone || !dump {
-					return out, nil
-				}
-			default:
-				if !dump && !wantAck && h.flags&NLMFMulti == 0 {
-					return out, nil
-				}
-			}
-		}
-	}
-}
-
-// recv returns the next datagram from the kernel, which stays valid until the next call.
-func (c *SocketConn) recv() ([]byte, error) {
-	for {
-		var n int
-		err := retryEINTR(func() (err error) {
-			n, _, err = unix.Recvfrom(c.fd, c.buf, unix.MSG_PEEK|unix.MSG_TRUNC)
-			return err
-		})
-		if err != nil {
-			return nil, recvErr(err, c.timeout)
-		}
-		if n > len(c.buf) {
-			c.buf = make([]byte, n)
-		}
-		var from unix.Sockaddr
-		err = retryEINTR(func() (err error) {
-			n, from, err = unix.Recvfrom(c.fd, c.buf, 0)
-			return err
-		})
-		if err != nil {
-			return nil, recvErr(err, c.timeout)
-		}
-		// Only the kernel (port id 0) answers nldev requests; anything else is not for us.
-		if sa, ok := from.(*unix.SockaddrNetlink); !ok || sa.Pid != 0 {
-			continue
-		}
-		return c.buf[:n], nil
-	}
-}
-
-func recvErr(err error, timeout time.Duration) error {
-	if errors.Is(err, unix.EAGAIN) {
-		return fmt.Errorf("no reply within %v: %w", timeout, os.ErrDeadlineExceeded)
-	}
-	return fmt.Errorf("receive: %w", err)
-}
-
-func retryEINTR(f func() error) error {
-	for {
-		if err := f(); !errors.Is(err, unix.EINTR) {
-			return err
-		}
-	}
+	return netlinkraw.Dial(NetlinkRDMA, "NETLINK_RDMA", "nldev", timeout)
 }
