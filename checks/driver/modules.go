@@ -93,7 +93,7 @@ func runModules(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 		})
 		return out, nil
 	}
-	out = append(out, okModule("ib_core", mods, src))
+	out = present(out, "ib_core", mods, src)
 
 	// The vendor pair: for every core driver bound to a PCI function, its RDMA module.
 	cores := map[string]bool{}
@@ -112,7 +112,7 @@ func runModules(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 	for _, core := range sortedKeys(cores) {
 		ib := vendorPairs[core]
 		if st.loaded(ib) {
-			out = append(out, okModule(ib, mods, src))
+			out = present(out, ib, mods, src)
 			continue
 		}
 		if core == "ice" || core == "i40e" || core == "qed" {
@@ -134,7 +134,7 @@ func runModules(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 
 	devs := len(inv.Devices) > 0
 	if st.loaded("ib_uverbs") {
-		out = append(out, okModule("ib_uverbs", mods, src))
+		out = present(out, "ib_uverbs", mods, src)
 	} else {
 		sev := report.Warning
 		why := "no user-space verbs once a device appears"
@@ -151,7 +151,7 @@ func runModules(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 		{"rdma_ucm", "user-space RDMA CM missing: /dev/infiniband/rdma_cm is absent, librdmacm programs fail"},
 	} {
 		if st.loaded(m.name) {
-			out = append(out, okModule(m.name, mods, src))
+			out = present(out, m.name, mods, src)
 			continue
 		}
 		// Filed under user-verbs: a missing connection manager breaks connection setup only; under
@@ -169,7 +169,7 @@ func runModules(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 		}
 	}
 	if st.loaded("ib_umad") {
-		out = append(out, okModule("ib_umad", mods, src))
+		out = present(out, "ib_umad", mods, src)
 	} else {
 		sev, why := report.Info, "ibstat, perfquery and subnet tools cannot send MADs (not needed on RoCE-only hosts)"
 		if ib {
@@ -210,6 +210,16 @@ func runModules(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 		out = append(out, f)
 	}
 	return out, nil
+}
+
+// present adds the OK finding for a loaded module, unless the module is listed in a state other
+// than Live: then the stuck-module finding speaks for it, and an OK "loaded" next to a critical
+// "stuck" would contradict it.
+func present(out []report.Finding, name string, mods kmod.Modules, src string) []report.Finding {
+	if m, ok := mods[name]; ok && m.State != "Live" {
+		return out
+	}
+	return append(out, okModule(name, mods, src))
 }
 
 func okModule(name string, mods kmod.Modules, src string) report.Finding {
