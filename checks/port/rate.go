@@ -12,7 +12,7 @@ import (
 func init() {
 	checks.Register(checks.Check{
 		ID:          "port.rate",
-		Description: "Active port rate and width: degraded width, below --expect-rate, slower than identical ports",
+		Description: "Active port rate and width: degraded width, below --expect-rate or the --policy rate, slower than identical ports",
 		Fault:       "port-link",
 		Run:         runRate,
 	})
@@ -35,6 +35,10 @@ func runRate(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 	ports := allPorts(inv)
 	if len(ports) == 0 {
 		return noPorts(inv), nil
+	}
+	pol, err := loadPolicy(env)
+	if err != nil {
+		return nil, err
 	}
 	h := env.Host
 	var out []report.Finding
@@ -82,7 +86,7 @@ func runRate(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 		}
 	}
 	for _, ri := range infos {
-		judgeRate(env, ri, fastest[ri.group])
+		judgeRate(expectedRate(env.Opts, pol, ri.p.dev.BoardID), ri, fastest[ri.group])
 		out = append(out, ri.f)
 	}
 	return out, nil
@@ -120,7 +124,7 @@ func effectiveRate(env *checks.Env, ri *rateInfo) {
 	ri.effective = eth
 }
 
-func judgeRate(env *checks.Env, ri *rateInfo, fastest *rateInfo) {
+func judgeRate(exp expectation, ri *rateInfo, fastest *rateInfo) {
 	p, f := ri.p, &ri.f
 	f.Severity = report.OK
 	desc := ri.raw.String()
@@ -144,27 +148,27 @@ func judgeRate(env *checks.Env, ri *rateInfo, fastest *rateInfo) {
 		f.Remediation = "Reseat or replace the cable (a bad lane or dirty connector), then check the switch port; mlxlink -d <pci> shows the lanes and BER."
 		return
 	}
-	if exp := env.Opts.ExpectRate; exp > 0 {
+	if exp.gbps > 0 {
 		switch {
 		case ri.effective == 0:
 			f.Severity = report.Unknown
-			f.Summary = fmt.Sprintf("%s: rate unknown (%s), cannot compare with --expect-rate %s", p.name(), ri.raw, gbps(exp))
-			f.Evidence = append(f.Evidence, report.EvExp("rate", "unknown", gbps(exp), "--expect-rate"))
+			f.Summary = fmt.Sprintf("%s: rate unknown (%s), cannot compare with the expected %s (%s)", p.name(), ri.raw, gbps(exp.gbps), exp.source)
+			f.Evidence = append(f.Evidence, report.EvExp("expected rate", "unknown", gbps(exp.gbps), exp.source))
 			return
-		case ri.effective+0.01 < exp:
+		case ri.effective+0.01 < exp.gbps:
 			f.Severity = report.Critical
-			f.Summary = fmt.Sprintf("%s runs at %s, below the expected %s", p.name(), gbps(ri.effective), gbps(exp))
-			f.Evidence = append(f.Evidence, report.EvExp("rate", gbps(ri.effective), "at least "+gbps(exp), "--expect-rate"))
+			f.Summary = fmt.Sprintf("%s runs at %s, below the expected %s (%s)", p.name(), gbps(ri.effective), gbps(exp.gbps), exp.source)
+			f.Evidence = append(f.Evidence, report.EvExp("expected rate", gbps(ri.effective), "at least "+gbps(exp.gbps), exp.source))
 			f.Remediation = "Check the cable type and length (a cable rated below the port speed makes the link train slower), the switch port speed and the auto-negotiation setting."
 			return
 		default:
-			f.Evidence = append(f.Evidence, report.EvExp("rate", gbps(ri.effective), "at least "+gbps(exp), "--expect-rate"))
+			f.Evidence = append(f.Evidence, report.EvExp("expected rate", gbps(ri.effective), "at least "+gbps(exp.gbps), exp.source))
 		}
 	}
 	if fastest != nil && fastest != ri && ri.effective != 0 && ri.effective+0.01 < fastest.effective {
 		f.Severity = report.Warning
 		f.Summary = fmt.Sprintf("%s runs at %s, slower than %s on an identical card (%s)", p.name(), gbps(ri.effective), fastest.p.name(), gbps(fastest.effective))
 		f.Evidence = append(f.Evidence, report.EvExp("rate", gbps(ri.effective), gbps(fastest.effective)+" like "+fastest.p.name(), p.file("rate")))
-		f.Remediation = "Identical cards on one host should run at one speed: check this port's cable and switch port; give --expect-rate to make the expectation explicit."
+		f.Remediation = "Identical cards on one host should run at one speed: check this port's cable and switch port; give --expect-rate or a ports section in --policy to make the expectation explicit."
 	}
 }

@@ -25,11 +25,44 @@ func runState(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 	if len(ports) == 0 {
 		return noPorts(inv), nil
 	}
+	pol, err := loadPolicy(env)
+	if err != nil {
+		return nil, err
+	}
 	var out []report.Finding
 	for _, p := range ports {
-		out = append(out, judgeState(env, p))
+		f := judgeState(env, p)
+		if pol != nil && pol.LinkLayer != "" && f.Severity != report.Unknown {
+			judgeLinkLayer(env.Opts.PolicyFile, pol.LinkLayer, p, &f)
+		}
+		out = append(out, f)
 	}
 	return out, nil
+}
+
+// judgeLinkLayer holds a port to the policy's link layer. A VPI card (ConnectX-4 and later)
+// runs either protocol per port as its firmware configuration says; one in the wrong mode cannot
+// join the fabric it is cabled to, whatever its state, so the mismatch leads the finding.
+func judgeLinkLayer(from, want string, p portRef, f *report.Finding) {
+	got := p.port.LinkLayer
+	f.Evidence = append(f.Evidence, report.EvExp("policy link_layer", orNone(got), want, "policy "+from+" ports.link_layer"))
+	if got == want {
+		return
+	}
+	was := *f
+	f.Severity = report.Critical
+	f.Summary = fmt.Sprintf("%s runs %s but the fleet policy expects %s: it cannot join the %s fabric", p.name(), orNone(got), want, want)
+	if was.Severity.Problem() {
+		f.Summary += "; also: " + was.Summary
+	}
+	switch {
+	case p.dev.Software():
+		f.Remediation = fmt.Sprintf("%s is a software RDMA device (%s), Ethernet only: use a hardware port for %s, or correct the policy for this host.", p.dev.Name, p.dev.Driver, want)
+	default:
+		mode := map[string]int{"InfiniBand": 1, "Ethernet": 2}[want]
+		f.Remediation = fmt.Sprintf("Set the port's protocol in the firmware configuration: mlxconfig -d %s set LINK_TYPE_P%d=%d (1 = IB, 2 = ETH), then reset the card (mlxfwreset) or reboot.",
+			p.dev.PCI.BDF, p.port.Num, mode)
+	}
 }
 
 func judgeState(env *checks.Env, p portRef) report.Finding {
