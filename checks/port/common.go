@@ -95,8 +95,16 @@ type netdevInfo struct {
 	operstate string
 	mtu       int
 	speedMbps int // -1 when the driver does not know (virtio, link down)
-	errs      []error
+	// adminUp is IFF_UP from the flags file: whether someone brought the interface up. Nil when
+	// the flags are unreadable. It tells "ip link set down" apart from a dead link, which
+	// operstate alone does not (both read "down").
+	adminUp *bool
+	errs    []error
 }
+
+// iffUp is IFF_UP in include/uapi/linux/if.h; /sys/class/net/<dev>/flags prints the flags as
+// "0x%x" (net/core/net-sysfs.c). Lab port-down: "ip link set eth0 down" left 0x1002.
+const iffUp = 0x1
 
 func readNetdev(h *host.Host, name string) netdevInfo {
 	n := netdevInfo{name: name, speedMbps: -1}
@@ -114,6 +122,12 @@ func readNetdev(h *host.Host, name string) netdevInfo {
 		}
 	} else {
 		n.errs = append(n.errs, err)
+	}
+	if s, err := h.ReadString(dir + "/flags"); err == nil {
+		if v, err := strconv.ParseUint(strings.TrimPrefix(s, "0x"), 16, 32); err == nil && strings.HasPrefix(s, "0x") {
+			up := v&iffUp != 0
+			n.adminUp = &up
+		}
 	}
 	// speed reads EINVAL while the link is down; that is "unknown", not an error.
 	if s, err := h.ReadString(dir + "/speed"); err == nil {

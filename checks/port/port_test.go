@@ -214,3 +214,51 @@ func TestIdenticalCardsDiffer(t *testing.T) {
 		t.Errorf("fast port: %s %q", fast.f.Severity, fast.f.Summary)
 	}
 }
+
+// TestLabRecordings runs the port checks on snapshots recorded in the QEMU lab (real rxe0 on a
+// real kernel): a healthy host passes, and a port whose netdev was set down names that as the
+// cause, not the cable.
+func TestLabRecordings(t *testing.T) {
+	fs := checktest.Run(t, "healthy", checks.Options{}, "port")
+	wantSev(t, one(t, fs, "port.state", "rxe0/1"), report.OK)
+	wantSev(t, one(t, fs, "port.addressing", "rxe0/1"), report.OK)
+	wantSev(t, one(t, fs, "port.counters", "rxe0/1"), report.OK)
+	// virtio-net has no speed, so rxe's 2.5 Gb/s is a placeholder, neither OK nor a fault.
+	f := one(t, fs, "port.rate", "rxe0/1")
+	wantSev(t, f, report.Info)
+	wantEv(t, f, "netdev speed", "unknown")
+
+	fs = checktest.Run(t, "port-down", checks.Options{}, "port")
+	f = one(t, fs, "port.state", "rxe0/1")
+	wantSev(t, f, report.Critical)
+	wantEv(t, f, "netdev eth0 administratively up (IFF_UP)", "false")
+	if !strings.Contains(f.Summary, "eth0 was set administratively down") || !strings.Contains(f.Remediation, "ip link set eth0 up") {
+		t.Errorf("port-down: %q / %q", f.Summary, f.Remediation)
+	}
+	wantSev(t, one(t, fs, "port.rate", "rxe0/1"), report.Skipped)
+	wantSev(t, one(t, fs, "port.addressing", "rxe0/1"), report.Skipped)
+	f = one(t, fs, "port.counters", "rxe0/1")
+	wantSev(t, f, report.Info) // the one link_downed is this very event
+	wantEv(t, f, "link_downed", "1")
+}
+
+func TestEthDownCauses(t *testing.T) {
+	yes, no := true, false
+	p := portRef{dev: &inventory.Device{Name: "mlx5_1"}, port: &inventory.Port{Num: 1, LinkLayer: "Ethernet"}, dir: "/x"}
+	down := State{1, "DOWN"}
+	for _, tc := range []struct {
+		nd        netdevInfo
+		summary   string
+		fixSubstr string
+	}{
+		{netdevInfo{name: "ens2", operstate: "down", adminUp: &no}, "ens2 was set administratively down", "ip link set ens2 up"},
+		{netdevInfo{name: "ens2", operstate: "down", adminUp: &yes}, "ens2 is up but has no link (down)", "cable, transceiver and switch port"},
+		{netdevInfo{name: "ens2", operstate: "lowerlayerdown"}, "ens2 is lowerlayerdown", "ip link set ens2 up"},
+	} {
+		f := report.Finding{}
+		judgeEthState(p, down, State{3, "Disabled"}, []netdevInfo{tc.nd}, &f)
+		if f.Severity != report.Critical || !strings.Contains(f.Summary, tc.summary) || !strings.Contains(f.Remediation, tc.fixSubstr) {
+			t.Errorf("%+v: %s %q / %q", tc.nd, f.Severity, f.Summary, f.Remediation)
+		}
+	}
+}

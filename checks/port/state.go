@@ -85,6 +85,9 @@ func judgeState(env *checks.Env, p portRef) report.Finding {
 			nd := readNetdev(h, n)
 			nds = append(nds, nd)
 			f.Evidence = append(f.Evidence, report.EvExp("netdev "+n+" operstate", orNone(nd.operstate), "up", "/sys/class/net/"+n+"/operstate"))
+			if nd.adminUp != nil && nd.operstate != "up" {
+				f.Evidence = append(f.Evidence, report.EvExp("netdev "+n+" administratively up (IFF_UP)", fmt.Sprint(*nd.adminUp), "true", "/sys/class/net/"+n+"/flags"))
+			}
 		}
 	}
 	if st.Num == stateActive && phys.Num == physLinkUp {
@@ -128,17 +131,28 @@ func judgeIBState(h *host.Host, p portRef, st, phys State, f *report.Finding) {
 }
 
 func judgeEthState(p portRef, st, phys State, nds []netdevInfo, f *report.Finding) {
-	var down []string
+	var down, fixes []string
 	for _, nd := range nds {
-		if nd.operstate != "up" && nd.operstate != "" {
+		if nd.operstate == "up" || nd.operstate == "" {
+			continue
+		}
+		switch {
+		case nd.adminUp != nil && !*nd.adminUp:
+			down = append(down, nd.name+" was set administratively down")
+			fixes = append(fixes, "Bring "+nd.name+" up: ip link set "+nd.name+" up (and find what set it down: NetworkManager, netplan, a script).")
+		case nd.adminUp != nil:
+			down = append(down, fmt.Sprintf("%s is up but has no link (%s): no carrier from the cable, transceiver or switch port", nd.name, nd.operstate))
+			fixes = append(fixes, "Check the cable, transceiver and switch port of "+nd.name+" (ethtool "+nd.name+": Link detected; mlxlink -d <pci> on ConnectX).")
+		default:
 			down = append(down, fmt.Sprintf("%s is %s", nd.name, nd.operstate))
+			fixes = append(fixes, "Bring "+nd.name+" up (ip link set "+nd.name+" up) and check its cable and switch port (ethtool "+nd.name+": Link detected).")
 		}
 	}
 	switch {
 	case len(down) > 0:
 		f.Severity = report.Critical
 		f.Summary = fmt.Sprintf("%s is %s (physical %s) because its netdev %s", p.name(), st.Name, phys.Name, strings.Join(down, ", "))
-		f.Remediation = "Bring the netdev up (ip link set <netdev> up) and check its cable and switch port (ethtool <netdev>: Link detected)."
+		f.Remediation = strings.Join(fixes, " ")
 	case len(nds) == 0:
 		f.Severity = report.Critical
 		f.Summary = fmt.Sprintf("%s is %s (physical %s) and has no bound netdev: RoCE needs one", p.name(), st.Name, phys.Name)
