@@ -341,3 +341,58 @@ func TestHealthEvents(t *testing.T) {
 		})
 	}
 }
+
+// TestContainerWithoutDevices: the host kernel has uverbs0, the container has no
+// /dev/infiniband: the finding says so and asks for the device to be passed in, not for udev.
+func TestContainerWithoutDevices(t *testing.T) {
+	fs := checktest.Run(t, "drv-container", checks.Options{}, "driver")
+	f := find1(t, fs, "driver.user_verbs", "mlx5_0 uverbs")
+	sev(t, f, report.Critical)
+	if !strings.Contains(f.Summary, "container") || !strings.Contains(f.Remediation, "--device=/dev/infiniband/uverbs0") || strings.Contains(f.Remediation, "udevadm") {
+		t.Errorf("container explanation missing: %q / %q", f.Summary, f.Remediation)
+	}
+	if v, _ := checktest.Evidence(f, "/dev/infiniband/uverbs0"); v != "absent" {
+		t.Errorf("node evidence %q", v)
+	}
+	for _, s := range []string{"provider mlx5", "libibverbs.so.1", "RLIMIT_MEMLOCK"} {
+		sev(t, find1(t, fs, "driver.user_verbs", s), report.OK)
+	}
+	if rc := rootCauses(fs); len(rc) != 1 || rc[0] != "driver.user_verbs@mlx5_0 uverbs" {
+		t.Errorf("root causes %v, want only the missing node", rc)
+	}
+}
+
+// TestModuleStates: a module stuck Unloading, a dependent without its dependency and in-box
+// modules mixed with OFED ones, each reported once with its own severity.
+func TestModuleStates(t *testing.T) {
+	fs := checktest.Run(t, "drv-module-states", checks.Options{}, "driver.modules")
+	f := find1(t, fs, "driver.modules", "ib_umad") // the stuck finding only, no OK "loaded" beside it
+	sev(t, f, report.Critical)
+	if v, _ := checktest.Evidence(f, "state"); v != "Unloading" || !strings.Contains(f.Summary, "exit has not returned") {
+		t.Errorf("stuck module: state %q, %q", v, f.Summary)
+	}
+	f = find1(t, fs, "driver.modules", "rdma_ucm")
+	sev(t, f, report.Critical)
+	if v, _ := checktest.Evidence(f, "missing dependencies"); v != "rdma_cm" {
+		t.Errorf("rdma_ucm missing dependencies %q", v)
+	}
+	f = find1(t, fs, "driver.modules", "rdma stack")
+	sev(t, f, report.Warning)
+	if v, _ := checktest.Evidence(f, "out-of-tree"); v != "mlx5_core, mlx5_ib, mlx_compat" {
+		t.Errorf("out-of-tree %q", v)
+	}
+	if v, _ := checktest.Evidence(f, "in-box"); !strings.Contains(v, "ib_core") {
+		t.Errorf("in-box %q", v)
+	}
+	f = find1(t, fs, "driver.modules", "rdma_cm")
+	if f.Severity != report.Warning || f.Fault != "user-verbs" {
+		t.Errorf("rdma_cm: %s %s", f.Severity, f.Fault)
+	}
+	f = find1(t, fs, "driver.modules", "mlx5_core")
+	if f.Severity != report.Info || !strings.Contains(f.Summary, "24.10-1.1.4") {
+		t.Errorf("OFED not identified: %s %q", f.Severity, f.Summary)
+	}
+	for _, m := range []string{"ib_core", "ib_uverbs", "mlx5_ib"} {
+		sev(t, find1(t, fs, "driver.modules", m), report.OK)
+	}
+}

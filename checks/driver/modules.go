@@ -76,6 +76,24 @@ func runModules(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 	}
 	mod := func(name string) report.Subject { return report.Subject{Kind: "module", Name: name} }
 	inv := env.Inventory()
+	// A module that is stuck or misses a dependency gets that finding instead of an OK "loaded":
+	// the two side by side would contradict each other.
+	deps := dependencyFindings(st, mods, src)
+	broken := map[string]bool{}
+	for _, f := range deps {
+		broken[f.Subject.Name] = true
+	}
+	for name, m := range mods {
+		if m.State != "Live" {
+			broken[name] = true
+		}
+	}
+	present := func(out []report.Finding, name string, mods kmod.Modules, src string) []report.Finding {
+		if broken[name] {
+			return out
+		}
+		return append(out, okModule(name, mods, src))
+	}
 	if noModules {
 		out = append(out, report.Finding{Subject: report.Subject{Kind: "file", Name: src}, Severity: report.Info,
 			Summary:  "the kernel has no loadable-module support (no /proc/modules): only built-in drivers exist",
@@ -184,13 +202,21 @@ func runModules(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 	for _, name := range sortedKeys(rdmaModules(mods)) {
 		m := mods[name]
 		if m.State != "Live" {
+			// The state is "Loading" while the module's init runs and "Unloading" while its exit
+			// runs (kernel/module/main.c); seen in a snapshot, the call has not returned, and
+			// every later modprobe or rmmod of the stack waits behind it.
+			why := "its init has not returned (often a firmware command that hangs during probe)"
+			if m.State == "Unloading" {
+				why = "its exit has not returned (a process still holding the device, or a firmware command that hangs during teardown)"
+			}
 			out = append(out, report.Finding{Subject: mod(name), Severity: report.Critical,
-				Summary:     fmt.Sprintf("%s is stuck in state %s: a load or unload did not finish (often a hung firmware command)", name, m.State),
-				Evidence:    []report.Evidence{report.EvExp("state", m.State, "Live", src)},
-				Remediation: "Read the kernel log for hung-task or command-timeout messages; a reboot is usually needed."})
+				Summary:  fmt.Sprintf("%s is stuck in state %s: %s", name, m.State, why),
+				Evidence: []report.Evidence{report.EvExp("state", m.State, "Live", src)},
+				Remediation: "Look for hung-task and command-timeout messages in the kernel log and for processes holding the RDMA devices (lsof /dev/infiniband/*); " +
+					"a module stuck this way cannot be reloaded, so the host needs a reboot."})
 		}
 	}
-	out = append(out, dependencyFindings(st, mods, src)...)
+	out = append(out, deps...)
 	out = append(out, taintFindings(mods, src)...)
 	if m, ok := mods["mlx5_core"]; ok {
 		ver, verr := env.Host.ReadString("/sys/module/mlx5_core/version")
@@ -210,16 +236,6 @@ func runModules(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 		out = append(out, f)
 	}
 	return out, nil
-}
-
-// present adds the OK finding for a loaded module, unless the module is listed in a state other
-// than Live: then the stuck-module finding speaks for it, and an OK "loaded" next to a critical
-// "stuck" would contradict it.
-func present(out []report.Finding, name string, mods kmod.Modules, src string) []report.Finding {
-	if m, ok := mods[name]; ok && m.State != "Live" {
-		return out
-	}
-	return append(out, okModule(name, mods, src))
 }
 
 func okModule(name string, mods kmod.Modules, src string) report.Finding {
