@@ -12,6 +12,7 @@ import (
 
 	"github.com/rdmadiag/rdmadiag/checks"
 	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/inventory"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -155,13 +156,35 @@ func runCounters(ctx context.Context, env *checks.Env) ([]report.Finding, error)
 	}
 	uptime := readUptime(h)
 	for i, p := range ports {
+		var fs []report.Finding
 		if second != nil {
-			out = append(out, judgeDeltas(p, first[i], second[i], iv)...)
+			fs = judgeDeltas(p, first[i], second[i], iv)
 		} else {
-			out = append(out, judgeBoot(p, first[i], uptime)...)
+			fs = judgeBoot(p, first[i], uptime)
 		}
+		if len(first[i].noPMA) > 0 {
+			notAvailable(inv, p, first[i].noPMA, &fs[0])
+		}
+		out = append(out, fs...)
 	}
 	return out, nil
+}
+
+// notAvailable says which counters the function does not provide ("N/A (no PMA)"): they are
+// not available by design, not unreadable, so they make nothing unknown. A VF's link is its
+// PF's link, so the PF port is named where those counters can be read.
+func notAvailable(inv *inventory.Inventory, p portRef, names []string, f *report.Finding) {
+	where := "this function's driver answers no performance-management queries (no PMA)"
+	if p.dev.PCI != nil && p.dev.PCI.IsVF() {
+		where = "a virtual function has no PMA; its link is its PF's " + p.dev.PCI.PF
+		for _, d := range inv.Devices {
+			if d.PCI != nil && d.PCI.BDF == p.dev.PCI.PF {
+				where = fmt.Sprintf("a virtual function has no PMA; its link is its PF's: read them on %s/%d", d.Name, p.port.Num)
+			}
+		}
+	}
+	f.Evidence = append(f.Evidence, report.Ev("not available", strings.Join(names, ", ")+": N/A (no PMA)", p.file("counters")))
+	f.Summary += fmt.Sprintf("; %d link counter(s) not available (%s)", len(names), where)
 }
 
 // readUptime returns the seconds since boot from /proc/uptime, 0 when unknown.
@@ -245,16 +268,10 @@ func judgeBoot(p portRef, r reading, uptime float64) []report.Finding {
 			f.Severity = sev
 		}
 	}
-	if len(r.noPMA) > 0 {
-		f.Evidence = append(f.Evidence, report.Ev("not provided", strings.Join(r.noPMA, ", ")+": no PMA on this function", p.file("counters")))
-	}
 	switch {
 	case len(r.vals) == 0:
 		f.Severity = report.Skipped
 		f.Summary = p.name() + ": no error counter available for this port"
-		if len(r.noPMA) > 0 {
-			f.Summary += " (no PMA: a virtual function's counters are read on its physical function)"
-		}
 	case len(alarms) > 0:
 		f.Summary = p.name() + " since boot: " + strings.Join(alarms, "; ")
 		f.Remediation = "Watch whether they still grow: rdmadiag check --interval 60s. Symbol errors, link-integrity and buffer-overrun errors point at the cable or transceiver (reseat or replace it, then clear with perfquery -R); link_downed means flaps."

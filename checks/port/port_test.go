@@ -262,3 +262,42 @@ func TestEthDownCauses(t *testing.T) {
 		}
 	}
 }
+
+// TestVFAndHomogeneity: identical cards at different rates warn on the slower port; a VF's
+// "N/A (no PMA)" counters are not available (named, with the PF to read them on), never unknown.
+func TestVFAndHomogeneity(t *testing.T) {
+	fs := checktest.Run(t, "port-vf-homogeneity", checks.Options{}, "port")
+	f := one(t, fs, "port.rate", "mlx5_1/1")
+	wantSev(t, f, report.Warning)
+	wantEv(t, f, "rate of identical cards", "56 Gb/s")
+	if !strings.Contains(f.Summary, "slower than mlx5_0/1") {
+		t.Errorf("summary %q", f.Summary)
+	}
+	wantSev(t, one(t, fs, "port.rate", "mlx5_0/1"), report.OK)
+	// The VF is another PCI id: not compared with the PFs.
+	wantSev(t, one(t, fs, "port.rate", "mlx5_2/1"), report.OK)
+
+	got := checktest.Find(fs, "port.counters", "mlx5_2/1")
+	if len(got) != 1 {
+		t.Fatalf("mlx5_2/1 counters: %d findings (an unknown one besides?): %+v", len(got), got)
+	}
+	f = got[0]
+	wantSev(t, f, report.OK)
+	wantEv(t, f, "not available", "symbol_error")
+	wantEv(t, f, "not available", "N/A (no PMA)")
+	wantEv(t, f, "out_of_sequence", "0")
+	if !strings.Contains(f.Summary, "not available") || !strings.Contains(f.Summary, "mlx5_0/1") {
+		t.Errorf("VF summary %q does not say the counters are not available and where to read them", f.Summary)
+	}
+	for _, fd := range fs {
+		if fd.Severity == report.Unknown {
+			t.Errorf("unknown finding %s@%s: %s", fd.CheckID, fd.Subject.Name, fd.Summary)
+		}
+	}
+
+	// A policy's expectation for the PSID replaces the comparison: 56 Gb/s is below it.
+	pol := writePolicy(t, `{"ports":{"by_board_id":{"MT_0000000008":100}}}`)
+	fs = checktest.Run(t, "port-vf-homogeneity", checks.Options{PolicyFile: pol}, "port.rate")
+	wantSev(t, one(t, fs, "port.rate", "mlx5_1/1"), report.Critical)
+	wantSev(t, one(t, fs, "port.rate", "mlx5_0/1"), report.OK)
+}

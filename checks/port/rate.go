@@ -168,7 +168,7 @@ func judgeRate(exp expectation, ri *rateInfo, fastest *rateInfo) {
 	if fastest != nil && fastest != ri && ri.effective != 0 && ri.effective+0.01 < fastest.effective {
 		f.Severity = report.Warning
 		f.Summary = fmt.Sprintf("%s runs at %s, slower than %s on an identical card (%s)", p.name(), gbps(ri.effective), fastest.p.name(), gbps(fastest.effective))
-		f.Evidence = append(f.Evidence, report.EvExp("rate", gbps(ri.effective), gbps(fastest.effective)+" like "+fastest.p.name(), p.file("rate")))
+		f.Evidence = append(f.Evidence, report.EvExp("rate of identical cards", gbps(ri.effective), gbps(fastest.effective)+" like "+fastest.p.name(), fastest.p.file("rate")))
 		f.Remediation = "Identical cards on one host should run at one speed: check this port's cable and switch port; give --expect-rate or a ports section in --policy to make the expectation explicit."
 	}
 }
