@@ -172,7 +172,8 @@ func RenderTable(w io.Writer, r *Report, o RenderOptions) error {
 }
 
 // detailOrder lists root causes before consequences, gravest first, and keeps the
-// troubleshooting order within each group.
+// troubleshooting order within each group. Passing, informational and skipped findings are in the
+// table already; their evidence is shown with --verbose.
 func detailOrder(fs []Finding, verbose bool) []Finding {
 	var roots, cons, rest []Finding
 	for _, f := range fs {
@@ -181,7 +182,7 @@ func detailOrder(fs []Finding, verbose bool) []Finding {
 			roots = append(roots, f)
 		case f.Severity.Problem():
 			cons = append(cons, f)
-		case verbose || f.Severity == Info || f.Severity == Skipped:
+		case verbose:
 			rest = append(rest, f)
 		}
 	}

@@ -155,7 +155,10 @@ func keepKnownLinks(fs []Finding) {
 func link(fs []Finding, faults *FaultTable) {
 	for i := range fs {
 		e := &fs[i]
-		if !(e.Severity.Problem() || e.Severity == Skipped) {
+		// A skipped probe was usually skipped because of the cause (port down, no uverbs); other
+		// checks skip for their own reasons (not applicable, not declared), which no lower-layer
+		// problem explains.
+		if !e.Severity.Problem() && !(e.Severity == Skipped && strings.Contains(e.CheckID, "probe")) {
 			continue
 		}
 		for j := range fs {

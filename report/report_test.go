@@ -231,3 +231,33 @@ func TestCheckProvidedLinks(t *testing.T) {
 		t.Errorf("root causes %v", r.Summary.RootCauses)
 	}
 }
+
+func TestSkippedFindingsAreLinkedOnlyForProbes(t *testing.T) {
+	r := Build([]Finding{
+		f("port.state", Critical, "port-link", "rxe0/1", "rxe0"),
+		f("qp.loopback_probe", Skipped, "qp-context", "rxe0/1", "rxe0"),
+		f("cq.depth", Skipped, "cq-eq", "rxe0", "rxe0"),
+	}, DefaultFaults(), Tool{}, HostInfo{})
+	for _, x := range r.Findings {
+		switch x.CheckID {
+		case "qp.loopback_probe":
+			if len(x.ExplainedBy) != 1 {
+				t.Errorf("a probe skipped on a down port is its consequence: %v", x.ExplainedBy)
+			}
+		case "cq.depth":
+			if len(x.ExplainedBy) != 0 {
+				t.Errorf("a check skipped for its own reason is nobody's consequence: %v", x.ExplainedBy)
+			}
+		}
+	}
+	var b bytes.Buffer
+	RenderTable(&b, r, RenderOptions{})
+	if strings.Contains(b.String(), "SKIPPED cq.depth") {
+		t.Error("details list a skipped finding without --verbose")
+	}
+	b.Reset()
+	RenderTable(&b, r, RenderOptions{Verbose: true})
+	if !strings.Contains(b.String(), "SKIPPED cq.depth") {
+		t.Error("--verbose details omit a skipped finding")
+	}
+}
