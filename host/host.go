@@ -38,8 +38,9 @@ const (
 	KindRoot     Kind = "root"
 )
 
-// Request is one RDMA netlink request: the nlmsg type (RDMA_NL_GET_TYPE(client, op)), the
-// header flags (NLM_F_REQUEST is implied) and the attribute payload that follows the header.
+// Request is one netlink request: the nlmsg type (RDMA_NL_GET_TYPE(client, op) for RDMA netlink,
+// the family id for generic netlink), the header flags (NLM_F_REQUEST is implied) and the
+// payload that follows the header.
 type Request struct {
 	Type    uint16
 	Flags   uint16
@@ -51,7 +52,8 @@ func (r Request) Key() string {
 	return fmt.Sprintf("%04x-%04x-%x", r.Type, r.Flags, r.Payload)
 }
 
-// NetlinkConn exchanges RDMA netlink requests for raw replies. The reply is every message the
+// NetlinkConn exchanges netlink requests (RDMA netlink, or generic netlink for devlink) for raw
+// replies. The reply is every message the
 // kernel sent, concatenated as received (nlmsghdr included, NLMSG_DONE included), so that a
 // recorded reply replays through exactly the decoder a live one goes through. A kernel error
 // (NLMSG_ERROR with a negative errno) is returned as a syscall.Errno.
@@ -65,6 +67,7 @@ type Host struct {
 	root  string
 	kind  Kind
 	nl    NetlinkConn
+	dl    NetlinkConn
 	klog  func() ([]byte, error)
 	facts func() (*Facts, error)
 	// ethtool answers EthtoolStats (see ethtool.go).
@@ -85,9 +88,12 @@ type Meta struct {
 
 // Options build a Host from parts; New is used by the live and snapshot constructors and by tests.
 type Options struct {
-	Root      string
-	Kind      Kind
-	Netlink   NetlinkConn
+	Root    string
+	Kind    Kind
+	Netlink NetlinkConn
+	// Devlink is a generic netlink (NETLINK_GENERIC) connection for devlink queries; nil means
+	// none (a plain root, or a snapshot recorded without devlink answers).
+	Devlink   NetlinkConn
 	KernelLog func() ([]byte, error)
 	Facts     func() (*Facts, error)
 	// Ethtool returns a netdev's driver statistics (ethtool -S); nil means not available.
@@ -112,7 +118,7 @@ func New(o Options) (*Host, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("host root %q is not a directory", abs)
 	}
-	h := &Host{root: abs, kind: o.Kind, nl: o.Netlink, klog: o.KernelLog, facts: o.Facts, ethtool: o.Ethtool, meta: o.Meta, readErrs: o.ReadErrors}
+	h := &Host{root: abs, kind: o.Kind, nl: o.Netlink, dl: o.Devlink, klog: o.KernelLog, facts: o.Facts, ethtool: o.Ethtool, meta: o.Meta, readErrs: o.ReadErrors}
 	h.meta.Kind = o.Kind
 	if h.klog == nil {
 		h.klog = func() ([]byte, error) { return nil, ErrNotRecorded }
@@ -268,6 +274,10 @@ func (h *Host) Realpath(p string) (string, error) {
 // Netlink returns the RDMA netlink connection, or nil when this host has none (a plain root
 // directory without recorded answers).
 func (h *Host) Netlink() NetlinkConn { return h.nl }
+
+// Devlink returns the generic netlink connection devlink is asked through (internal/devlink
+// resolves the family on it), or nil when this host has none.
+func (h *Host) Devlink() NetlinkConn { return h.dl }
 
 // KernelLog returns the kernel log in /dev/kmsg record format ("pri,seq,usec,flags;text" lines
 // with " KEY=value" continuation lines), as read live or as recorded.

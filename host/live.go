@@ -13,9 +13,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Live returns the running machine. nl may be nil when no RDMA netlink socket could be opened;
-// its absence is then reported by the checks that need it.
-func Live(nl NetlinkConn) (*Host, error) {
+// Live returns the running machine. nl (RDMA netlink) and dl (generic netlink, for devlink) may
+// be nil when no socket could be opened; their absence is then reported by the checks that need
+// them.
+func Live(nl, dl NetlinkConn) (*Host, error) {
 	// The verbs query opens every device (a ucontext each, milliseconds per device), so a run
 	// whose checks ask Facts() several times pays for it once.
 	verbsOnce := sync.OnceValues(queryVerbsDevices)
@@ -23,6 +24,7 @@ func Live(nl NetlinkConn) (*Host, error) {
 		Root:      "/",
 		Kind:      KindLive,
 		Netlink:   nl,
+		Devlink:   dl,
 		KernelLog: func() ([]byte, error) { return ReadKmsg("/dev/kmsg") },
 		Ethtool:   LiveEthtoolStats,
 		Facts: func() (*Facts, error) {

@@ -6,6 +6,7 @@
 //	facts.json     host.Facts of the recorded machine
 //	kmsg           the kernel log in /dev/kmsg record format
 //	netlink/       RDMA netlink replies, one file per request key (see internal/nldev)
+//	devlink/       devlink generic netlink replies, keyed the same way (see internal/devlink)
 //	root/          the allow-listed files, laid out as on the machine, symlinks kept
 //
 // On disk and in the repository a snapshot is a gzip-compressed tar archive, because sysfs paths

@@ -21,6 +21,7 @@ const (
 	FactsFile   = "facts.json"
 	KmsgFile    = "kmsg"
 	NetlinkDir  = "netlink"
+	DevlinkDir  = "devlink"
 	ErrorsFile  = "read-errors.json"
 	EthtoolDir  = "ethtool"
 	RootDir     = "root"
@@ -102,6 +103,12 @@ func openDir(dir, source string) (*host.Host, error) {
 	if st, err := os.Stat(filepath.Join(dir, NetlinkDir)); err == nil && st.IsDir() {
 		nl = nldev.NewReplay(filepath.Join(dir, NetlinkDir))
 	}
+	// devlink/ holds generic netlink replies keyed the same way, the family resolution included
+	// (see internal/devlink), so the recorded family id is the one replayed.
+	var dl host.NetlinkConn
+	if st, err := os.Stat(filepath.Join(dir, DevlinkDir)); err == nil && st.IsDir() {
+		dl = nldev.NewReplay(filepath.Join(dir, DevlinkDir))
+	}
 	readErrs, err := loadReadErrors(filepath.Join(dir, ErrorsFile))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: %v", source, ErrNotSnapshot, err)
@@ -111,6 +118,7 @@ func openDir(dir, source string) (*host.Host, error) {
 		Kind:       host.KindSnapshot,
 		ReadErrors: readErrs,
 		Netlink:    nl,
+		Devlink:    dl,
 		KernelLog: func() ([]byte, error) {
 			b, err := os.ReadFile(filepath.Join(dir, KmsgFile))
 			if os.IsNotExist(err) {

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/internal/devlink"
 	"github.com/rdmadiag/rdmadiag/internal/nldev"
 	"github.com/rdmadiag/rdmadiag/inventory"
 )
@@ -77,6 +78,15 @@ func Record(h *host.Host, dir string, o RecordOptions) error {
 	} else {
 		rec.fail("netlink", errors.New("no RDMA netlink socket (kernel without RDMA support, or not recorded)"))
 	}
+	if dl := h.Devlink(); dl != nil {
+		dldir := filepath.Join(dir, DevlinkDir)
+		if err := os.MkdirAll(dldir, 0o755); err != nil {
+			return err
+		}
+		if err := recordDevlink(nldev.NewRecorder(dl, dldir)); err != nil {
+			rec.fail("devlink", err)
+		}
+	}
 	meta.Unreadable = append(meta.Unreadable, rec.unreadable...)
 	sort.Slice(meta.Unreadable, func(i, j int) bool { return meta.Unreadable[i].Path < meta.Unreadable[j].Path })
 	if o.Redact {
@@ -130,6 +140,41 @@ func recordNetlink(conn host.NetlinkConn) ([]uint32, error) {
 	}
 	sort.Slice(pids, func(i, j int) bool { return pids[i] < pids[j] })
 	return pids, errors.Join(errs...)
+}
+
+// recordDevlink asks, through the recording connection, every devlink question the firmware and
+// CQ checks ask (the family, the instances, each instance's info, the health reporters, and the
+// vnic diagnosis of each instance that has that reporter), so that replay finds each answer. A
+// kernel's refusal (no devlink family, EOPNOTSUPP, EPERM without CAP_NET_ADMIN) is recorded as
+// the answer it is and is not a recording failure.
+func recordDevlink(conn host.NetlinkConn) error {
+	c := devlink.NewClient(conn)
+	devs, err := c.Devices()
+	if errors.Is(err, devlink.ErrNoDevlink) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var errno syscall.Errno
+	var errs []error
+	for _, h := range devs {
+		if _, err := c.Info(h); err != nil && !errors.As(err, &errno) {
+			errs = append(errs, err)
+		}
+	}
+	rs, err := c.Reporters()
+	if err != nil && !errors.As(err, &errno) {
+		errs = append(errs, err)
+	}
+	for _, r := range rs {
+		if r.Name == devlink.VnicReporter && !r.HasPort {
+			if _, err := c.Diagnose(r.Handle, r.Name); err != nil && !errors.As(err, &errno) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // recordEthtool stores the driver statistics (ethtool -S) of every netdev bound to an RDMA device,

@@ -15,6 +15,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/checks"
 	_ "github.com/rdmadiag/rdmadiag/checks/all" // registers every layer's checks
 	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/internal/devlink"
 	"github.com/rdmadiag/rdmadiag/internal/nldev"
 	"github.com/rdmadiag/rdmadiag/report"
 	"github.com/rdmadiag/rdmadiag/snapshot"
@@ -118,15 +119,27 @@ func (s *source) open() (*host.Host, func(), error) {
 	} else {
 		nl = conn
 	}
-	h, err := host.Live(nl)
+	var dl host.NetlinkConn
+	dconn, err := devlink.Dial()
 	if err != nil {
-		return nil, nil, err
+		dl = failedConn{err: fmt.Errorf("open generic netlink socket for devlink: %w", err)}
+	} else {
+		dl = dconn
 	}
-	return h, func() {
+	closeAll := func() {
 		if conn != nil {
 			conn.Close()
 		}
-	}, nil
+		if dconn != nil {
+			dconn.Close()
+		}
+	}
+	h, err := host.Live(nl, dl)
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	return h, closeAll, nil
 }
 
 // failedConn answers every request with the error that prevented opening the socket.

@@ -22,9 +22,9 @@ func sampleModel() dltest.Model {
 		Family:  0x1b,
 		Devices: []devlink.Handle{pf0, pf1},
 		Infos: []devlink.Info{{Handle: pf0, Driver: "mlx5_core", Serial: "MT2244X01234",
-			Fixed:   []devlink.Version{{"fw.psid", "MT_0000000838"}},
-			Running: []devlink.Version{{"fw.version", "28.39.1002"}, {"fw", "28.39.1002"}},
-			Stored:  []devlink.Version{{"fw.version", "28.41.1000"}, {"fw", "28.41.1000"}}}},
+			Fixed:   []devlink.Version{{Name: "fw.psid", Value: "MT_0000000838"}},
+			Running: []devlink.Version{{Name: "fw.version", Value: "28.39.1002"}, {Name: "fw", Value: "28.39.1002"}},
+			Stored:  []devlink.Version{{Name: "fw.version", Value: "28.41.1000"}, {Name: "fw", Value: "28.41.1000"}}}},
 		Reporters: []devlink.Reporter{
 			{Handle: pf0, Name: "fw", ErrCount: 2, AutoDump: true, HasAutoDump: true},
 			{Handle: pf0, Name: "vnic"},
@@ -32,7 +32,7 @@ func sampleModel() dltest.Model {
 			{Handle: pf1, Port: 65535, HasPort: true, Name: "tx", GracePeriod: 500, HasGracePeriod: true, AutoRecover: true},
 		},
 		Diagnoses: []dltest.Diagnosis{
-			{Handle: pf0, Reporter: "vnic", Object: devlink.Object{{"vNIC env counters", devlink.Object{{"cq_overrun", uint32(3)}, {"nic_receive_steering_discard", uint64(7)}}}}},
+			{Handle: pf0, Reporter: "vnic", Object: devlink.Object{{Name: "vNIC env counters", Value: devlink.Object{{Name: "cq_overrun", Value: uint32(3)}, {Name: "nic_receive_steering_discard", Value: uint64(7)}}}}},
 			{Handle: pf1, Reporter: "vnic", Errno: syscall.EPERM},
 		},
 		Encoder: dltest.Encoder{PadU64: true, Nested: true, FmsgItems: 3, Extra: attr(400, u32(1))},

@@ -75,7 +75,7 @@ func TestDecodeDevices(t *testing.T) {
 		msg(fam, 2, 3, handle("netdevsim", "netdevsim1")),
 		done(0))
 	hs, err := devlink.DecodeDevices(reply, fam)
-	want := []devlink.Handle{{"pci", "0000:3b:00.0"}, {"pci", "0000:3b:00.1"}, {"netdevsim", "netdevsim1"}}
+	want := []devlink.Handle{devlink.PCI("0000:3b:00.0"), devlink.PCI("0000:3b:00.1"), {Bus: "netdevsim", Dev: "netdevsim1"}}
 	if err != nil || !reflect.DeepEqual(hs, want) {
 		t.Fatalf("%+v %v", hs, err)
 	}
@@ -246,8 +246,10 @@ func TestDecodeDiagnoseValueTypes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := devlink.Object{{"b", true}, {"old_false", false}, {"u8", uint8(7)}, {"s", "Syndrome"}, {"bin", []byte{1, 2, 3}},
-		{"future", []byte{9}}, {"arr", devlink.Array{uint32(1), devlink.Object{{"sqn", uint32(0x45)}}}}, {"empty", nil}, {"padded", uint64(5)}}
+	want := devlink.Object{{Name: "b", Value: true}, {Name: "old_false", Value: false}, {Name: "u8", Value: uint8(7)},
+		{Name: "s", Value: "Syndrome"}, {Name: "bin", Value: []byte{1, 2, 3}}, {Name: "future", Value: []byte{9}},
+		{Name: "arr", Value: devlink.Array{uint32(1), devlink.Object{{Name: "sqn", Value: uint32(0x45)}}}},
+		{Name: "empty"}, {Name: "padded", Value: uint64(5)}}
 	if !reflect.DeepEqual(obj, want) {
 		t.Errorf("got  %#v\nwant %#v", obj, want)
 	}

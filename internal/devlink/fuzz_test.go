@@ -18,7 +18,7 @@ func FuzzDecode(f *testing.F) {
 		f.Add(e.InfoReply(fam, m.Infos[0]))
 		f.Add(e.ReporterDump(fam, m.Reporters))
 		f.Add(e.DiagnoseReply(fam, m.Diagnoses[0].Object))
-		f.Add(e.DiagnoseReply(fam, devlink.Object{{"a", devlink.Array{true, "s", []byte{1}, uint8(1), uint64(2), devlink.Object{{"b", nil}}}}}))
+		f.Add(e.DiagnoseReply(fam, devlink.Object{{Name: "a", Value: devlink.Array{true, "s", []byte{1}, uint8(1), uint64(2), devlink.Object{{Name: "b", Value: nil}}}}}))
 		f.Add(e.ErrorReply(syscall.EPERM))
 	}
 	f.Add(mlx5Info("28.39.1002", "28.41.1000"))

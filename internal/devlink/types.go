@@ -83,3 +83,15 @@ func (r Reporter) StateName() string {
 	}
 	return "<unknown state>"
 }
+
+// Reporter names of mlx5 (kernel-interfaces.md §4.1).
+const (
+	FWReporter      = "fw"
+	FWFatalReporter = "fw_fatal"
+	TxReporter      = "tx"
+	RxReporter      = "rx"
+	// VnicReporter is diagnose-only: its counters (cq_overrun, comp_eq_overrun,
+	// async_eq_overrun, ...) come from DEVLINK_CMD_HEALTH_REPORTER_DIAGNOSE, not from the
+	// reporter's error count.
+	VnicReporter = "vnic"
+)
