@@ -18,7 +18,7 @@ import (
 func init() {
 	checks.Register(checks.Check{
 		ID:          "cq.errors",
-		Description: "CQ overruns and EQ errors already logged by the kernel (mlx5 \"CQ error on CQN\", rxe \"queue full\", EQ recovery)",
+		Description: "CQ overruns and EQ errors that already happened: kernel log (mlx5 \"CQ error on CQN\", rxe \"queue full\", EQ recovery) and devlink health (vnic cq_overrun/comp_eq_overrun/async_eq_overrun, fw/fw_fatal/tx/rx reporters)",
 		Fault:       "cq-eq",
 		Run:         runErrors,
 	})
@@ -108,6 +108,13 @@ func runErrors(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 	if inv.Absent != nil || len(inv.Devices) == 0 {
 		return rdmares.NoDevices(), nil
 	}
+	// The kernel log and devlink are independent witnesses: either can be missing while the
+	// other still reports.
+	return append(kernelLogFindings(env), devlinkFindings(env)...), nil
+}
+
+func kernelLogFindings(env *checks.Env) []report.Finding {
+	inv := env.Inventory()
 	b, err := env.Host.KernelLog()
 	if err != nil {
 		sev := report.Unknown
@@ -116,7 +123,7 @@ func runErrors(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 		}
 		return []report.Finding{{Subject: report.Subject{Kind: "host"}, Severity: sev,
 			Summary:     "kernel log not available, so past CQ overruns and EQ errors cannot be seen: " + err.Error(),
-			Remediation: "Run as root (reading /dev/kmsg needs CAP_SYSLOG when kernel.dmesg_restrict=1)."}}, nil
+			Remediation: "Run as root (reading /dev/kmsg needs CAP_SYSLOG when kernel.dmesg_restrict=1)."}}
 	}
 	recs, _ := kmsg.Parse(b)
 	// An RDMA device is named in the log by itself (ibdev messages) or by its PCI function.
@@ -155,10 +162,7 @@ func runErrors(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 	if len(unattributed) > 0 {
 		out = append(out, eventFinding(report.Subject{Kind: "host", Name: "kernel log"}, "an unidentified device", unattributed))
 	}
-	if f, ok := devlinkNote(env); ok {
-		out = append(out, f)
-	}
-	return out, nil
+	return out
 }
 
 func eventFinding(subj report.Subject, dev string, evs []Event) report.Finding {
@@ -196,18 +200,4 @@ func eventFinding(subj report.Subject, dev string, evs []Event) report.Finding {
 		"violations point at a CQ buffer unmapped under the device (application bug or IOMMU fault). EQ errors and " +
 		"recovered EQEs point at lost interrupts or firmware trouble: check the firmware health and PCIe findings."
 	return f
-}
-
-// devlinkNote says, once per host with an mlx5 device, that the vnic health counters (cq_overrun,
-// comp_eq_overrun, async_eq_overrun) exist but are not read by this version: they need a
-// generic-netlink devlink client and admin rights for DIAGNOSE, neither of which the host view has.
-func devlinkNote(env *checks.Env) (report.Finding, bool) {
-	for _, d := range env.Inventory().Devices {
-		if d.PCI != nil && d.PCI.Driver == "mlx5_core" {
-			return report.Finding{Subject: report.Subject{Kind: "host", Name: "devlink health vnic"}, Severity: report.Skipped,
-				Summary: "devlink health vnic counters (cq_overrun, comp_eq_overrun, async_eq_overrun) are not read by this version; " +
-					"read them with: devlink health diagnose pci/" + d.PCI.BDF + " reporter vnic"}, true
-		}
-	}
-	return report.Finding{}, false
 }

@@ -362,29 +362,6 @@ func judgePolicy(p *Policy, from string, d *inventory.Device) report.Finding {
 	return f
 }
 
-// runPending would compare devlink's running and stored firmware. It is not implemented yet:
-// snapshots cannot replay devlink (not recorded), and vishvananda/netlink's info call merges
-// running and stored versions into one map, so a pending update is invisible through it
-// (kernel-interfaces.md §4.4). A live-only answer would make live and snapshot verdicts differ.
-func runPending(_ context.Context, env *checks.Env) ([]report.Finding, error) {
-	inv := env.Inventory()
-	var names []string
-	for _, d := range inv.Devices {
-		if d.PCI != nil && !d.PCI.IsVF() && d.PCI.Vendor == nvidiaVendor {
-			names = append(names, d.Name)
-		}
-	}
-	if len(names) == 0 {
-		return []report.Finding{{Subject: report.Subject{Kind: "host"}, Severity: report.Skipped,
-			Summary: "skipped: no NVIDIA/Mellanox physical function (devlink info applies to mlx5 PFs only)"}}, nil
-	}
-	return []report.Finding{{
-		Subject:  report.Subject{Kind: "host", Name: "devlink"},
-		Severity: report.Skipped,
-		Summary:  "skipped: devlink info (running vs stored firmware, pending update) is not recorded or read yet; check by hand with `devlink dev info` on " + strings.Join(names, ", "),
-	}}, nil
-}
-
 func orNone(s string) string {
 	if s == "" {
 		return "none"

@@ -235,7 +235,7 @@ func TestSoftwareAndVF(t *testing.T) {
 	if f := find(t, fs, "firmware.version", "rxe0"); f.Severity != report.Skipped {
 		t.Errorf("rxe0: %v %q", f.Severity, f.Summary)
 	}
-	if f := find(t, fs, "firmware.pending", ""); f.Severity != report.Skipped {
+	if f := find(t, fs, "firmware.pending", "rxe0"); f.Severity != report.Skipped {
 		t.Errorf("pending: %v", f.Severity)
 	}
 }
