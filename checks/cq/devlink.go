@@ -23,9 +23,9 @@ import (
 // being signalled and the job hangs rather than fails. A training run on such a node cannot be
 // trusted until the owner is found (cq.depth, qp.state) and the device reset.
 var vnicCounters = []struct{ name, meaning string }{
-	{"cq_overrun", "CQ overrun (completions lost, the CQ and its QPs went to error)"},
-	{"comp_eq_overrun", "completion EQ overrun (completion events lost)"},
-	{"async_eq_overrun", "async EQ overrun (asynchronous events lost)"},
+	{"cq_overrun", "completions lost, the CQ and its QPs went to error"},
+	{"comp_eq_overrun", "completion events lost"},
+	{"async_eq_overrun", "asynchronous events lost"},
 }
 
 // vnicContext are shown as evidence when present but not judged: total_error_queues is a gauge
