@@ -152,7 +152,84 @@ func Redact(dir string) error {
 			}
 		}
 	}
-	return r.netlink(filepath.Join(dir, NetlinkDir))
+	if err := r.devlinkSerials(filepath.Join(dir, DevlinkDir)); err != nil {
+		return err
+	}
+	if err := r.netlink(filepath.Join(dir, NetlinkDir)); err != nil {
+		return err
+	}
+	return r.netlink(filepath.Join(dir, DevlinkDir))
+}
+
+// devlinkAttrSerial is DEVLINK_ATTR_INFO_SERIAL_NUMBER (include/uapi/linux/devlink.h).
+const devlinkAttrSerial = 99
+
+// devlinkSerials replaces the board serial numbers in devlink info replies with stand-ins of the
+// same length, so that attribute lengths, and with them the replies, stay valid.
+func (r *redactor) devlinkSerials(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var files [][2]string
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		files = append(files, [2]string{p, string(b)})
+		for _, serial := range genlStrings(b, devlinkAttrSerial) {
+			r.stand("serial", serial, func(n int) string {
+				sn := fmt.Sprintf("SN%0*d", max(len(serial)-2, 1), n)
+				return sn[len(sn)-len(serial):]
+			})
+		}
+	}
+	if len(r.maps["serial"]) == 0 {
+		return nil
+	}
+	for _, f := range files {
+		nb := f[1]
+		for orig, stand := range r.maps["serial"] {
+			nb = strings.ReplaceAll(nb, orig+"\x00", stand+"\x00")
+		}
+		if nb != f[1] {
+			if err := os.WriteFile(f[0], []byte(nb), 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// genlStrings returns the NUL-terminated string values of top-level attributes of type t in a
+// stream of generic netlink messages (16-byte nlmsghdr, 4-byte genlmsghdr, attributes). Anything
+// that does not parse ends the scan: redaction never fails on a reply it cannot read.
+func genlStrings(b []byte, t uint16) []string {
+	var out []string
+	for len(b) >= 20 {
+		n := int(binary.NativeEndian.Uint32(b[0:4]))
+		if n < 20 || n > len(b) {
+			break
+		}
+		attrs := b[20:n]
+		for len(attrs) >= 4 {
+			l := int(binary.NativeEndian.Uint16(attrs[0:2]))
+			typ := binary.NativeEndian.Uint16(attrs[2:4]) & 0x3fff
+			if l < 4 || l > len(attrs) {
+				break
+			}
+			if typ == t && l > 5 {
+				if v := strings.TrimRight(string(attrs[4:l]), "\x00"); v != "" {
+					out = append(out, v)
+				}
+			}
+			attrs = attrs[min((l+3)&^3, len(attrs)):]
+		}
+		b = b[min((n+3)&^3, len(b)):]
+	}
+	return out
 }
 
 // netlink replaces node and system-image GUIDs in raw replies: the kernel sends them as host-order
