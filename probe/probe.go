@@ -2,7 +2,7 @@
 // open and query the device (Device), create a QP at the device's reported
 // limits (Limits), connect an RC QP to itself and move data (Loopback),
 // fill and optionally overrun a CQ (CQ), and measure RDMA WRITE bandwidth and
-// latency (Bandwidth).
+// latency between two connected QPs (Bandwidth).
 //
 // Every probe opens its own device context, creates only its own resources
 // and destroys them in reverse order on every path (failure, deadline,
@@ -90,8 +90,8 @@ type Options struct {
 	TxDepth int
 	Iters   int
 	// CQMod signals one write in CQMod during the bandwidth run (default 1:
-	// every write, which is what ib_write_bw reported using on rxe0; at most
-	// TxDepth/2).
+	// every write, as ib_write_bw does for messages above 8 KiB, where
+	// perftest turns its CQ moderation off; at most TxDepth/2).
 	CQMod int
 	// LatSize and LatIters shape the latency run (defaults 64 bytes, 1000).
 	LatSize  int
@@ -298,6 +298,19 @@ func (s *session) requireActive() error {
 // and compares the deadline with the clock as well as the context.
 func (s *session) interrupted() error {
 	runtime.Gosched()
+	if err := s.ctx.Err(); err != nil {
+		return context.Cause(s.ctx)
+	}
+	if d, ok := s.ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// expired is interrupted without the yield, for loops that must keep their
+// thread (Bandwidth): cancellation still arrives, from another P or through
+// sysmon handing this P off while the loop is inside a verb.
+func (s *session) expired() error {
 	if err := s.ctx.Err(); err != nil {
 		return context.Cause(s.ctx)
 	}

@@ -58,6 +58,22 @@ func rtrAttr(p verbs.PortAttr, port uint8, gid *GIDChoice, destQPN, psn uint32) 
 // remote end, recording each transition.
 func (s *session) connectSelf(qp *verbs.QP, trans *[]Transition) error {
 	psn := rand.Uint32() & 0xffffff
+	return s.connect(qp, qp.Num(), psn, psn, trans)
+}
+
+// connectPair connects a and b to each other (two QPs on one port, as
+// ib_write_bw's client and server are), a first.
+func (s *session) connectPair(a, b *verbs.QP, trans *[]Transition) error {
+	pa, pb := rand.Uint32()&0xffffff, rand.Uint32()&0xffffff
+	if err := s.connect(a, b.Num(), pa, pb, trans); err != nil {
+		return err
+	}
+	return s.connect(b, a.Num(), pb, pa, trans)
+}
+
+// connect drives qp RESET -> INIT -> RTR -> RTS towards destQPN on the same
+// port: qp sends from sqPSN and expects the remote's packets from rqPSN.
+func (s *session) connect(qp *verbs.QP, destQPN, sqPSN, rqPSN uint32, trans *[]Transition) error {
 	record := func(to string, mask int, err error) error {
 		t := Transition{To: to, Mask: mask, OK: err == nil}
 		if ve, ok := err.(*verbs.Error); ok && ve.Errno != 0 {
@@ -74,7 +90,7 @@ func (s *session) connectSelf(qp *verbs.QP, trans *[]Transition) error {
 		return err
 	}
 	if err := s.step(StageRTR, func() error {
-		at, err := rtrAttr(s.pattr, s.port, s.gid, qp.Num(), psn)
+		at, err := rtrAttr(s.pattr, s.port, s.gid, destQPN, rqPSN)
 		if err != nil {
 			return err
 		}
@@ -86,7 +102,7 @@ func (s *session) connectSelf(qp *verbs.QP, trans *[]Transition) error {
 		// timeout 14 x retry 7 bounds a dead path to about half a second;
 		// rnr_retry 6 (not 7, which means forever) keeps a missing receive
 		// from retrying without end.
-		at := verbs.QPAttr{QPState: verbs.QPStateRTS, Timeout: 14, RetryCnt: 7, RNRRetry: 6, SQPSN: psn, MaxRdAtomic: 1}
+		at := verbs.QPAttr{QPState: verbs.QPStateRTS, Timeout: 14, RetryCnt: 7, RNRRetry: 6, SQPSN: sqPSN, MaxRdAtomic: 1}
 		return record("RTS", maskRTS, qp.Modify(at, maskRTS, "ibv_modify_qp(RTS)"))
 	})
 }
