@@ -1,7 +1,8 @@
 # lab.mk: targets that run rdmadiag against a real kernel RDMA stack (Soft-RoCE in a QEMU guest).
 # Included by the top-level Makefile, which provides `build` (bin/rdmadiag, CGO_ENABLED=0).
 #
-#   make e2e            every scenario: `rdmadiag check --format json` in the guest, asserted by
+#   make e2e            every scenario: `rdmadiag check --format json` in the guest (or the
+#                       expectation's own "payload", e.g. probe-lab's labtest), asserted by
 #                       lab/e2e (go test -tags lab) against lab/e2e/expect/<scenario>.json
 #   make fixtures       every scenario: `rdmadiag record --redact` in the guest, stored as
 #                       fixtures/sysfs/<scenario>/snapshot.tar.gz with a README.md
@@ -23,8 +24,11 @@ lab-selftest:
 	LAB_E2E_SCENARIOS="$(LAB_SCENARIOS)" LAB_E2E_PAYLOAD='rdma -j link || echo []' LAB_E2E_FILES= \
 	  LAB_E2E_EXPECT=testdata/rdma-link LAB_E2E_OUT=../out/selftest $(LAB_GO_TEST)
 
+# probe-lab's guest is healthy's; what it tests is the probes, not a state worth a fixture.
+LAB_NO_FIXTURE ?= probe-lab
+
 fixtures: build lab-bins
-	lab/fixtures.sh $(LAB_SCENARIOS)
+	lab/fixtures.sh $(filter-out $(LAB_NO_FIXTURE),$(LAB_SCENARIOS))
 
 lab-facts:
 	@for s in $(LAB_SCENARIOS); do \

@@ -22,6 +22,12 @@ type Expectation struct {
 	// Todo, when set, says why the finding expectations are not written yet. The output is still
 	// checked for being valid JSON with an allowed exit code; the test then skips with this text.
 	Todo string `json:"todo,omitempty"`
+	// Payload, when set, replaces the default payload (`rdmadiag check --format json`, or
+	// LAB_E2E_PAYLOAD) for this scenario, e.g. a test program whose JSON summary is asserted.
+	Payload string `json:"payload,omitempty"`
+	// Log lists dotted paths of the output whose values are written to the test log on every
+	// run, passing or not (e.g. measured numbers a reviewer wants to see).
+	Log []string `json:"log,omitempty"`
 	// Args are appended to the payload command (e.g. ["--wr-concurrency", "256"]); they are
 	// rdmadiag flags that the scenario's verdict depends on.
 	Args []string `json:"args,omitempty"`
@@ -86,6 +92,11 @@ func ParseExpectation(b []byte) (*Expectation, error) {
 	}
 	if e.FindingsPath == "" {
 		e.FindingsPath = "findings"
+	}
+	for i, p := range e.Log {
+		if p == "" {
+			return nil, fmt.Errorf("log[%d]: empty field path", i)
+		}
 	}
 	if err := e.Document.compile("document"); err != nil {
 		return nil, err
@@ -177,6 +188,26 @@ func (e *Expectation) Check(r Result) []string {
 		}
 	}
 	return fails
+}
+
+// Logged is one "path = value" line per Log path, in order; a path the output lacks says so.
+func (e *Expectation) Logged(out []byte) []string {
+	if len(e.Log) == 0 {
+		return nil
+	}
+	doc, err := decode(out)
+	if err != nil {
+		return []string{fmt.Sprintf("output is not JSON: %v", err)}
+	}
+	lines := make([]string, 0, len(e.Log))
+	for _, p := range e.Log {
+		if v, ok := lookup(doc, p); ok {
+			lines = append(lines, p+" = "+compact(v))
+		} else {
+			lines = append(lines, p+" missing")
+		}
+	}
+	return lines
 }
 
 // HasFindingExpectations reports whether anything beyond the exit code and the JSON shape is

@@ -70,6 +70,8 @@ func TestParseExpectationRejects(t *testing.T) {
 		{"empty absent entry", `{"absent":[{}]}`, "would forbid every finding"},
 		{"bad regexp", `{"absent":[{"summary":{"re":"("}}]}`, "absent[0].summary"},
 		{"empty path", `{"document":{"":{"eq":1}}}`, "empty field path"},
+		{"empty log path", `{"log":["a",""]}`, "log[1]: empty field path"},
+		{"payload not a string", `{"payload":["labtest"]}`, "decoding"},
 		{"trailing data", `{} {}`, "trailing data"},
 		{"not an object", `[]`, "decoding"},
 	}
@@ -137,5 +139,27 @@ func TestContainsSeesUnescapedText(t *testing.T) {
 	out := []byte(`{"findings":[{"evidence":[{"name":"transitions","observed":"RESET->INIT->RTR->RTS"}]}]}`)
 	if fails := e.Check(Result{Output: out}); len(fails) > 0 {
 		t.Errorf("%v", fails)
+	}
+}
+
+func TestLogged(t *testing.T) {
+	e, err := ParseExpectation([]byte(`{"payload":"labtest -json","log":["bandwidth.ratio","bandwidth.runs","unit","nope.x"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Payload != "labtest -json" {
+		t.Errorf("Payload = %q", e.Payload)
+	}
+	out := []byte(`{"unit":"MiB/s","bandwidth":{"ratio":0.93,"runs":[21.5,22.25]}}`)
+	got := strings.Join(e.Logged(out), "\n")
+	want := "bandwidth.ratio = 0.93\nbandwidth.runs = [21.5,22.25]\nunit = \"MiB/s\"\nnope.x missing"
+	if got != want {
+		t.Errorf("Logged =\n%s\nwant\n%s", got, want)
+	}
+	if got := e.Logged([]byte("not json")); len(got) != 1 || !strings.Contains(got[0], "not JSON") {
+		t.Errorf("Logged(garbage) = %q", got)
+	}
+	if got := (&Expectation{}).Logged(out); got != nil {
+		t.Errorf("no log paths: Logged = %q, want nil", got)
 	}
 }

@@ -82,7 +82,11 @@ func TestLab(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			run, err := runScenario(c, scenario, exp.Args)
+			payload := c.payload
+			if exp.Payload != "" {
+				payload = exp.Payload
+			}
+			run, err := runScenario(c, scenario, payload, exp.Args)
 			var unavail errLabUnavailable
 			if errors.As(err, &unavail) {
 				labDown = unavail.Error()
@@ -90,6 +94,9 @@ func TestLab(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatalf("scenario %s: %v\n%s", scenario, err, run.consoleTail(40))
+			}
+			for _, line := range exp.Logged(run.stdout) {
+				t.Logf("scenario %s: %s", scenario, line)
 			}
 			if fails := exp.Check(Result{Output: run.stdout, ExitCode: run.rc}); len(fails) > 0 {
 				t.Errorf("scenario %s: expectations %s not met:\n  %s\n%s", scenario,
@@ -117,13 +124,12 @@ type labRun struct {
 	rc       int
 }
 
-func runScenario(c labConfig, scenario string, extra []string) (*labRun, error) {
+func runScenario(c labConfig, scenario, payload string, extra []string) (*labRun, error) {
 	r := &labRun{scenario: scenario, dir: filepath.Join(c.outDir, scenario)}
 	args := []string{"-s", scenario, "-o", r.dir}
 	for _, f := range c.files {
 		args = append(args, "-f", f)
 	}
-	payload := c.payload
 	for _, a := range extra {
 		payload += " '" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}

@@ -1,14 +1,22 @@
 // Command labtest runs the verbs probes against a real RDMA device (in the
-// lab: Soft-RoCE rxe0 in a QEMU guest, see guest.sh) and checks that
+// lab: Soft-RoCE rxe0 in a QEMU guest, scenario lab/scenarios/probe-lab.sh)
+// and checks that
 //
 //   - every probe passes;
 //   - the probe's RDMA WRITE bandwidth is within 20% of ib_write_bw on the
-//     same device in the same boot;
+//     same device in the same boot: several interleaved runs of both with the
+//     same shape (message size, writes in flight, iterations, every write
+//     signaled), medians compared, in MiB/s (2^20 bytes/s, perftest's
+//     "MB/sec");
 //   - runs cut short at 20 different points (injected error, deadline,
 //     cancellation) leave no QP, CQ, MR or PD of this process behind
-//     according to the kernel (`rdma res show ... -j`), and no uverbs fd open.
+//     according to the kernel (`rdma res show ... -j`, matched by this
+//     process's thread ids), and no uverbs fd open.
 //
-// It prints one JSON line per probe result and exits non-zero on failure.
+// The log (one line per check, one RESULT line per probe result, the
+// ib_write_bw output) goes to stdout, or with -json to stderr while stdout
+// gets one JSON summary (type Summary) for the lab's e2e expectations. The
+// exit status is non-zero when a check failed.
 package main
 
 import (
@@ -18,10 +26,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,46 +45,133 @@ func main() {
 	port := flag.Int("port", 1, "port number")
 	perftest := flag.Bool("perftest", true, "compare bandwidth with ib_write_bw")
 	perfHost := flag.String("perftest-host", "127.0.0.1", "address the ib_write_bw client connects to")
+	rounds := flag.Int("bw-rounds", 5, "interleaved bandwidth runs of the probe and of ib_write_bw (medians compared)")
+	iters := flag.Int("bw-iters", 1000, "RDMA WRITEs per bandwidth run (ib_write_bw -n)")
 	runs := flag.Int("cleanup-runs", 20, "interrupted runs in the cleanup test (0 to skip)")
+	jsonOut := flag.Bool("json", false, "log to stderr, print a JSON summary on stdout")
 	flag.Parse()
-	t := &lab{dev: *dev, port: *port}
-	if err := t.run(*perftest, *perfHost, *runs); err != nil {
-		fmt.Printf("LABTEST FAIL: %v\n", err)
-		os.Exit(1)
+	t := &lab{dev: *dev, port: *port, log: os.Stdout}
+	if *jsonOut {
+		t.log = os.Stderr
+	}
+	t.sum.Device, t.sum.Port = *dev, *port
+	t.sum.Probes = map[string]probe.Status{}
+	t.sum.Failed = []string{}
+	if err := t.run(*perftest, *perfHost, *rounds, *iters, *runs); err != nil {
+		t.check(false, "labtest: %v", err)
+	}
+	t.sum.Pass = t.failures == 0
+	if *jsonOut {
+		b, err := json.MarshalIndent(&t.sum, "", "  ")
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "labtest: summary: %v\n", err)
+			os.Exit(1)
+		}
+		fmt.Printf("%s\n", b)
 	}
 	if t.failures > 0 {
-		fmt.Printf("LABTEST FAIL: %d check(s) failed\n", t.failures)
+		fmt.Fprintf(t.log, "LABTEST FAIL: %d check(s) failed\n", t.failures)
 		os.Exit(1)
 	}
-	fmt.Println("LABTEST PASS")
+	fmt.Fprintln(t.log, "LABTEST PASS")
+}
+
+// Summary is what -json prints: the lab's e2e expectation
+// (lab/e2e/expect/probe-lab.json) asserts on it.
+type Summary struct {
+	Pass   bool   `json:"pass"`
+	Device string `json:"device"`
+	Port   int    `json:"port"`
+	// Probes is each probe's status, by the probe's layer name.
+	Probes map[string]probe.Status `json:"probes"`
+	// Checks is every check in the order made; Failed repeats the failed ones.
+	Checks    []Check    `json:"checks"`
+	Failed    []string   `json:"failed"`
+	Bandwidth *Bandwidth `json:"bandwidth,omitempty"`
+	Cleanup   *Cleanup   `json:"cleanup,omitempty"`
+}
+
+// Check is one assertion labtest made.
+type Check struct {
+	OK   bool   `json:"ok"`
+	What string `json:"what"`
+}
+
+// Bandwidth is the probe against ib_write_bw, run by run.
+type Bandwidth struct {
+	Unit      string `json:"unit"`
+	MsgSize   int    `json:"msg_size"`
+	TxDepth   int    `json:"tx_depth"`
+	Iters     int    `json:"iters"`
+	CQMod     int    `json:"cq_mod"`
+	Rounds    int    `json:"rounds"`
+	Probe     []Run  `json:"probe_runs"`
+	IBWriteBW []Run  `json:"ib_write_bw_runs"`
+	// Medians of the runs that completed, in Unit; Ratio is probe/ib_write_bw.
+	ProbeMedian     float64 `json:"probe_median"`
+	IBWriteBWMedian float64 `json:"ib_write_bw_median"`
+	Ratio           float64 `json:"ratio"`
+	Within20Pct     bool    `json:"within_20_percent"`
+}
+
+// Run is one bandwidth measurement with what the device counted meanwhile:
+// on rxe a retransmission timeout (completer_retry_err) resends the
+// unacknowledged writes, and a run with many is slow for that reason alone.
+type Run struct {
+	MiBps    float64          `json:"mib_per_s"`
+	Seconds  float64          `json:"seconds"` // the probe's timed run; ib_write_bw's whole client
+	Error    string           `json:"error,omitempty"`
+	Counters map[string]int64 `json:"rxe_counters,omitempty"` // deltas of the port's hw_counters
+	// CPUBusy is how long each guest CPU was not idle during the run
+	// (/proc/stat), in seconds: where else than in the timed thread time went.
+	CPUBusy map[string]float64 `json:"cpu_busy_s,omitempty"`
+	// Busiest lists the threads that used the most CPU during the run.
+	Busiest []string `json:"busiest_threads,omitempty"`
+}
+
+// Cleanup is the interrupted-runs test.
+type Cleanup struct {
+	Runs           int   `json:"runs"`
+	StoppedAsMeant int   `json:"stopped_as_intended"`
+	WithLeftovers  []int `json:"runs_with_leftovers"` // 1-based run numbers
+	LeakDetectorOK bool  `json:"leak_detector_ok"`    // it saw a deliberately held PD and CQ
+	FinalProbePass bool  `json:"final_probe_pass"`
+	FinalLeftovers int   `json:"final_leftovers"`
+	ThreadsMatched int   `json:"threads_matched"` // thread ids of this process at the last check
 }
 
 type lab struct {
 	dev      string
 	port     int
 	lib      *verbs.Lib
+	log      io.Writer
 	failures int
+	sum      Summary
 }
 
-func (t *lab) check(ok bool, format string, args ...any) {
+func (t *lab) check(ok bool, format string, args ...any) bool {
 	status := "ok  "
+	what := fmt.Sprintf(format, args...)
 	if !ok {
 		status = "FAIL"
 		t.failures++
+		t.sum.Failed = append(t.sum.Failed, what)
 	}
-	fmt.Printf("%s %s\n", status, fmt.Sprintf(format, args...))
+	t.sum.Checks = append(t.sum.Checks, Check{OK: ok, What: what})
+	fmt.Fprintf(t.log, "%s %s\n", status, what)
+	return ok
 }
 
-func show(v any) {
+func (t *lab) show(v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		fmt.Printf("marshal: %v\n", err)
+		fmt.Fprintf(t.log, "marshal: %v\n", err)
 		return
 	}
-	fmt.Printf("RESULT %s\n", b)
+	fmt.Fprintf(t.log, "RESULT %s\n", b)
 }
 
-func (t *lab) run(perftest bool, perfHost string, runs int) error {
+func (t *lab) run(perftest bool, perfHost string, rounds, iters, runs int) error {
 	lib, err := verbs.Load()
 	if err != nil {
 		return err
@@ -84,7 +181,8 @@ func (t *lab) run(perftest bool, perfHost string, runs int) error {
 	o := probe.Options{}
 
 	d := probe.Device(ctx, lib, t.dev, t.port, o)
-	show(d)
+	t.show(d)
+	t.sum.Probes[d.Probe] = d.Status
 	t.check(d.Status == probe.Pass, "driver probe: %s %s", d.Status, d.Error)
 	if a := d.Attrs; a != nil {
 		t.check(a.UverbsPath == "/dev/infiniband/"+a.Uverbs, "context fd points at %s (listed %s)", a.UverbsPath, a.Uverbs)
@@ -98,51 +196,255 @@ func (t *lab) run(perftest bool, perfHost string, runs int) error {
 	}
 
 	l := probe.Limits(ctx, lib, t.dev, t.port, o)
-	show(l)
+	t.show(l)
+	t.sum.Probes[l.Probe] = l.Status
 	t.check(l.Status == probe.Pass, "firmware probe: %s %s requested %+v attempts %+v memory-bound %v", l.Status, l.Error, l.Requested, l.Attempts, l.MemoryBound)
 
 	lb := probe.Loopback(ctx, lib, t.dev, t.port, o)
-	show(lb)
+	t.show(lb)
+	t.sum.Probes[lb.Probe] = lb.Status
 	t.check(lb.Status == probe.Pass && lb.WritePayloadOK && lb.SendPayloadOK && len(lb.Completions) == 3,
 		"qp probe: %s %s transitions %+v completions %d rtt %v", lb.Status, lb.Error, lb.Transitions, len(lb.Completions), lb.RoundTrip)
 
 	cq := probe.CQ(ctx, lib, t.dev, t.port, true, o)
-	show(cq)
+	t.show(cq)
+	t.sum.Probes[cq.Probe] = cq.Status
 	t.check(cq.Status == probe.Pass && cq.Completed == cq.Requested, "cq probe: %s %s %d/%d completions", cq.Status, cq.Error, cq.Completed, cq.Requested)
 	if ov := cq.Overrun; ov != nil {
 		t.check(ov.Detected, "cq overrun: cqe %d->%d, posted %d, CQ_ERR events %d, other %v, QP %s, polled %d",
 			ov.Requested, ov.Granted, ov.Posted, ov.CQErrEvents, ov.OtherEvents, ov.QPState, ov.Polled)
 	}
 
-	// Bandwidth: same shape as the ib_write_bw run below, with a deadline
-	// long enough that the run is not truncated.
-	bo := probe.Options{Timeout: 60 * time.Second, MsgSize: 65536, TxDepth: 128, Iters: 1000}
-	bw := probe.Bandwidth(ctx, lib, t.dev, t.port, bo)
-	show(bw)
-	t.check(bw.Status == probe.Pass && !bw.Truncated, "pcie probe: %s %s: %d x %d B in %v = %.1f MiB/s (%.3f Gb/s); latency %d B x %d: min %v median %v p99 %v max %v",
-		bw.Status, bw.Error, bw.Iters, bw.MsgSize, bw.Duration, bw.MiBps, bw.Gbps, bw.LatSize, bw.LatIters, bw.LatMin, bw.LatMedian, bw.LatP99, bw.LatMax)
-
+	t.bandwidth(ctx, perftest, perfHost, max(rounds, 1), iters)
 	t.checkNoLeftovers("after the passing probes")
 
-	if perftest && bw.Status == probe.Pass {
-		ref, err := ibWriteBW(t.dev, perfHost, bo.MsgSize, bo.TxDepth, bo.Iters)
-		if err != nil {
-			t.check(false, "ib_write_bw: %v", err)
-		} else {
-			ratio := bw.MiBps / ref
-			t.check(ratio >= 0.8 && ratio <= 1.2, "bandwidth: probe %.2f MiB/s, ib_write_bw %.2f MiB/s (BW average, MiB/s), ratio %.3f (must be within 20%%)", bw.MiBps, ref, ratio)
-		}
-	}
-
 	if runs > 0 {
-		t.leakDetectorSelfTest()
+		t.sum.Cleanup = &Cleanup{WithLeftovers: []int{}}
+		t.sum.Cleanup.LeakDetectorOK = t.leakDetectorSelfTest()
 		t.interruptedRuns(runs)
 		// The device must still work after all the interruptions.
 		lb := probe.Loopback(ctx, lib, t.dev, t.port, o)
-		t.check(lb.Status == probe.Pass, "qp probe after the interrupted runs: %s %s", lb.Status, lb.Error)
-		t.checkNoLeftovers("after the final probe")
+		t.sum.Cleanup.FinalProbePass = t.check(lb.Status == probe.Pass, "qp probe after the interrupted runs: %s %s", lb.Status, lb.Error)
+		t.sum.Cleanup.FinalLeftovers = t.checkNoLeftovers("after the final probe")
+		t.sum.Cleanup.ThreadsMatched = len(ourTasks())
 	}
 	return nil
+}
+
+// bandwidth runs the pcie probe and ib_write_bw in turns, rounds times each,
+// with the same shape: 64 KiB writes, 128 in flight, every write signaled
+// (ib_write_bw turns CQ moderation off above 8 KiB), iters writes per run.
+// The order alternates so that neither tool always runs on a device the
+// other has just warmed or loaded.
+func (t *lab) bandwidth(ctx context.Context, perftest bool, perfHost string, rounds, iters int) {
+	bo := probe.Options{Timeout: 60 * time.Second, MsgSize: 65536, TxDepth: 128, Iters: iters, CQMod: 1}
+	b := &Bandwidth{Unit: "MiB/s", MsgSize: bo.MsgSize, TxDepth: bo.TxDepth, Iters: iters, CQMod: bo.CQMod, Rounds: rounds}
+	t.sum.Bandwidth = b
+	probeRun := func() {
+		before, cpu, th := t.counters(), cpuTimes(), threadTimes()
+		bw := probe.Bandwidth(ctx, t.lib, t.dev, t.port, bo)
+		run := Run{MiBps: bw.MiBps, Seconds: bw.Duration.Seconds(), Error: bw.Error, Counters: t.countersSince(before), CPUBusy: cpuBusySince(cpu), Busiest: busiestSince(th)}
+		b.Probe = append(b.Probe, run)
+		t.show(bw)
+		if len(b.Probe) == 1 {
+			t.sum.Probes[bw.Probe] = bw.Status
+		} else if bw.Status != probe.Pass {
+			t.sum.Probes[bw.Probe] = bw.Status
+		}
+		t.check(bw.Status == probe.Pass && !bw.Truncated && bw.Iters == iters,
+			"pcie probe run %d: %s %s: %d x %d B in %v = %.2f MiB/s (%.3f Gb/s), cq_mod %d; latency %d B x %d: min %v median %v p99 %v max %v; rxe counters %v; guest CPU busy %v s; busiest threads %v",
+			len(b.Probe), bw.Status, bw.Error, bw.Iters, bw.MsgSize, bw.Duration, bw.MiBps, bw.Gbps, bw.CQMod,
+			bw.LatSize, bw.LatIters, bw.LatMin, bw.LatMedian, bw.LatP99, bw.LatMax, run.Counters, run.CPUBusy, run.Busiest)
+	}
+	refRun := func() {
+		before, cpu, th := t.counters(), cpuTimes(), threadTimes()
+		start := time.Now()
+		v, err := t.ibWriteBW(perfHost, bo.MsgSize, bo.TxDepth, iters)
+		run := Run{MiBps: v, Seconds: time.Since(start).Seconds(), Counters: t.countersSince(before), CPUBusy: cpuBusySince(cpu), Busiest: busiestSince(th)}
+		if err != nil {
+			run.Error = err.Error()
+		}
+		b.IBWriteBW = append(b.IBWriteBW, run)
+		t.check(err == nil, "ib_write_bw run %d: %.2f MiB/s (BW average[MB/sec]) %v; rxe counters %v; guest CPU busy %v s (whole client and server); busiest threads %v", len(b.IBWriteBW), v, errText(err), run.Counters, run.CPUBusy, run.Busiest)
+	}
+	for i := range rounds {
+		if !perftest {
+			probeRun()
+			continue
+		}
+		if i%2 == 0 {
+			probeRun()
+			refRun()
+		} else {
+			refRun()
+			probeRun()
+		}
+	}
+	b.ProbeMedian = median(b.Probe)
+	if !perftest {
+		return
+	}
+	b.IBWriteBWMedian = median(b.IBWriteBW)
+	if b.IBWriteBWMedian > 0 {
+		b.Ratio = b.ProbeMedian / b.IBWriteBWMedian
+	}
+	b.Within20Pct = b.Ratio >= 0.8 && b.Ratio <= 1.2
+	t.check(b.Within20Pct, "bandwidth: probe median %.2f MiB/s %v, ib_write_bw median %.2f MiB/s %v (BW average[MB/sec], which is MiB/s), ratio %.3f (must be within 20%%)",
+		b.ProbeMedian, rates(b.Probe), b.IBWriteBWMedian, rates(b.IBWriteBW), b.Ratio)
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func rates(runs []Run) []float64 {
+	var v []float64
+	for _, r := range runs {
+		v = append(v, float64(int(r.MiBps*100+0.5))/100)
+	}
+	return v
+}
+
+// median of the runs that produced a number; 0 when none did.
+func median(runs []Run) float64 {
+	var v []float64
+	for _, r := range runs {
+		if r.Error == "" && r.MiBps > 0 {
+			v = append(v, r.MiBps)
+		}
+	}
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+// cpuTimes reads each CPU's busy and total time from /proc/stat, in ticks.
+func cpuTimes() map[string][2]int64 {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return nil
+	}
+	m := map[string][2]int64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 || !strings.HasPrefix(f[0], "cpu") || f[0] == "cpu" {
+			continue
+		}
+		var total, idle int64
+		for i, v := range f[1:] {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			total += n
+			if i == 3 || i == 4 { // idle, iowait
+				idle += n
+			}
+		}
+		m[f[0]] = [2]int64{total - idle, total}
+	}
+	return m
+}
+
+// cpuBusySince is each CPU's busy time since before, in seconds (USER_HZ 100).
+func cpuBusySince(before map[string][2]int64) map[string]float64 {
+	if before == nil {
+		return nil
+	}
+	d := map[string]float64{}
+	for k, v := range cpuTimes() {
+		d[k] = float64(v[0]-before[k][0]) / 100
+	}
+	return d
+}
+
+// threadTimes is utime+stime in ticks of every thread on the system, keyed
+// "comm/tid (cpu N)" (the CPU it last ran on is read at the end).
+func threadTimes() map[string]int64 {
+	m := map[string]int64{}
+	procs, _ := filepath.Glob("/proc/[0-9]*/task/[0-9]*/stat")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		j := bytes.IndexByte(b, '(')
+		if i < 0 || j < 0 || j > i {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 13 {
+			continue
+		}
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		tid := filepath.Base(filepath.Dir(p))
+		m[string(b[j+1:i])+"/"+tid] = u + st
+	}
+	return m
+}
+
+// busiestSince lists the five threads with the most CPU time since before.
+func busiestSince(before map[string]int64) []string {
+	type use struct {
+		name string
+		d    int64
+	}
+	var all []use
+	for k, v := range threadTimes() {
+		if d := v - before[k]; d > 0 {
+			all = append(all, use{k, d})
+		}
+	}
+	slices.SortFunc(all, func(a, b use) int { return int(b.d - a.d) })
+	var out []string
+	for i := 0; i < len(all) && i < 5; i++ {
+		out = append(out, fmt.Sprintf("%s %.2fs", all[i].name, float64(all[i].d)/100))
+	}
+	return out
+}
+
+// counters reads the port's hw_counters (rxe: retransmissions, duplicates).
+func (t *lab) counters() map[string]int64 {
+	dir := filepath.Join("/sys/class/infiniband", t.dev, "ports", strconv.Itoa(t.port), "hw_counters")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	c := map[string]int64{}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		if n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil {
+			c[e.Name()] = n
+		}
+	}
+	return c
+}
+
+// countersSince is the non-zero growth of the counters since before.
+func (t *lab) countersSince(before map[string]int64) map[string]int64 {
+	if before == nil {
+		return nil
+	}
+	d := map[string]int64{}
+	for k, v := range t.counters() {
+		if k == "lifespan" {
+			continue
+		}
+		if n := v - before[k]; n != 0 {
+			d[k] = n
+		}
+	}
+	return d
 }
 
 // checkGIDAgainstSysfs compares the chosen GID with the kernel's table.
@@ -166,9 +468,12 @@ func (t *lab) checkGIDAgainstSysfs(a *probe.Attributes) {
 var bwAverage = regexp.MustCompile(`(?m)^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$`)
 
 // ibWriteBW runs ib_write_bw server and client on the device and returns the
-// client's "BW average[MB/sec]" (perftest's MB is MiB).
-func ibWriteBW(dev, host string, size, depth, iters int) (float64, error) {
-	args := []string{"-d", dev, "-x", "1", "-s", strconv.Itoa(size), "-t", strconv.Itoa(depth), "-n", strconv.Itoa(iters), "-F"}
+// client's "BW average[MB/sec]": perftest divides by 0x100000 (print_report_bw,
+// format_factor), so that is MiB/s. Its time runs from the first post to the
+// poll that returned the last completion, as the probe's does.
+func (t *lab) ibWriteBW(host string, size, depth, iters int) (float64, error) {
+	args := []string{"-d", t.dev, "-i", strconv.Itoa(t.port), "-x", "1", "-s", strconv.Itoa(size), "-t", strconv.Itoa(depth),
+		"-n", strconv.Itoa(iters), "-F"}
 	var srvOut bytes.Buffer
 	srv := exec.Command("ib_write_bw", args...)
 	srv.Stdout, srv.Stderr = &srvOut, &srvOut
@@ -179,11 +484,12 @@ func ibWriteBW(dev, host string, size, depth, iters int) (float64, error) {
 		_ = srv.Process.Kill()
 		_ = srv.Wait()
 	}()
+	// What perftest's own run_perftest_loopback waits for the server.
 	time.Sleep(time.Second)
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "ib_write_bw", append(args, host)...).CombinedOutput()
-	fmt.Printf("--- ib_write_bw client ---\n%s--- ib_write_bw server ---\n%s---\n", out, srvOut.String())
+	fmt.Fprintf(t.log, "--- ib_write_bw %s %s ---\n%s--- ib_write_bw server ---\n%s---\n", strings.Join(args, " "), host, out, srvOut.String())
 	if err != nil {
 		return 0, fmt.Errorf("client: %w", err)
 	}
@@ -255,46 +561,47 @@ func leftovers() (map[string]int, error) {
 	return counts, nil
 }
 
-func (t *lab) checkNoLeftovers(when string) {
+// checkNoLeftovers checks and returns how many objects of this process
+// remain (-1 when they could not be listed).
+func (t *lab) checkNoLeftovers(when string) int {
 	c, err := leftovers()
 	if err != nil {
 		t.check(false, "leftovers %s: %v", when, err)
-		return
+		return -1
 	}
-	t.check(c["qp"]+c["cq"]+c["mr"]+c["pd"]+c["uverbs_fd"] == 0, "no resources of pid %d %s: %v", os.Getpid(), when, c)
+	n := c["qp"] + c["cq"] + c["mr"] + c["pd"] + c["uverbs_fd"]
+	t.check(n == 0, "no resources of pid %d (threads %d) %s: %v", os.Getpid(), len(ourTasks()), when, c)
+	return n
 }
 
 // leakDetectorSelfTest proves the detector sees resources that are left.
-func (t *lab) leakDetectorSelfTest() {
+func (t *lab) leakDetectorSelfTest() bool {
 	vc, err := t.lib.OpenDevice(t.dev)
 	if err != nil {
-		t.check(false, "self-test open: %v", err)
-		return
+		return t.check(false, "self-test open: %v", err)
 	}
 	defer vc.Close()
 	pd, err := vc.AllocPD()
 	if err != nil {
-		t.check(false, "self-test alloc_pd: %v", err)
-		return
+		return t.check(false, "self-test alloc_pd: %v", err)
 	}
 	cq, err := vc.CreateCQ(4)
 	if err != nil {
 		_ = pd.Dealloc()
-		t.check(false, "self-test create_cq: %v", err)
-		return
+		return t.check(false, "self-test create_cq: %v", err)
 	}
 	c, err := leftovers()
 	if c["pd"] != 1 || c["cq"] != 1 {
 		for _, kind := range []string{"pd", "cq"} {
 			out, _ := exec.Command("rdma", "-j", "res", "show", kind).CombinedOutput()
-			fmt.Printf("rdma -j res show %s (our pid %d, tasks %v):\n%s\n", kind, os.Getpid(), ourTasks(), out)
+			fmt.Fprintf(t.log, "rdma -j res show %s (our pid %d, tasks %v):\n%s\n", kind, os.Getpid(), ourTasks(), out)
 		}
 	}
-	t.check(err == nil && c["pd"] == 1 && c["cq"] == 1 && c["uverbs_fd"] >= 1, "leak detector sees a deliberately held PD and CQ: %v %v", c, err)
+	ok := t.check(err == nil && c["pd"] == 1 && c["cq"] == 1 && c["uverbs_fd"] >= 1, "leak detector sees a deliberately held PD and CQ: %v %v", c, err)
 	_ = cq.Destroy()
 	_ = pd.Dealloc()
 	_ = vc.Close()
-	t.checkNoLeftovers("after the self-test")
+	return t.checkNoLeftovers("after the self-test") == 0 && ok
 }
 
 // interruption describes one cut-short run.
@@ -379,7 +686,7 @@ func (t *lab) interruptedRuns(n int) {
 		start := time.Now()
 		r := c.run(ctx, o)
 		cancel()
-		fmt.Printf("run %2d %-48s -> %s at %s after %v: %s [cleanup errors: %v]\n", i+1, c.name, r.Status, r.Stage,
+		fmt.Fprintf(t.log, "run %2d %-48s -> %s at %s after %v: %s [cleanup errors: %v]\n", i+1, c.name, r.Status, r.Stage,
 			time.Since(start).Round(time.Millisecond), r.Error, r.Cleanup)
 		want := r.Status == probe.Fail && r.Stage == c.stage && len(r.Cleanup) == 0
 		switch c.mode {
@@ -390,7 +697,13 @@ func (t *lab) interruptedRuns(n int) {
 		case "cancel", "timer":
 			want = want && errors.Is(r.Err, context.Canceled)
 		}
-		t.check(want, "run %d stopped where intended (%s at %s, %s)", i+1, c.mode, c.stage, r.Status)
-		t.checkNoLeftovers(fmt.Sprintf("after run %d", i+1))
+		cl := t.sum.Cleanup
+		cl.Runs++
+		if t.check(want, "run %d stopped where intended (%s at %s, %s)", i+1, c.mode, c.stage, r.Status) {
+			cl.StoppedAsMeant++
+		}
+		if t.checkNoLeftovers(fmt.Sprintf("after run %d", i+1)) != 0 {
+			cl.WithLeftovers = append(cl.WithLeftovers, i+1)
+		}
 	}
 }
