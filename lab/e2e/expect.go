@@ -60,6 +60,8 @@ type Matcher struct {
 	Re string `json:"re,omitempty"`
 	// Exists: the path is present (true) or absent (false).
 	Exists *bool `json:"exists,omitempty"`
+	// Min: the value is a number at least this large (a measured ratio, a count).
+	Min *float64 `json:"min,omitempty"`
 
 	re *regexp.Regexp
 }
@@ -146,8 +148,11 @@ func (p Predicates) compile(where string) error {
 		if m.Exists != nil {
 			set++
 		}
+		if m.Min != nil {
+			set++
+		}
 		if set != 1 {
-			return fmt.Errorf("%s.%s: want exactly one of eq, in, contains, re, exists; have %d", where, path, set)
+			return fmt.Errorf("%s.%s: want exactly one of eq, in, contains, re, exists, min; have %d", where, path, set)
 		}
 		p[path] = m
 	}
@@ -347,6 +352,13 @@ func (m Matcher) match(v any, present bool) bool {
 		return strings.Contains(text(v), m.Contains)
 	case m.re != nil:
 		return m.re.MatchString(text(v))
+	case m.Min != nil:
+		n, ok := v.(json.Number)
+		if !ok {
+			return false
+		}
+		f, err := n.Float64()
+		return err == nil && f >= *m.Min
 	}
 	return false
 }
@@ -361,6 +373,8 @@ func (m Matcher) String() string {
 		return "in " + compact(m.In)
 	case m.Contains != "":
 		return fmt.Sprintf("contains %q", m.Contains)
+	case m.Min != nil:
+		return fmt.Sprintf("min %g", *m.Min)
 	default:
 		return fmt.Sprintf("re %q", m.Re)
 	}

@@ -163,3 +163,24 @@ func TestLogged(t *testing.T) {
 		t.Errorf("no log paths: Logged = %q, want nil", got)
 	}
 }
+
+func TestMinMatcher(t *testing.T) {
+	e, err := ParseExpectation([]byte(`{"document":{"bandwidth.ratio":{"min":0.7}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for out, ok := range map[string]bool{
+		`{"findings":[],"bandwidth":{"ratio":0.835}}`: true,
+		`{"findings":[],"bandwidth":{"ratio":0.7}}`:   true,
+		`{"bandwidth":{"ratio":0.55}}`:                false,
+		`{"bandwidth":{"ratio":"0.9"}}`:               false,
+		`{"bandwidth":{}}`:                            false,
+	} {
+		if fails := e.Check(Result{Output: []byte(out)}); (len(fails) == 0) != ok {
+			t.Errorf("%s: fails %v, want ok=%v", out, fails, ok)
+		}
+	}
+	if _, err := ParseExpectation([]byte(`{"document":{"x":{"min":1,"eq":1}}}`)); err == nil {
+		t.Error("two matchers accepted")
+	}
+}
