@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmadiag/rdmadiag/checks/pcie"
 	"github.com/rdmadiag/rdmadiag/probe"
 	"github.com/rdmadiag/rdmadiag/report"
 )
@@ -139,7 +140,7 @@ func cqFinding(t target, r probe.CQResult) report.Finding {
 	return f
 }
 
-func bandwidthFinding(t target, r probe.BandwidthResult) report.Finding {
+func bandwidthFinding(t target, r probe.BandwidthResult, b pcie.Budget) report.Finding {
 	f := base(t, r.Result, "bandwidth", "")
 	if f.Severity == report.OK {
 		f.Summary = fmt.Sprintf("RDMA WRITE loopback on %s: %.2f Gb/s (%d x %d B, %d in flight), latency median %s",
@@ -149,6 +150,9 @@ func bandwidthFinding(t target, r probe.BandwidthResult) report.Finding {
 		report.Ev("bandwidth", fmt.Sprintf("%.2f Gb/s (%.1f MiB/s)", r.Gbps, r.MiBps), src),
 		report.Ev("latency min/median/p99/max", fmt.Sprintf("%s/%s/%s/%s", r.LatMin, r.LatMedian, r.LatP99, r.LatMax), src),
 		report.Ev("what it measures", "host memory -> NIC -> host memory: crosses the PCIe link in both directions and the NIC's DMA engines once each way", ""))
+	if b.UsableGbps > 0 {
+		f.Evidence = append(f.Evidence, report.Ev("pcie budget", fmt.Sprintf("%.1f Gb/s (%s)", b.UsableGbps, b.Limit), "pcie.bandwidth"))
+	}
 	if r.Truncated {
 		f.Evidence = append(f.Evidence, report.Ev("truncated", "stopped early to stay within --probe-timeout", src))
 	}
@@ -165,13 +169,18 @@ func bandwidthFinding(t target, r probe.BandwidthResult) report.Finding {
 		f.Summary += " (software device: the number measures the CPU, not a NIC)"
 		return f
 	}
-	// Below half the port rate on an idle host, the DMA path (PCIe link, IOMMU, NIC) is the
-	// bottleneck; half leaves room for the loopback's own overhead and short probe runs.
-	if a.RateGbps > 0 && r.Gbps < a.RateGbps/2 {
+	// The loopback can go no faster than the port rate or the PCIe link, whichever is lower. Below
+	// half that ceiling on an idle host, the DMA path (PCIe link, IOMMU, NIC) is the bottleneck;
+	// half leaves room for the loopback's own overhead and short probe runs.
+	ceiling, what := a.RateGbps, fmt.Sprintf("port rate %.0f Gb/s", a.RateGbps)
+	if b.UsableGbps > 0 && (ceiling == 0 || b.UsableGbps < ceiling) {
+		ceiling, what = b.UsableGbps, fmt.Sprintf("PCIe budget %.1f Gb/s (%s)", b.UsableGbps, b.Limit)
+	}
+	if ceiling > 0 && r.Gbps < ceiling/2 {
 		f.Severity = report.Warning
-		f.Summary = fmt.Sprintf("RDMA WRITE loopback on %s reaches %.1f Gb/s, under half the port rate %.0f Gb/s", t.subject().Name, r.Gbps, a.RateGbps)
+		f.Summary = fmt.Sprintf("RDMA WRITE loopback on %s reaches %.1f Gb/s, under half its ceiling, the %s", t.subject().Name, r.Gbps, what)
 		f.Remediation = "Compare with the pcie findings (link trained below capability, bandwidth budget) and check for traffic or IOMMU translation on this device; re-run with ib_write_bw to confirm."
-		f.Evidence = append(f.Evidence, report.EvExp("port rate", fmt.Sprintf("%.0f Gb/s", a.RateGbps), fmt.Sprintf(">= %.0f Gb/s loopback", a.RateGbps/2), src))
+		f.Evidence = append(f.Evidence, report.EvExp("ceiling", what, fmt.Sprintf(">= %.1f Gb/s loopback", ceiling/2), src))
 	}
 	return f
 }

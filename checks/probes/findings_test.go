@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rdmadiag/rdmadiag/checks/pcie"
 	"github.com/rdmadiag/rdmadiag/internal/verbs"
 	"github.com/rdmadiag/rdmadiag/inventory"
 	"github.com/rdmadiag/rdmadiag/probe"
@@ -81,15 +82,24 @@ func TestCQFinding(t *testing.T) {
 
 func TestBandwidthFinding(t *testing.T) {
 	pass := probe.Result{Status: probe.Pass, Attrs: attrs()}
-	slow := bandwidthFinding(hw, probe.BandwidthResult{Result: pass, Gbps: 120, LatMedian: 3 * time.Microsecond})
+	slow := bandwidthFinding(hw, probe.BandwidthResult{Result: pass, Gbps: 120, LatMedian: 3 * time.Microsecond}, pcie.Budget{})
 	if slow.Severity != report.Warning {
 		t.Errorf("120 of 400 Gb/s: %+v", slow)
 	}
-	fast := bandwidthFinding(hw, probe.BandwidthResult{Result: pass, Gbps: 360})
+	fast := bandwidthFinding(hw, probe.BandwidthResult{Result: pass, Gbps: 360}, pcie.Budget{})
 	if fast.Severity != report.OK {
 		t.Errorf("360 of 400 Gb/s: %+v", fast)
 	}
-	soft := bandwidthFinding(rxe, probe.BandwidthResult{Result: pass, Gbps: 0.2})
+	// In a Gen3 x8 slot the PCIe link (63 Gb/s) is the ceiling, not the 400 Gb/s port: 50 Gb/s is
+	// what the slot allows (the pcie layer reports the slot), not a DMA-path fault.
+	gen3 := pcie.Budget{UsableGbps: 63.0, Limit: "8.0 GT/s x8 at 0000:3a:00.0"}
+	if f := bandwidthFinding(hw, probe.BandwidthResult{Result: pass, Gbps: 50}, gen3); f.Severity != report.OK {
+		t.Errorf("50 Gb/s under a 63 Gb/s PCIe budget: %+v", f)
+	}
+	if f := bandwidthFinding(hw, probe.BandwidthResult{Result: pass, Gbps: 20}, gen3); f.Severity != report.Warning || !strings.Contains(f.Summary, "PCIe budget") {
+		t.Errorf("20 Gb/s under a 63 Gb/s PCIe budget: %+v", f)
+	}
+	soft := bandwidthFinding(rxe, probe.BandwidthResult{Result: pass, Gbps: 0.2}, pcie.Budget{})
 	if soft.Severity != report.Info || !strings.Contains(soft.Summary, "software device") {
 		t.Errorf("rxe: %+v", soft)
 	}

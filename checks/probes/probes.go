@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/rdmadiag/rdmadiag/checks"
+	"github.com/rdmadiag/rdmadiag/checks/pcie"
 	"github.com/rdmadiag/rdmadiag/internal/verbs"
 	"github.com/rdmadiag/rdmadiag/inventory"
 	"github.com/rdmadiag/rdmadiag/probe"
@@ -124,6 +125,12 @@ func runCQ(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 
 func runBandwidth(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 	return each(ctx, env, func(ctx context.Context, s *state, t target) report.Finding {
-		return bandwidthFinding(t, probe.Bandwidth(ctx, s.lib, t.dev.Name, t.port, s.options(env)))
+		// The PCIe layer's budget (narrowest trained link on the path) is the other ceiling the
+		// loopback is judged against; an error leaves it unknown and the port rate alone counts.
+		b, err := pcie.DeviceBudget(env.Host, env.Inventory(), t.dev.Name)
+		if err != nil {
+			b = pcie.Budget{}
+		}
+		return bandwidthFinding(t, probe.Bandwidth(ctx, s.lib, t.dev.Name, t.port, s.options(env)), b)
 	})
 }
