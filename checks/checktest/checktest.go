@@ -74,3 +74,37 @@ func Evidence(f report.Finding, name string) (string, bool) {
 	}
 	return "", false
 }
+
+// One returns the single finding of a check on a subject (see Find for "*"), failing the test
+// when there is none or more than one.
+func One(t testing.TB, fs []report.Finding, checkID, subject string) report.Finding {
+	t.Helper()
+	got := Find(fs, checkID, subject)
+	if len(got) != 1 {
+		t.Fatalf("%s@%s: %d findings, want 1; all: %+v", checkID, subject, len(got), fs)
+	}
+	return got[0]
+}
+
+// WantSeverity reports an error when a finding's severity is not want.
+func WantSeverity(t testing.TB, f report.Finding, want report.Severity) {
+	t.Helper()
+	if f.Severity != want {
+		t.Errorf("%s@%s: severity %s, want %s (%s)", f.CheckID, f.Subject.Name, f.Severity, want, f.Summary)
+	}
+}
+
+// WantEvidence reports an error unless an evidence item of that name contains the text.
+func WantEvidence(t testing.TB, f report.Finding, name, contains string) {
+	t.Helper()
+	var seen []string
+	for _, e := range f.Evidence {
+		if e.Name == name {
+			if strings.Contains(e.Observed, contains) {
+				return
+			}
+			seen = append(seen, e.Observed)
+		}
+	}
+	t.Errorf("%s@%s: no evidence %q containing %q (have %q)", f.CheckID, f.Subject.Name, name, contains, seen)
+}

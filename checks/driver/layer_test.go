@@ -13,22 +13,6 @@ import (
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
-func find1(t *testing.T, fs []report.Finding, check, subject string) report.Finding {
-	t.Helper()
-	got := checktest.Find(fs, check, subject)
-	if len(got) != 1 {
-		t.Fatalf("%s@%s: %d findings, want 1: %+v", check, subject, len(got), got)
-	}
-	return got[0]
-}
-
-func sev(t *testing.T, f report.Finding, want report.Severity) {
-	t.Helper()
-	if f.Severity != want {
-		t.Errorf("%s@%s: %s, want %s (%s)", f.CheckID, f.Subject.Name, f.Severity, want, f.Summary)
-	}
-}
-
 // bySignature returns the kernel-log findings of one signature.
 func bySignature(fs []report.Finding, id string) []report.Finding {
 	var out []report.Finding
@@ -47,13 +31,13 @@ func rootCauses(fs []report.Finding) []string {
 
 func TestNoIBCore(t *testing.T) {
 	fs := checktest.Run(t, "drv-no-ib-core", checks.Options{}, "driver")
-	sev(t, find1(t, fs, "driver.modules", "ib_core"), report.Critical)
-	f := find1(t, fs, "driver.registration", "0000:3b:00.0")
-	sev(t, f, report.Critical)
+	checktest.WantSeverity(t, checktest.One(t, fs, "driver.modules", "ib_core"), report.Critical)
+	f := checktest.One(t, fs, "driver.registration", "0000:3b:00.0")
+	checktest.WantSeverity(t, f, report.Critical)
 	if !strings.Contains(f.Summary, "ib_core is not loaded") || f.Fault != "rdma-device" {
 		t.Errorf("registration: %q fault %s", f.Summary, f.Fault)
 	}
-	sev(t, find1(t, fs, "driver.interrupts", "0000:3b:00.0"), report.OK)
+	checktest.WantSeverity(t, checktest.One(t, fs, "driver.interrupts", "0000:3b:00.0"), report.OK)
 	if rc := rootCauses(fs); len(rc) != 1 || rc[0] != "driver.modules@ib_core" {
 		t.Errorf("root causes %v, want only driver.modules@ib_core", rc)
 	}
@@ -61,9 +45,9 @@ func TestNoIBCore(t *testing.T) {
 
 func TestMlx5IBFirmwareMismatch(t *testing.T) {
 	fs := checktest.Run(t, "drv-mlx5ib-fw-mismatch", checks.Options{}, "driver")
-	sev(t, find1(t, fs, "driver.modules", "mlx5_ib"), report.Critical)
-	f := find1(t, fs, "driver.registration", "0000:3b:00.0")
-	sev(t, f, report.Critical)
+	checktest.WantSeverity(t, checktest.One(t, fs, "driver.modules", "mlx5_ib"), report.Critical)
+	f := checktest.One(t, fs, "driver.registration", "0000:3b:00.0")
+	checktest.WantSeverity(t, f, report.Critical)
 	var logs []string
 	for _, e := range f.Evidence {
 		if strings.HasPrefix(e.Name, "log ") {
@@ -91,7 +75,7 @@ func TestMlx5IBFirmwareMismatch(t *testing.T) {
 	if len(rc) != 1 || rc[0] != cmd[0].CheckID+"@0000:3b:00.0" {
 		t.Errorf("root causes %v, want only the firmware command failure", rc)
 	}
-	f = find1(t, fs, "driver.modules", "mlx5_core")
+	f = checktest.One(t, fs, "driver.modules", "mlx5_core")
 	if !strings.Contains(f.Summary, "24.10-1.1.4") {
 		t.Errorf("OFED version not identified: %s", f.Summary)
 	}
@@ -99,7 +83,7 @@ func TestMlx5IBFirmwareMismatch(t *testing.T) {
 
 func TestNoConfigInfiniband(t *testing.T) {
 	fs := checktest.Run(t, "drv-no-config-ib", checks.Options{}, "driver")
-	sev(t, find1(t, fs, "driver.kernel_config", "CONFIG_INFINIBAND"), report.Critical)
+	checktest.WantSeverity(t, checktest.One(t, fs, "driver.kernel_config", "CONFIG_INFINIBAND"), report.Critical)
 	if rc := rootCauses(fs); len(rc) != 1 || rc[0] != "driver.kernel_config@CONFIG_INFINIBAND" {
 		t.Errorf("root causes %v, want only CONFIG_INFINIBAND", rc)
 	}
@@ -151,8 +135,8 @@ func TestMlx5Health(t *testing.T) {
 	if !strings.Contains(ev.Summary, "recovery failed") || !strings.Contains(ev.Remediation, "Cold-reset") {
 		t.Errorf("health event: %q / %q", ev.Summary, ev.Remediation)
 	}
-	sev(t, find1(t, fs, "driver.interrupts", "mlx5_1"), report.Critical)
-	sev(t, find1(t, fs, "driver.interrupts", "mlx5_0"), report.OK)
+	checktest.WantSeverity(t, checktest.One(t, fs, "driver.interrupts", "mlx5_1"), report.Critical)
+	checktest.WantSeverity(t, checktest.One(t, fs, "driver.interrupts", "mlx5_0"), report.OK)
 	// One event is one root cause on mlx5_0, not five.
 	n := 0
 	for _, rc := range rootCauses(fs) {
@@ -174,10 +158,10 @@ func TestMlx5Health(t *testing.T) {
 
 func TestUserVerbsHealthy(t *testing.T) {
 	fs := checktest.Run(t, "port-cx7-ib", checks.Options{}, "driver.user_verbs")
-	sev(t, find1(t, fs, "driver.user_verbs", "mlx5_0 uverbs"), report.OK)
-	sev(t, find1(t, fs, "driver.user_verbs", "provider mlx5"), report.OK)
-	sev(t, find1(t, fs, "driver.user_verbs", "libibverbs.so.1"), report.OK)
-	sev(t, find1(t, fs, "driver.user_verbs", "RLIMIT_MEMLOCK"), report.OK)
+	checktest.WantSeverity(t, checktest.One(t, fs, "driver.user_verbs", "mlx5_0 uverbs"), report.OK)
+	checktest.WantSeverity(t, checktest.One(t, fs, "driver.user_verbs", "provider mlx5"), report.OK)
+	checktest.WantSeverity(t, checktest.One(t, fs, "driver.user_verbs", "libibverbs.so.1"), report.OK)
+	checktest.WantSeverity(t, checktest.One(t, fs, "driver.user_verbs", "RLIMIT_MEMLOCK"), report.OK)
 }
 
 func TestParseInterrupts(t *testing.T) {
@@ -346,8 +330,8 @@ func TestHealthEvents(t *testing.T) {
 // /dev/infiniband: the finding says so and asks for the device to be passed in, not for udev.
 func TestContainerWithoutDevices(t *testing.T) {
 	fs := checktest.Run(t, "drv-container", checks.Options{}, "driver")
-	f := find1(t, fs, "driver.user_verbs", "mlx5_0 uverbs")
-	sev(t, f, report.Critical)
+	f := checktest.One(t, fs, "driver.user_verbs", "mlx5_0 uverbs")
+	checktest.WantSeverity(t, f, report.Critical)
 	if !strings.Contains(f.Summary, "container") || !strings.Contains(f.Remediation, "--device=/dev/infiniband/uverbs0") || strings.Contains(f.Remediation, "udevadm") {
 		t.Errorf("container explanation missing: %q / %q", f.Summary, f.Remediation)
 	}
@@ -355,7 +339,7 @@ func TestContainerWithoutDevices(t *testing.T) {
 		t.Errorf("node evidence %q", v)
 	}
 	for _, s := range []string{"provider mlx5", "libibverbs.so.1", "RLIMIT_MEMLOCK"} {
-		sev(t, find1(t, fs, "driver.user_verbs", s), report.OK)
+		checktest.WantSeverity(t, checktest.One(t, fs, "driver.user_verbs", s), report.OK)
 	}
 	if rc := rootCauses(fs); len(rc) != 1 || rc[0] != "driver.user_verbs@mlx5_0 uverbs" {
 		t.Errorf("root causes %v, want only the missing node", rc)
@@ -366,33 +350,33 @@ func TestContainerWithoutDevices(t *testing.T) {
 // modules mixed with OFED ones, each reported once with its own severity.
 func TestModuleStates(t *testing.T) {
 	fs := checktest.Run(t, "drv-module-states", checks.Options{}, "driver.modules")
-	f := find1(t, fs, "driver.modules", "ib_umad") // the stuck finding only, no OK "loaded" beside it
-	sev(t, f, report.Critical)
+	f := checktest.One(t, fs, "driver.modules", "ib_umad") // the stuck finding only, no OK "loaded" beside it
+	checktest.WantSeverity(t, f, report.Critical)
 	if v, _ := checktest.Evidence(f, "state"); v != "Unloading" || !strings.Contains(f.Summary, "exit has not returned") {
 		t.Errorf("stuck module: state %q, %q", v, f.Summary)
 	}
-	f = find1(t, fs, "driver.modules", "rdma_ucm")
-	sev(t, f, report.Critical)
+	f = checktest.One(t, fs, "driver.modules", "rdma_ucm")
+	checktest.WantSeverity(t, f, report.Critical)
 	if v, _ := checktest.Evidence(f, "missing dependencies"); v != "rdma_cm" {
 		t.Errorf("rdma_ucm missing dependencies %q", v)
 	}
-	f = find1(t, fs, "driver.modules", "rdma stack")
-	sev(t, f, report.Warning)
+	f = checktest.One(t, fs, "driver.modules", "rdma stack")
+	checktest.WantSeverity(t, f, report.Warning)
 	if v, _ := checktest.Evidence(f, "out-of-tree"); v != "mlx5_core, mlx5_ib, mlx_compat" {
 		t.Errorf("out-of-tree %q", v)
 	}
 	if v, _ := checktest.Evidence(f, "in-box"); !strings.Contains(v, "ib_core") {
 		t.Errorf("in-box %q", v)
 	}
-	f = find1(t, fs, "driver.modules", "rdma_cm")
+	f = checktest.One(t, fs, "driver.modules", "rdma_cm")
 	if f.Severity != report.Warning || f.Fault != "user-verbs" {
 		t.Errorf("rdma_cm: %s %s", f.Severity, f.Fault)
 	}
-	f = find1(t, fs, "driver.modules", "mlx5_core")
+	f = checktest.One(t, fs, "driver.modules", "mlx5_core")
 	if f.Severity != report.Info || !strings.Contains(f.Summary, "24.10-1.1.4") {
 		t.Errorf("OFED not identified: %s %q", f.Severity, f.Summary)
 	}
 	for _, m := range []string{"ib_core", "ib_uverbs", "mlx5_ib"} {
-		sev(t, find1(t, fs, "driver.modules", m), report.OK)
+		checktest.WantSeverity(t, checktest.One(t, fs, "driver.modules", m), report.OK)
 	}
 }

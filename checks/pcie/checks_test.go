@@ -11,43 +11,13 @@ import (
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
-func one(t *testing.T, fs []report.Finding, id, subject string) report.Finding {
-	t.Helper()
-	got := checktest.Find(fs, id, subject)
-	if len(got) != 1 {
-		t.Fatalf("%s@%s: %d findings, want 1 (all: %+v)", id, subject, len(got), fs)
-	}
-	return got[0]
-}
-
-func wantSev(t *testing.T, f report.Finding, sev report.Severity) {
-	t.Helper()
-	if f.Severity != sev {
-		t.Errorf("%s@%s: severity %v, want %v (%s)", f.CheckID, f.Subject.Name, f.Severity, sev, f.Summary)
-	}
-}
-
-func wantEv(t *testing.T, f report.Finding, name, contains string) {
-	t.Helper()
-	var seen []string
-	for _, e := range f.Evidence {
-		if e.Name == name {
-			if strings.Contains(e.Observed, contains) {
-				return
-			}
-			seen = append(seen, e.Observed)
-		}
-	}
-	t.Errorf("%s@%s: no evidence %q containing %q (have %q)", f.CheckID, f.Subject.Name, name, contains, seen)
-}
-
 // The documented case: a 200 Gb/s ConnectX-6 in a Gen3 x8 slot delivers at most about 63 Gb/s.
 func TestGen3x8Slot(t *testing.T) {
 	fs := checktest.Run(t, "pcie-gen3x8-slot", checks.Options{}, "pcie")
-	bw := one(t, fs, "pcie.bandwidth", "0000:3b:00.0")
-	wantSev(t, bw, report.Critical)
-	wantEv(t, bw, "usable PCIe bandwidth", "63.0 Gb/s (8 GT/s x8 at 0000:3a:00.0)")
-	wantEv(t, bw, "active port demand", "200 Gb/s")
+	bw := checktest.One(t, fs, "pcie.bandwidth", "0000:3b:00.0")
+	checktest.WantSeverity(t, bw, report.Critical)
+	checktest.WantEvidence(t, bw, "usable PCIe bandwidth", "63.0 Gb/s (8 GT/s x8 at 0000:3a:00.0)")
+	checktest.WantEvidence(t, bw, "active port demand", "200 Gb/s")
 	if bw.Subject.Device != "mlx5_0" || bw.Subject.PCI != "0000:3b:00.0" {
 		t.Errorf("bandwidth subject %+v", bw.Subject)
 	}
@@ -55,10 +25,10 @@ func TestGen3x8Slot(t *testing.T) {
 		t.Errorf("bandwidth remediation %q should name the link a 200 Gb/s port needs", bw.Remediation)
 	}
 
-	link := one(t, fs, "pcie.link", "0000:3b:00.0")
-	wantSev(t, link, report.Warning)
-	wantEv(t, link, "kernel names the limiting hop", "0000:3a:00.0")
-	wantEv(t, link, "link at 0000:3b:00.0 (function)", "trained 8 GT/s x8")
+	link := checktest.One(t, fs, "pcie.link", "0000:3b:00.0")
+	checktest.WantSeverity(t, link, report.Warning)
+	checktest.WantEvidence(t, link, "kernel names the limiting hop", "0000:3a:00.0")
+	checktest.WantEvidence(t, link, "link at 0000:3b:00.0 (function)", "trained 8 GT/s x8")
 	if !strings.Contains(link.Summary, "slot limits the card") || !strings.Contains(link.Remediation, "Move the card") {
 		t.Errorf("a slot narrower than the card must say so and say move the card: %q / %q", link.Summary, link.Remediation)
 	}
@@ -66,46 +36,46 @@ func TestGen3x8Slot(t *testing.T) {
 	if got := checktest.Find(fs, "pcie.link", "0000:3b:00.2"); len(got) != 0 {
 		t.Errorf("VF judged on its own: %+v", got)
 	}
-	wantEv(t, link, "judged as", "PF of VF 0000:3b:00.2 (mlx5_1)")
+	checktest.WantEvidence(t, link, "judged as", "PF of VF 0000:3b:00.2 (mlx5_1)")
 
-	dma := one(t, fs, "pcie.dma", "0000:3b:00.0")
-	wantSev(t, dma, report.Warning)
-	wantEv(t, dma, "netdev ens1f0np0", "rx_errors 37")
+	dma := checktest.One(t, fs, "pcie.dma", "0000:3b:00.0")
+	checktest.WantSeverity(t, dma, report.Warning)
+	checktest.WantEvidence(t, dma, "netdev ens1f0np0", "rx_errors 37")
 	for _, bdf := range []string{"0000:3b:00.0", "0000:3a:00.0"} {
-		wantSev(t, one(t, fs, "pcie.aer", bdf), report.OK)
+		checktest.WantSeverity(t, checktest.One(t, fs, "pcie.aer", bdf), report.OK)
 	}
 }
 
 func TestSignalIntegrityAERAndIOMMU(t *testing.T) {
 	fs := checktest.Run(t, "pcie-signal-integrity", checks.Options{}, "pcie")
-	link := one(t, fs, "pcie.link", "0000:19:00.0")
-	wantSev(t, link, report.Warning)
+	link := checktest.One(t, fs, "pcie.link", "0000:19:00.0")
+	checktest.WantSeverity(t, link, report.Warning)
 	if !strings.Contains(link.Summary, "although both ends support 32 GT/s x16") || !strings.Contains(link.Remediation, "reseat") {
 		t.Errorf("trained below both ends must point at signal integrity: %q / %q", link.Summary, link.Remediation)
 	}
-	wantEv(t, link, "config space at 0000:19:00.0", "target speed 32 GT/s, MaxPayload 256 (supported 512), MaxReadReq 4096")
-	wantEv(t, link, "link at 0000:18:00.0 (switch downstream port)", "trained 16 GT/s x16")
-	wantEv(t, link, "limiting hop", "16 GT/s x16")
+	checktest.WantEvidence(t, link, "config space at 0000:19:00.0", "target speed 32 GT/s, MaxPayload 256 (supported 512), MaxReadReq 4096")
+	checktest.WantEvidence(t, link, "link at 0000:18:00.0 (switch downstream port)", "trained 16 GT/s x16")
+	checktest.WantEvidence(t, link, "limiting hop", "16 GT/s x16")
 
-	wantSev(t, one(t, fs, "pcie.bandwidth", "0000:19:00.0"), report.Critical)
+	checktest.WantSeverity(t, checktest.One(t, fs, "pcie.bandwidth", "0000:19:00.0"), report.Critical)
 
-	card := one(t, fs, "pcie.aer", "0000:19:00.0")
-	wantSev(t, card, report.Critical)
-	wantEv(t, card, "fatal errors", "DLP=1")
-	wantEv(t, card, "non-fatal errors", "CmpltTO=2")
-	wantEv(t, card, "kernel log", "severity=Uncorrected")
-	dsp := one(t, fs, "pcie.aer", "0000:18:00.0")
-	wantSev(t, dsp, report.Warning)
+	card := checktest.One(t, fs, "pcie.aer", "0000:19:00.0")
+	checktest.WantSeverity(t, card, report.Critical)
+	checktest.WantEvidence(t, card, "fatal errors", "DLP=1")
+	checktest.WantEvidence(t, card, "non-fatal errors", "CmpltTO=2")
+	checktest.WantEvidence(t, card, "kernel log", "severity=Uncorrected")
+	dsp := checktest.One(t, fs, "pcie.aer", "0000:18:00.0")
+	checktest.WantSeverity(t, dsp, report.Warning)
 	if !strings.Contains(dsp.Summary, "since boot") {
 		t.Errorf("correctable counts are since boot and must say so: %q", dsp.Summary)
 	}
-	wantSev(t, one(t, fs, "pcie.aer", "0000:16:01.0"), report.Critical) // root-port totals
-	wantSev(t, one(t, fs, "pcie.aer", "0000:17:00.0"), report.OK)
+	checktest.WantSeverity(t, checktest.One(t, fs, "pcie.aer", "0000:16:01.0"), report.Critical) // root-port totals
+	checktest.WantSeverity(t, checktest.One(t, fs, "pcie.aer", "0000:17:00.0"), report.OK)
 
-	dma := one(t, fs, "pcie.dma", "0000:19:00.0")
-	wantSev(t, dma, report.Critical)
-	wantEv(t, dma, "IOMMU fault", "Request device [19:00.0]")
-	wantEv(t, dma, "driver counters ib0", "tx_pci_signal_integrity=1471")
+	dma := checktest.One(t, fs, "pcie.dma", "0000:19:00.0")
+	checktest.WantSeverity(t, dma, report.Critical)
+	checktest.WantEvidence(t, dma, "IOMMU fault", "Request device [19:00.0]")
+	checktest.WantEvidence(t, dma, "driver counters ib0", "tx_pci_signal_integrity=1471")
 }
 
 func TestDMACounters(t *testing.T) {
@@ -134,39 +104,39 @@ func TestDMACounters(t *testing.T) {
 // counts above the threshold are history, not a live problem.
 func TestAERInterval(t *testing.T) {
 	fs := checktest.Run(t, "pcie-signal-integrity", checks.Options{Interval: 30 * time.Second}, "pcie.aer")
-	dsp := one(t, fs, "pcie.aer", "0000:18:00.0")
-	wantSev(t, dsp, report.Info)
-	wantEv(t, dsp, "correctable errors", "+0 in 30s")
-	wantSev(t, one(t, fs, "pcie.aer", "0000:19:00.0"), report.Critical)
+	dsp := checktest.One(t, fs, "pcie.aer", "0000:18:00.0")
+	checktest.WantSeverity(t, dsp, report.Info)
+	checktest.WantEvidence(t, dsp, "correctable errors", "+0 in 30s")
+	checktest.WantSeverity(t, checktest.One(t, fs, "pcie.aer", "0000:19:00.0"), report.Critical)
 }
 
 func TestSoftwareDevices(t *testing.T) {
 	fs := checktest.Run(t, "testdata/soft-roce.txtar", checks.Options{}, "pcie")
 	for _, id := range []string{"pcie.link", "pcie.bandwidth", "pcie.aer", "pcie.dma"} {
-		f := one(t, fs, id, "rxe0")
-		wantSev(t, f, report.Skipped)
+		f := checktest.One(t, fs, id, "rxe0")
+		checktest.WantSeverity(t, f, report.Skipped)
 		if !strings.Contains(f.Summary, "software device on netdev br0") {
 			t.Errorf("%s: %q", id, f.Summary)
 		}
 	}
-	link := one(t, fs, "pcie.link", "0000:02:00.0")
-	wantSev(t, link, report.OK)
-	wantEv(t, link, "judged as", "netdev eth1 under software device rxe1")
-	bw := one(t, fs, "pcie.bandwidth", "0000:02:00.0")
-	wantSev(t, bw, report.OK)
-	wantEv(t, bw, "netdev eth1", "1 Gb/s")
+	link := checktest.One(t, fs, "pcie.link", "0000:02:00.0")
+	checktest.WantSeverity(t, link, report.OK)
+	checktest.WantEvidence(t, link, "judged as", "netdev eth1 under software device rxe1")
+	bw := checktest.One(t, fs, "pcie.bandwidth", "0000:02:00.0")
+	checktest.WantSeverity(t, bw, report.OK)
+	checktest.WantEvidence(t, bw, "netdev eth1", "1 Gb/s")
 	// 100 correctable errors is at the threshold, not above it.
-	wantSev(t, one(t, fs, "pcie.aer", "0000:00:1c.0"), report.Info)
-	dma := one(t, fs, "pcie.dma", "0000:02:00.0")
-	wantSev(t, dma, report.Warning)
-	wantEv(t, dma, "driver counters eth1", "tx_dma_failed=2")
+	checktest.WantSeverity(t, checktest.One(t, fs, "pcie.aer", "0000:00:1c.0"), report.Info)
+	dma := checktest.One(t, fs, "pcie.dma", "0000:02:00.0")
+	checktest.WantSeverity(t, dma, report.Warning)
+	checktest.WantEvidence(t, dma, "driver counters eth1", "tx_dma_failed=2")
 	if !strings.Contains(dma.Summary, "driver counts PCIe/DMA errors") {
 		t.Errorf("driver DMA counters must lead the summary: %q", dma.Summary)
 	}
 	// No AER counters on the NIC, but its failed recovery is in the log: reported, not dropped.
-	nic := one(t, fs, "pcie.aer", "0000:02:00.0")
-	wantSev(t, nic, report.Warning)
-	wantEv(t, nic, "kernel log", "can't recover")
+	nic := checktest.One(t, fs, "pcie.aer", "0000:02:00.0")
+	checktest.WantSeverity(t, nic, report.Warning)
+	checktest.WantEvidence(t, nic, "kernel log", "can't recover")
 }
 
 func ls(speed Speed, w int, ms Speed, mw int, bdf string) linkState {
@@ -220,23 +190,23 @@ func TestJudgeAERRate(t *testing.T) {
 	}
 	before, after := snap(5), snap(65)
 	f := judgeAER(tg, before, &after, 60*time.Second, nil)
-	wantSev(t, f, report.Warning)
+	checktest.WantSeverity(t, f, report.Warning)
 	if !strings.Contains(f.Summary, "60 correctable PCIe errors in 1m0s (1.00/s)") {
 		t.Errorf("rate summary: %q", f.Summary)
 	}
 	// A few since boot and no growth: notable, not a fault.
 	same := snap(5)
-	wantSev(t, judgeAER(tg, before, &same, time.Minute, nil), report.Info)
-	wantSev(t, judgeAER(tg, snap(0), nil, 0, nil), report.OK)
-	wantSev(t, judgeAER(tg, snap(101), nil, 0, nil), report.Warning)
+	checktest.WantSeverity(t, judgeAER(tg, before, &same, time.Minute, nil), report.Info)
+	checktest.WantSeverity(t, judgeAER(tg, snap(0), nil, 0, nil), report.OK)
+	checktest.WantSeverity(t, judgeAER(tg, snap(101), nil, 0, nil), report.Warning)
 }
 
 // With --interval, netdev errors that did not grow are history: info, not a warning.
 func TestDMAInterval(t *testing.T) {
 	fs := checktest.Run(t, "pcie-gen3x8-slot", checks.Options{Interval: 10 * time.Second}, "pcie.dma")
-	dma := one(t, fs, "pcie.dma", "0000:3b:00.0")
-	wantSev(t, dma, report.Info)
-	wantEv(t, dma, "netdev ens1f0np0", "+0/+0 in 10s")
-	wantEv(t, dma, "driver counters ens1f0np0", "no PCIe signal-integrity or DMA error counts")
-	wantEv(t, dma, "driver counters ens1f0v0", "not recorded")
+	dma := checktest.One(t, fs, "pcie.dma", "0000:3b:00.0")
+	checktest.WantSeverity(t, dma, report.Info)
+	checktest.WantEvidence(t, dma, "netdev ens1f0np0", "+0/+0 in 10s")
+	checktest.WantEvidence(t, dma, "driver counters ens1f0np0", "no PCIe signal-integrity or DMA error counts")
+	checktest.WantEvidence(t, dma, "driver counters ens1f0v0", "not recorded")
 }

@@ -128,36 +128,36 @@ func writePolicy(t *testing.T, doc string) string {
 func TestPolicyOnFixture(t *testing.T) {
 	pol := writePolicy(t, `{"firmware":{"allowed_psids":["MT_0000000838"]},"ports":{"expect_rate_gbps":100,"by_board_id":{"MT_0000000838":800},"link_layer":"InfiniBand"}}`)
 	fs := checktest.Run(t, "port-cx7-ib", checks.Options{PolicyFile: pol}, "port.rate", "port.state")
-	f := one(t, fs, "port.rate", "mlx5_0/1")
-	wantSev(t, f, report.Critical)
-	wantEv(t, f, "expected rate", "400 Gb/s")
+	f := checktest.One(t, fs, "port.rate", "mlx5_0/1")
+	checktest.WantSeverity(t, f, report.Critical)
+	checktest.WantEvidence(t, f, "expected rate", "400 Gb/s")
 	if !strings.Contains(f.Summary, "below the expected 800 Gb/s") || !strings.Contains(f.Summary, "by_board_id[MT_0000000838]") {
 		t.Errorf("summary %q does not name the policy's board rate", f.Summary)
 	}
-	wantSev(t, one(t, fs, "port.state", "mlx5_0/1"), report.OK)
-	wantEv(t, one(t, fs, "port.state", "mlx5_0/1"), "policy link_layer", "InfiniBand")
+	checktest.WantSeverity(t, checktest.One(t, fs, "port.state", "mlx5_0/1"), report.OK)
+	checktest.WantEvidence(t, checktest.One(t, fs, "port.state", "mlx5_0/1"), "policy link_layer", "InfiniBand")
 
 	fs = checktest.Run(t, "port-cx7-ib", checks.Options{PolicyFile: pol, ExpectRate: 400}, "port.rate")
-	wantSev(t, one(t, fs, "port.rate", "mlx5_0/1"), report.OK)
-	wantEv(t, one(t, fs, "port.rate", "mlx5_0/1"), "expected rate", "400 Gb/s")
+	checktest.WantSeverity(t, checktest.One(t, fs, "port.rate", "mlx5_0/1"), report.OK)
+	checktest.WantEvidence(t, checktest.One(t, fs, "port.rate", "mlx5_0/1"), "expected rate", "400 Gb/s")
 
 	eth := writePolicy(t, `{"ports":{"link_layer":"Ethernet"}}`)
 	fs = checktest.Run(t, "port-cx7-ib", checks.Options{PolicyFile: eth}, "port.state")
-	f = one(t, fs, "port.state", "mlx5_0/1")
-	wantSev(t, f, report.Critical)
+	f = checktest.One(t, fs, "port.state", "mlx5_0/1")
+	checktest.WantSeverity(t, f, report.Critical)
 	if !strings.Contains(f.Summary, "runs InfiniBand but the fleet policy expects Ethernet") || !strings.Contains(f.Remediation, "LINK_TYPE_P1=2") {
 		t.Errorf("link layer mismatch: %q / %q", f.Summary, f.Remediation)
 	}
 	// mlx5_2/1 was already critical (INIT): both reasons stay in the summary.
-	if f := one(t, fs, "port.state", "mlx5_2/1"); !strings.Contains(f.Summary, "also:") {
+	if f := checktest.One(t, fs, "port.state", "mlx5_2/1"); !strings.Contains(f.Summary, "also:") {
 		t.Errorf("mlx5_2/1: %q", f.Summary)
 	}
 
 	bad := writePolicy(t, `{"ports":{"expect_rate":400}}`)
 	fs = checktest.Run(t, "port-cx7-ib", checks.Options{PolicyFile: bad}, "port.rate", "port.state")
 	for _, id := range []string{"port.rate", "port.state"} {
-		f := one(t, fs, id, "")
-		wantSev(t, f, report.Unknown)
+		f := checktest.One(t, fs, id, "")
+		checktest.WantSeverity(t, f, report.Unknown)
 		if !strings.Contains(f.Summary, bad) || !strings.Contains(f.Summary, "expect_rate") {
 			t.Errorf("%s: %q does not name the file and the key", id, f.Summary)
 		}

@@ -16,85 +16,61 @@ import (
 	"github.com/rdmadiag/rdmadiag/snapshot"
 )
 
-func one(t *testing.T, fs []report.Finding, check, subject string) report.Finding {
-	t.Helper()
-	got := checktest.Find(fs, check, subject)
-	if len(got) != 1 {
-		t.Fatalf("%s@%s: %d findings, want 1: %+v", check, subject, len(got), got)
-	}
-	return got[0]
-}
-
-func wantSev(t *testing.T, f report.Finding, sev report.Severity) {
-	t.Helper()
-	if f.Severity != sev {
-		t.Errorf("%s@%s: severity %s, want %s (%s)", f.CheckID, f.Subject.Name, f.Severity, sev, f.Summary)
-	}
-}
-
-func wantEv(t *testing.T, f report.Finding, name, contains string) {
-	t.Helper()
-	v, ok := checktest.Evidence(f, name)
-	if !ok || !strings.Contains(v, contains) {
-		t.Errorf("%s@%s: evidence %q = %q (present %v), want it to contain %q", f.CheckID, f.Subject.Name, name, v, ok, contains)
-	}
-}
-
 func TestCX7IB(t *testing.T) {
 	fs := checktest.Run(t, "port-cx7-ib", checks.Options{ExpectRate: 400}, "port")
 
-	f := one(t, fs, "port.rate", "mlx5_1/1")
-	wantSev(t, f, report.Critical)
-	wantEv(t, f, "width", "1X")
+	f := checktest.One(t, fs, "port.rate", "mlx5_1/1")
+	checktest.WantSeverity(t, f, report.Critical)
+	checktest.WantEvidence(t, f, "width", "1X")
 	if f.Subject.Device != "mlx5_1" || f.Subject.PCI != "0000:5e:00.0" {
 		t.Errorf("subject %+v", f.Subject)
 	}
-	f = one(t, fs, "port.rate", "mlx5_0/1")
-	wantSev(t, f, report.OK)
-	wantEv(t, f, "rate", "400")
-	wantSev(t, one(t, fs, "port.rate", "mlx5_2/1"), report.Skipped)
+	f = checktest.One(t, fs, "port.rate", "mlx5_0/1")
+	checktest.WantSeverity(t, f, report.OK)
+	checktest.WantEvidence(t, f, "rate", "400")
+	checktest.WantSeverity(t, checktest.One(t, fs, "port.rate", "mlx5_2/1"), report.Skipped)
 
-	f = one(t, fs, "port.state", "mlx5_2/1")
-	wantSev(t, f, report.Critical)
-	wantEv(t, f, "state", "INIT")
-	wantEv(t, f, "lid", "0x0")
-	wantEv(t, f, "sm_lid", "0x0")
-	wantSev(t, one(t, fs, "port.state", "mlx5_0/1"), report.OK)
-	wantSev(t, one(t, fs, "port.addressing", "mlx5_2/1"), report.Skipped)
-	f = one(t, fs, "port.addressing", "mlx5_0/1")
-	wantSev(t, f, report.OK)
-	wantEv(t, f, "sm_lid", "0x1")
+	f = checktest.One(t, fs, "port.state", "mlx5_2/1")
+	checktest.WantSeverity(t, f, report.Critical)
+	checktest.WantEvidence(t, f, "state", "INIT")
+	checktest.WantEvidence(t, f, "lid", "0x0")
+	checktest.WantEvidence(t, f, "sm_lid", "0x0")
+	checktest.WantSeverity(t, checktest.One(t, fs, "port.state", "mlx5_0/1"), report.OK)
+	checktest.WantSeverity(t, checktest.One(t, fs, "port.addressing", "mlx5_2/1"), report.Skipped)
+	f = checktest.One(t, fs, "port.addressing", "mlx5_0/1")
+	checktest.WantSeverity(t, f, report.OK)
+	checktest.WantEvidence(t, f, "sm_lid", "0x1")
 
-	f = one(t, fs, "port.counters", "mlx5_0/1")
-	wantSev(t, f, report.Warning)
-	wantEv(t, f, "symbol_error", "5000.0/h")
-	wantEv(t, f, "link_downed", "7")
-	wantSev(t, one(t, fs, "port.counters", "mlx5_1/1"), report.OK)
+	f = checktest.One(t, fs, "port.counters", "mlx5_0/1")
+	checktest.WantSeverity(t, f, report.Warning)
+	checktest.WantEvidence(t, f, "symbol_error", "5000.0/h")
+	checktest.WantEvidence(t, f, "link_downed", "7")
+	checktest.WantSeverity(t, checktest.One(t, fs, "port.counters", "mlx5_1/1"), report.OK)
 }
 
 func TestCX7IBExpectRateBelow(t *testing.T) {
 	fs := checktest.Run(t, "port-cx7-ib", checks.Options{ExpectRate: 800}, "port.rate")
-	f := one(t, fs, "port.rate", "mlx5_0/1")
-	wantSev(t, f, report.Critical)
-	wantEv(t, f, "rate", "400 Gb/s")
+	f := checktest.One(t, fs, "port.rate", "mlx5_0/1")
+	checktest.WantSeverity(t, f, report.Critical)
+	checktest.WantEvidence(t, f, "rate", "400 Gb/s")
 }
 
 func TestRoCE(t *testing.T) {
 	fs := checktest.Run(t, "port-roce", checks.Options{}, "port")
-	f := one(t, fs, "port.rate", "mlx5_0/1")
-	wantSev(t, f, report.OK)
-	wantEv(t, f, "netdev speed", "200000")
-	wantEv(t, f, "note", "fallback")
+	f := checktest.One(t, fs, "port.rate", "mlx5_0/1")
+	checktest.WantSeverity(t, f, report.OK)
+	checktest.WantEvidence(t, f, "netdev speed", "200000")
+	checktest.WantEvidence(t, f, "note", "fallback")
 
-	f = one(t, fs, "port.addressing", "mlx5_0/1")
-	wantSev(t, f, report.Critical)
-	wantEv(t, f, "RoCE v2 GIDs on an IP address", "none")
-	wantEv(t, f, "netdev ens1f0np0 mtu", "4096 (RoCE MTU 2048)")
+	f = checktest.One(t, fs, "port.addressing", "mlx5_0/1")
+	checktest.WantSeverity(t, f, report.Critical)
+	checktest.WantEvidence(t, f, "RoCE v2 GIDs on an IP address", "none")
+	checktest.WantEvidence(t, f, "netdev ens1f0np0 mtu", "4096 (RoCE MTU 2048)")
 
-	f = one(t, fs, "port.state", "mlx5_1/1")
-	wantSev(t, f, report.Critical)
-	wantEv(t, f, "netdev ens2f0np0 operstate", "down")
-	wantSev(t, one(t, fs, "port.counters", "mlx5_0/1"), report.Info)
+	f = checktest.One(t, fs, "port.state", "mlx5_1/1")
+	checktest.WantSeverity(t, f, report.Critical)
+	checktest.WantEvidence(t, f, "netdev ens2f0np0 operstate", "down")
+	checktest.WantSeverity(t, checktest.One(t, fs, "port.counters", "mlx5_0/1"), report.Info)
 }
 
 // TestInterval runs the counter check on a live-kind host whose counter files change while the
@@ -140,13 +116,13 @@ func TestInterval(t *testing.T) {
 	if slept != time.Minute {
 		t.Errorf("slept %s, want 1m", slept)
 	}
-	f := one(t, fs, "port.counters", "mlx5_0/1")
-	wantSev(t, f, report.Critical)
-	wantEv(t, f, "link_downed", "+2 in 1m0s")
-	wantEv(t, f, "symbol_error", "+1")
-	f = one(t, fs, "port.counters", "mlx5_1/1")
-	wantSev(t, f, report.Warning)
-	wantEv(t, f, "out_of_sequence", "+10 in 1m0s (4294967290 -> 4)")
+	f := checktest.One(t, fs, "port.counters", "mlx5_0/1")
+	checktest.WantSeverity(t, f, report.Critical)
+	checktest.WantEvidence(t, f, "link_downed", "+2 in 1m0s")
+	checktest.WantEvidence(t, f, "symbol_error", "+1")
+	f = checktest.One(t, fs, "port.counters", "mlx5_1/1")
+	checktest.WantSeverity(t, f, report.Warning)
+	checktest.WantEvidence(t, f, "out_of_sequence", "+10 in 1m0s (4294967290 -> 4)")
 	// mlx5_2/1: port_rcv_errors is unknown, the rest still judged.
 	got := checktest.Find(fs, "port.counters", "mlx5_2/1")
 	var sevs []report.Severity
@@ -156,21 +132,21 @@ func TestInterval(t *testing.T) {
 	if len(got) != 2 || got[0].Severity != report.OK || got[1].Severity != report.Unknown {
 		t.Fatalf("mlx5_2/1: want OK then Unknown, got %v", sevs)
 	}
-	wantEv(t, got[1], "counters/port_rcv_errors", "not a decimal number")
+	checktest.WantEvidence(t, got[1], "counters/port_rcv_errors", "not a decimal number")
 }
 
 func TestIntervalOnSnapshotSkipped(t *testing.T) {
 	fs := checktest.Run(t, "port-cx7-ib", checks.Options{Interval: time.Minute}, "port.counters")
-	wantSev(t, one(t, fs, "port.counters", "interval"), report.Skipped)
+	checktest.WantSeverity(t, checktest.One(t, fs, "port.counters", "interval"), report.Skipped)
 	// The since-boot judgement still happens.
-	wantSev(t, one(t, fs, "port.counters", "mlx5_0/1"), report.Warning)
+	checktest.WantSeverity(t, checktest.One(t, fs, "port.counters", "mlx5_0/1"), report.Warning)
 }
 
 func TestNoDevices(t *testing.T) {
 	fs := checktest.Run(t, "drv-no-ib-core", checks.Options{}, "port")
 	for _, id := range []string{"port.state", "port.rate", "port.addressing", "port.counters"} {
-		f := one(t, fs, id, "")
-		wantSev(t, f, report.Skipped)
+		f := checktest.One(t, fs, id, "")
+		checktest.WantSeverity(t, f, report.Skipped)
 	}
 }
 
@@ -220,26 +196,26 @@ func TestIdenticalCardsDiffer(t *testing.T) {
 // cause, not the cable.
 func TestLabRecordings(t *testing.T) {
 	fs := checktest.Run(t, "healthy", checks.Options{}, "port")
-	wantSev(t, one(t, fs, "port.state", "rxe0/1"), report.OK)
-	wantSev(t, one(t, fs, "port.addressing", "rxe0/1"), report.OK)
-	wantSev(t, one(t, fs, "port.counters", "rxe0/1"), report.OK)
+	checktest.WantSeverity(t, checktest.One(t, fs, "port.state", "rxe0/1"), report.OK)
+	checktest.WantSeverity(t, checktest.One(t, fs, "port.addressing", "rxe0/1"), report.OK)
+	checktest.WantSeverity(t, checktest.One(t, fs, "port.counters", "rxe0/1"), report.OK)
 	// virtio-net has no speed, so rxe's 2.5 Gb/s is a placeholder, neither OK nor a fault.
-	f := one(t, fs, "port.rate", "rxe0/1")
-	wantSev(t, f, report.Info)
-	wantEv(t, f, "netdev speed", "unknown")
+	f := checktest.One(t, fs, "port.rate", "rxe0/1")
+	checktest.WantSeverity(t, f, report.Info)
+	checktest.WantEvidence(t, f, "netdev speed", "unknown")
 
 	fs = checktest.Run(t, "port-down", checks.Options{}, "port")
-	f = one(t, fs, "port.state", "rxe0/1")
-	wantSev(t, f, report.Critical)
-	wantEv(t, f, "netdev eth0 administratively up (IFF_UP)", "false")
+	f = checktest.One(t, fs, "port.state", "rxe0/1")
+	checktest.WantSeverity(t, f, report.Critical)
+	checktest.WantEvidence(t, f, "netdev eth0 administratively up (IFF_UP)", "false")
 	if !strings.Contains(f.Summary, "eth0 was set administratively down") || !strings.Contains(f.Remediation, "ip link set eth0 up") {
 		t.Errorf("port-down: %q / %q", f.Summary, f.Remediation)
 	}
-	wantSev(t, one(t, fs, "port.rate", "rxe0/1"), report.Skipped)
-	wantSev(t, one(t, fs, "port.addressing", "rxe0/1"), report.Skipped)
-	f = one(t, fs, "port.counters", "rxe0/1")
-	wantSev(t, f, report.Info) // the one link_downed is this very event
-	wantEv(t, f, "link_downed", "1")
+	checktest.WantSeverity(t, checktest.One(t, fs, "port.rate", "rxe0/1"), report.Skipped)
+	checktest.WantSeverity(t, checktest.One(t, fs, "port.addressing", "rxe0/1"), report.Skipped)
+	f = checktest.One(t, fs, "port.counters", "rxe0/1")
+	checktest.WantSeverity(t, f, report.Info) // the one link_downed is this very event
+	checktest.WantEvidence(t, f, "link_downed", "1")
 }
 
 func TestEthDownCauses(t *testing.T) {
@@ -267,25 +243,25 @@ func TestEthDownCauses(t *testing.T) {
 // "N/A (no PMA)" counters are not available (named, with the PF to read them on), never unknown.
 func TestVFAndHomogeneity(t *testing.T) {
 	fs := checktest.Run(t, "port-vf-homogeneity", checks.Options{}, "port")
-	f := one(t, fs, "port.rate", "mlx5_1/1")
-	wantSev(t, f, report.Warning)
-	wantEv(t, f, "rate of identical cards", "56 Gb/s")
+	f := checktest.One(t, fs, "port.rate", "mlx5_1/1")
+	checktest.WantSeverity(t, f, report.Warning)
+	checktest.WantEvidence(t, f, "rate of identical cards", "56 Gb/s")
 	if !strings.Contains(f.Summary, "slower than mlx5_0/1") {
 		t.Errorf("summary %q", f.Summary)
 	}
-	wantSev(t, one(t, fs, "port.rate", "mlx5_0/1"), report.OK)
+	checktest.WantSeverity(t, checktest.One(t, fs, "port.rate", "mlx5_0/1"), report.OK)
 	// The VF is another PCI id: not compared with the PFs.
-	wantSev(t, one(t, fs, "port.rate", "mlx5_2/1"), report.OK)
+	checktest.WantSeverity(t, checktest.One(t, fs, "port.rate", "mlx5_2/1"), report.OK)
 
 	got := checktest.Find(fs, "port.counters", "mlx5_2/1")
 	if len(got) != 1 {
 		t.Fatalf("mlx5_2/1 counters: %d findings (an unknown one besides?): %+v", len(got), got)
 	}
 	f = got[0]
-	wantSev(t, f, report.OK)
-	wantEv(t, f, "not available", "symbol_error")
-	wantEv(t, f, "not available", "N/A (no PMA)")
-	wantEv(t, f, "out_of_sequence", "0")
+	checktest.WantSeverity(t, f, report.OK)
+	checktest.WantEvidence(t, f, "not available", "symbol_error")
+	checktest.WantEvidence(t, f, "not available", "N/A (no PMA)")
+	checktest.WantEvidence(t, f, "out_of_sequence", "0")
 	if !strings.Contains(f.Summary, "not available") || !strings.Contains(f.Summary, "mlx5_0/1") {
 		t.Errorf("VF summary %q does not say the counters are not available and where to read them", f.Summary)
 	}
@@ -298,6 +274,6 @@ func TestVFAndHomogeneity(t *testing.T) {
 	// A policy's expectation for the PSID replaces the comparison: 56 Gb/s is below it.
 	pol := writePolicy(t, `{"ports":{"by_board_id":{"MT_0000000008":100}}}`)
 	fs = checktest.Run(t, "port-vf-homogeneity", checks.Options{PolicyFile: pol}, "port.rate")
-	wantSev(t, one(t, fs, "port.rate", "mlx5_1/1"), report.Critical)
-	wantSev(t, one(t, fs, "port.rate", "mlx5_0/1"), report.OK)
+	checktest.WantSeverity(t, checktest.One(t, fs, "port.rate", "mlx5_1/1"), report.Critical)
+	checktest.WantSeverity(t, checktest.One(t, fs, "port.rate", "mlx5_0/1"), report.OK)
 }
