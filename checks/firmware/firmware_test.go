@@ -127,11 +127,11 @@ func TestMatrix(t *testing.T) {
 }
 
 func TestPolicy(t *testing.T) {
-	p, err := ParsePolicy([]byte(`{"port":{"expect_rate":400},"firmware":{"allowed_psids":["MT_0000000838"],"min_version":{"MT_0000000838":"28.41.1000"}}}`), "p.json")
+	p, err := ParsePolicy([]byte(`{"ports":{"expect_rate_gbps":400},"firmware":{"allowed_psids":["MT_0000000838"],"min_version":{"MT_0000000838":"28.41.1000"}}}`), "p.json")
 	if err != nil || !p.allowed("MT_0000000838") || p.allowed("MT_1") || p.min["MT_0000000838"] != (Version{28, 41, 1000}) {
 		t.Fatalf("policy: %+v %v", p, err)
 	}
-	if p, err := ParsePolicy([]byte(`{"port":{}}`), "p.json"); p != nil || err != nil {
+	if p, err := ParsePolicy([]byte(`{"ports":{}}`), "p.json"); p != nil || err != nil {
 		t.Errorf("a policy without a firmware section: %+v %v", p, err)
 	}
 	for _, bad := range []string{`{"firmware":{"min_version":{"X":"1.2"}}}`, `{"firmware":{"allowed":["X"]}}`, `[]`} {
