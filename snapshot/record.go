@@ -144,7 +144,7 @@ func recordNetlink(conn host.NetlinkConn) ([]uint32, error) {
 
 // recordDevlink asks, through the recording connection, every devlink question the firmware and
 // CQ checks ask (the family, the instances, each instance's info, the health reporters, and the
-// vnic diagnosis of each instance that has that reporter), so that replay finds each answer. A
+// diagnosis of every device-level reporter, vnic's among them), so that replay finds each answer. A
 // kernel's refusal (no devlink family, EOPNOTSUPP, EPERM without CAP_NET_ADMIN) is recorded as
 // the answer it is and is not a recording failure.
 func recordDevlink(conn host.NetlinkConn) error {
@@ -167,8 +167,11 @@ func recordDevlink(conn host.NetlinkConn) error {
 	if err != nil && !errors.As(err, &errno) {
 		errs = append(errs, err)
 	}
+	// Every device reporter's diagnosis is kept, not only vnic's: the checks read vnic's, and the
+	// others (mlx5 fw, netdevsim's dummy in the lab) are real kernel fmsg bytes that the decoder
+	// is tested against. Per-port reporters need a port handle the client does not send.
 	for _, r := range rs {
-		if r.Name == devlink.VnicReporter && !r.HasPort {
+		if !r.HasPort {
 			if _, err := c.Diagnose(r.Handle, r.Name); err != nil && !errors.As(err, &errno) {
 				errs = append(errs, err)
 			}

@@ -151,6 +151,21 @@ func buildFmsg(items []fitem) (Object, error) {
 	var stack []*frame
 	var root Object
 	done := false
+	// The kernel wraps every diagnosis in one root object whose NEST_END is the stream's last
+	// end. A driver may close more nests than it opened: netdevsim's dummy reporter (Linux 6.1,
+	// drivers/net/netdevsim/health.c) ends "test_nest" with an extra arr_pair_nest_end, two
+	// NEST_ENDs that would close the root halfway through and orphan the fields after them.
+	// `devlink health diagnose` prints those fields, so a NEST_END at root level that more
+	// content follows is dropped instead of ending the tree. An extra end after all content is
+	// still an error: nothing is lost by rejecting it, and nothing real sends it.
+	lastContent := -1
+	for i, it := range items {
+		switch it.t {
+		case AttrFmsgObjNestStart, AttrFmsgPairNestStart, AttrFmsgArrNestStart,
+			AttrFmsgObjName, AttrFmsgObjValueType, AttrFmsgObjValueData:
+			lastContent = i
+		}
+	}
 	pendingType, hasType := uint8(0), false
 	for i, it := range items {
 		if done {
@@ -195,6 +210,9 @@ func buildFmsg(items []fitem) (Object, error) {
 		case AttrFmsgNestEnd:
 			if top == nil {
 				return nil, fmt.Errorf("fmsg item %d: NEST_END without an open nest: %w", i, ErrMalformed)
+			}
+			if len(stack) == 1 && i < lastContent {
+				continue
 			}
 			stack = stack[:len(stack)-1]
 			if len(stack) == 0 {

@@ -22,6 +22,9 @@ func FuzzDecode(f *testing.F) {
 		f.Add(e.ErrorReply(syscall.EPERM))
 	}
 	f.Add(mlx5Info("28.39.1002", "28.41.1000"))
+	for _, n := range []string{"family.bin", "devices.bin", "info.bin", "reporters.bin", "diagnose-empty.bin", "diagnose-dummy.bin"} {
+		f.Add(realReply(f, n))
+	}
 	f.Add(done(0))
 	f.Add([]byte{})
 	decoders := []func([]byte) (int, error){
