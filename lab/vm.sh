@@ -145,7 +145,8 @@ if [ ! -f "$BASE" ]; then
   rm -f "$CACHE"/base-*.cpio.gz
   # crc32_generic: rdma_rxe needs the "crc32" transform or "rdma link add" fails with ENOENT.
   # aer_inject: the kernel's own AER injector, for correctable errors (QEMU cannot deliver those).
-  for m in crc32_generic virtio_pci virtio_net rdma_rxe ib_uverbs rdma_ucm ib_umad aer_inject; do
+  # psample: what netdevsim.ko needs (Debian ships no netdevsim; lab/netdevsim-ko.sh builds it).
+  for m in crc32_generic virtio_pci virtio_net rdma_rxe ib_uverbs rdma_ucm ib_umad aer_inject psample; do
     modprobe -d "$ROOT" -S "$KV" --show-depends "$m" | awk '$1=="insmod"{print $2}'
   done | sort -u | while read -r f; do g=${f#"$ROOT"/}; mkdir -p "$I/$(dirname "$g")"; cp "$f" "$I/$g"; done
   cp "$ROOT/lib/modules/$KV"/modules.* "$I/lib/modules/$KV/"
