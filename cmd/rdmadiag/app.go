@@ -115,14 +115,14 @@ func (s *source) open() (*host.Host, func(), error) {
 	if err != nil {
 		// The kernel refuses the socket when it has no RDMA support (EPROTONOSUPPORT); the QP and
 		// CQ checks report the reason instead of the tool failing.
-		nl = failedConn{err: fmt.Errorf("open RDMA netlink socket: %w", err)}
+		nl = failedConn{err: err} // already says which socket and why
 	} else {
 		nl = conn
 	}
 	var dl host.NetlinkConn
 	dconn, err := devlink.Dial()
 	if err != nil {
-		dl = failedConn{err: fmt.Errorf("open generic netlink socket for devlink: %w", err)}
+		dl = failedConn{err: err}
 	} else {
 		dl = dconn
 	}
