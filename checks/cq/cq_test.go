@@ -20,14 +20,11 @@ import (
 
 func one(t *testing.T, fs []report.Finding, id, subject string, want report.Severity) report.Finding {
 	t.Helper()
-	got := checktest.Find(fs, id, subject)
-	if len(got) != 1 {
-		t.Fatalf("%s@%s: %d findings, want 1; all: %+v", id, subject, len(got), fs)
+	f := checktest.One(t, fs, id, subject)
+	if f.Severity != want {
+		t.Fatalf("%s@%s: severity %s, want %s (%s)", id, subject, f.Severity, want, f.Summary)
 	}
-	if got[0].Severity != want {
-		t.Fatalf("%s@%s: %s, want %s (%s)", id, subject, got[0].Severity, want, got[0].Summary)
-	}
-	return got[0]
+	return f
 }
 
 func ev(t *testing.T, f report.Finding, name string) string {
