@@ -18,8 +18,7 @@ import (
 // Fixture returns the path of a scenario's snapshot under fixtures/sysfs/, from any package.
 func Fixture(t testing.TB, scenario string) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "fixtures", "sysfs", scenario)
+	dir := filepath.Join(fixturesRoot(), scenario)
 	for _, n := range []string{"snapshot.tar.gz", "snapshot.txtar"} {
 		p := filepath.Join(dir, n)
 		if fileExists(p) {
@@ -28,6 +27,12 @@ func Fixture(t testing.TB, scenario string) string {
 	}
 	t.Fatalf("fixture %q has no snapshot in %s", scenario, dir)
 	return ""
+}
+
+// fixturesRoot is fixtures/sysfs, found from this file so that any package's test can use it.
+func fixturesRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "fixtures", "sysfs")
 }
 
 // Run opens a snapshot (a fixture name or a path) and runs the checks whose ids match the

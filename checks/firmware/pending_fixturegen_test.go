@@ -9,16 +9,12 @@ package firmware_test
 //	go test ./checks/firmware -run TestDevlinkFixture -gen
 
 import (
-	"bytes"
-	"encoding/hex"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
+
+	"github.com/rdmadiag/rdmadiag/checks/checktest"
 
 	"github.com/rdmadiag/rdmadiag/host"
 	"github.com/rdmadiag/rdmadiag/internal/devlink"
@@ -102,7 +98,7 @@ Sources:
 func fixtureFiles() map[string]string {
 	f := map[string]string{}
 	cs := cards()
-	f["meta.json"] = mustJSON(map[string]any{"format": "rdmadiag-snapshot/1", "tool_version": "synthetic", "time": "2026-01-01T00:00:00Z",
+	f["meta.json"] = checktest.JSON(map[string]any{"format": "rdmadiag-snapshot/1", "tool_version": "synthetic", "time": "2026-01-01T00:00:00Z",
 		"synthetic": true, "sources": []string{"shared/reference/kernel-interfaces.md \u00a72 \u00a74.1 \u00a74.2 \u00a74.3 \u00a76.2 \u00a76.3 \u00a77", "checks/firmware/pending_fixturegen_test.go"},
 		"description": "Synthetic: two ConnectX-7 PFs; mlx5_0 has firmware 28.41.1000 flashed but runs 28.39.1002, and its firmware counted 3 CQ overruns and 2 fw reporter errors"})
 	facts := host.Facts{Hostname: "synthetic-1", KernelRelease: "6.8.0-45-generic", EUID: 0, MemlockSoft: ^uint64(0), MemlockHard: ^uint64(0),
@@ -151,7 +147,7 @@ func fixtureFiles() map[string]string {
 		dm.Diagnoses = append(dm.Diagnoses, dltest.Diagnosis{Handle: h, Reporter: "vnic", Object: c.vnic})
 		sysfsCard(f, c, i)
 	}
-	f["facts.json"] = mustJSON(facts)
+	f["facts.json"] = checktest.JSON(facts)
 	f["kmsg"] = kmsg.String()
 	f["root/proc/interrupts"] = irqs.String() + " NMI:          0          0          0          0   Non-maskable interrupts\n"
 
@@ -165,7 +161,7 @@ func fixtureFiles() map[string]string {
 		if err != nil {
 			panic(err)
 		}
-		f["netlink/"+req.Key()+".bin.hex"] = hexLines(b)
+		f["netlink/"+req.Key()+".bin.hex"] = checktest.HexLines(b)
 	}
 	// The devlink answers are exactly those the recorder asks (snapshot.recordDevlink), replayed
 	// through the same keys.
@@ -179,7 +175,7 @@ func fixtureFiles() map[string]string {
 		if err != nil {
 			panic(err)
 		}
-		f["devlink/"+req.Key()+".bin.hex"] = hexLines(b)
+		f["devlink/"+req.Key()+".bin.hex"] = checktest.HexLines(b)
 	}
 
 	f["root/proc/modules"] = "mlx5_ib 479232 0 - Live 0x0000000000000000 (OE)\n" +
@@ -264,58 +260,8 @@ func parseGUID(s string) uint64 {
 	return v
 }
 
-func mustJSON(v any) string {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		panic(err)
-	}
-	return string(b) + "\n"
-}
-
-func hexLines(b []byte) string {
-	var sb strings.Builder
-	for i := 0; i < len(b); i += 32 {
-		sb.WriteString(hex.EncodeToString(b[i:min(i+32, len(b))]))
-		sb.WriteByte('\n')
-	}
-	return sb.String()
-}
-
-func fixtureTxtar() []byte {
-	var b bytes.Buffer
-	b.WriteString(comment)
-	files := fixtureFiles()
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(&b, "-- %s --\n%s", n, files[n])
-		if v := files[n]; v != "" && !strings.HasSuffix(v, "\n") {
-			b.WriteByte('\n')
-		}
-	}
-	return b.Bytes()
-}
+func fixtureTxtar() []byte { return checktest.Txtar(comment, fixtureFiles()) }
 
 func TestDevlinkFixture(t *testing.T) {
-	p := filepath.Join("..", "..", "fixtures", "sysfs", fixtureName, "snapshot.txtar")
-	want := fixtureTxtar()
-	if *gen {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, want, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	got, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (generate with -gen)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from what the generator writes; regenerate with -gen and review the diff", p)
-	}
+	checktest.Generated(t, fixtureName, fixtureTxtar(), *gen)
 }
