@@ -15,9 +15,6 @@ const (
 	ctrlVersion    uint8 = 2
 	devlinkVersion uint8 = unix.DEVLINK_GENL_VERSION
 	genlHdrLen           = 4
-	nlaHdrLen            = 4
-	// nlaTypeMask strips NLA_F_NESTED and NLA_F_NET_BYTEORDER.
-	nlaTypeMask uint16 = 0x3fff
 )
 
 // FamilyName is DEVLINK_GENL_NAME.

@@ -80,19 +80,13 @@ func (a *attrs) next() (typ uint16, val []byte, ok bool) {
 	if a.err != nil || a.off >= len(a.b) {
 		return 0, nil, false
 	}
-	rest := a.b[a.off:]
-	if len(rest) < nlaHdrLen {
-		a.err = fmt.Errorf("%d stray bytes at attribute offset %d: %w", len(rest), a.off, ErrMalformed)
+	t, v, next, err := netlinkraw.NextAttr(a.b, a.off)
+	if err != nil {
+		a.err = fmt.Errorf("%v: %w", err, ErrMalformed)
 		return 0, nil, false
 	}
-	l := int(ne.Uint16(rest))
-	t := ne.Uint16(rest[2:]) & nlaTypeMask
-	if l < nlaHdrLen || l > len(rest) {
-		a.err = fmt.Errorf("attribute %d at offset %d: nla_len %d outside [%d, %d]: %w", t, a.off, l, nlaHdrLen, len(rest), ErrMalformed)
-		return 0, nil, false
-	}
-	a.off += min((l+3)&^3, len(rest))
-	return t, rest[nlaHdrLen:l], true
+	a.off = next
+	return t, v, true
 }
 
 // str reads a NUL-terminated string attribute; a missing terminator is tolerated.
@@ -139,15 +133,7 @@ func sizeErr(t uint16, want int, v []byte) error {
 
 // Encoding of requests.
 
-func putAttr(b []byte, t uint16, v []byte) []byte {
-	b = ne.AppendUint16(b, uint16(nlaHdrLen+len(v)))
-	b = ne.AppendUint16(b, t)
-	b = append(b, v...)
-	for len(b)%4 != 0 {
-		b = append(b, 0)
-	}
-	return b
-}
+func putAttr(b []byte, t uint16, v []byte) []byte { return netlinkraw.AppendAttr(b, t, v) }
 
 func putStr(b []byte, t uint16, s string) []byte { return putAttr(b, t, append([]byte(s), 0)) }
 

@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/internal/netlinkraw"
 )
 
 // Client issues typed nldev queries over a NetlinkConn.
@@ -30,11 +31,7 @@ func dumpRequest(cmd uint16, attrs []byte) host.Request {
 }
 
 func devIndexAttr(idx uint32) []byte {
-	b := make([]byte, 8)
-	ne.PutUint16(b, 8)
-	ne.PutUint16(b[2:], AttrDevIndex)
-	ne.PutUint32(b[4:], idx)
-	return b
+	return netlinkraw.AppendAttr(nil, AttrDevIndex, ne.AppendUint32(nil, idx))
 }
 
 // DevicesRequest dumps every RDMA device in the caller's network namespace.

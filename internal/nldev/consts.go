@@ -92,7 +92,6 @@ const (
 // which also runs on recorded replies, does not depend on a platform's syscall package.
 const (
 	nlmsgHdrLen = 16
-	nlaHdrLen   = 4
 
 	nlmsgNoop    = 1
 	nlmsgError   = 2
@@ -105,9 +104,8 @@ const (
 	NLMFAck     = 0x4
 	NLMFDump    = 0x300
 
-	// nlaTypeMask strips NLA_F_NESTED and NLA_F_NET_BYTEORDER: nldev sets NLA_F_NESTED on counter
-	// nests but not on resource tables, so the flag cannot be relied on either way.
-	nlaTypeMask = 0x3fff
+	// Attribute framing, including the NLA_F_NESTED mask (nldev sets the flag on counter nests
+	// but not on resource tables), is netlinkraw.NextAttr's.
 )
 
 func name(table []string, v uint8, unknown string) string {

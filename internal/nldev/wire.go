@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
+
+	"github.com/rdmadiag/rdmadiag/internal/netlinkraw"
 )
 
 // ErrMalformed is wrapped by every decoding error caused by the bytes themselves (as opposed to a
@@ -115,25 +117,28 @@ type attrs struct {
 
 func (a *attrs) next() (typ uint16, val []byte, ok bool) {
 	for a.err == nil && a.off < len(a.b) {
-		rest := a.b[a.off:]
-		if len(rest) < nlaHdrLen {
-			a.err = fmt.Errorf("%d stray bytes at attribute offset %d: %w", len(rest), a.off, ErrMalformed)
+		t, v, next, err := netlinkraw.NextAttr(a.b, a.off)
+		if err != nil {
+			a.err = attrErr(err)
 			return 0, nil, false
 		}
-		l := int(ne.Uint16(rest))
-		t := ne.Uint16(rest[2:]) & nlaTypeMask
-		if l < nlaHdrLen || l > len(rest) {
-			a.err = fmt.Errorf("attribute %s at offset %d: nla_len %d outside [%d, %d]: %w",
-				attrName(t), a.off, l, nlaHdrLen, len(rest), ErrMalformed)
-			return 0, nil, false
-		}
-		a.off += min(align4(l), len(rest))
+		a.off = next
 		if t == AttrPad {
 			continue
 		}
-		return t, rest[nlaHdrLen:l], true
+		return t, v, true
 	}
 	return 0, nil, false
+}
+
+// attrErr names the attribute of a framing error and marks it ErrMalformed.
+func attrErr(err error) error {
+	var ae *netlinkraw.AttrError
+	if errors.As(err, &ae) && !ae.Stray {
+		return fmt.Errorf("attribute %s at offset %d: nla_len %d outside [%d, %d]: %w",
+			attrName(ae.Type), ae.Off, ae.Len, netlinkraw.AttrHdrLen, ae.Left, ErrMalformed)
+	}
+	return fmt.Errorf("%v: %w", err, ErrMalformed)
 }
 
 var attrNames = map[uint16]string{

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/internal/netlinkraw"
 	"github.com/rdmadiag/rdmadiag/internal/nldev"
 )
 
@@ -39,7 +40,6 @@ const (
 	nlmsgError = 2
 	nlmsgDone  = 3
 	nlmFMulti  = 2
-	nlaFNested = 0x8000
 )
 
 func (e Encoder) maxMsg() int {
@@ -56,15 +56,7 @@ type attrBuf struct {
 	e *Encoder
 }
 
-func (w *attrBuf) put(t uint16, v []byte) {
-	l := 4 + len(v)
-	w.b = ne.AppendUint16(w.b, uint16(l))
-	w.b = ne.AppendUint16(w.b, t)
-	w.b = append(w.b, v...)
-	for len(w.b)%4 != 0 {
-		w.b = append(w.b, 0)
-	}
-}
+func (w *attrBuf) put(t uint16, v []byte) { w.b = netlinkraw.AppendAttr(w.b, t, v) }
 
 func (w *attrBuf) u8(t uint16, v uint8)   { w.put(t, []byte{v}) }
 func (w *attrBuf) u32(t uint16, v uint32) { w.put(t, ne.AppendUint32(nil, v)) }
@@ -80,7 +72,7 @@ func (w *attrBuf) str(t uint16, s string) { w.put(t, append([]byte(s), 0)) }
 func (w *attrBuf) nest(t uint16, fill func()) {
 	start := len(w.b)
 	if w.e.Nested {
-		t |= nlaFNested
+		t |= netlinkraw.AttrFNested
 	}
 	w.b = ne.AppendUint16(w.b, 0)
 	w.b = ne.AppendUint16(w.b, t)
