@@ -82,6 +82,19 @@ func synthetics() []synth {
 			maxQP: 500, comms: map[uint32]string{4242: "trainer"},
 		},
 		{
+			name: "qp-kernel-err",
+			desc: "Synthetic: mlx5_0 with 430 QPs against a max_qp of 500 (86 %, between the 80 % warning and the 95 % " +
+				"critical thresholds), and two kernel-owned QPs in ERR: the GSI QP of ib_core (QP1, which carries the port's " +
+				"management traffic) and an rdma_cm QP (an NVMe-oF or RDS connection, say), next to 427 healthy RTS QPs of " +
+				"pid 4242. Kernel-owned QPs in ERR are judged more serious than an application's: no process will recreate them.",
+			qps: append(append([]nldev.QP{
+				{Port: 1, LQPN: 1, Type: nldev.QPTypeGSI, State: nldev.QPStateErr, KernName: "ib_core"},
+				{Port: 1, LQPN: 0x90, Type: nldev.QPTypeRC, State: nldev.QPStateErr, KernName: "rdma_cm", RQPN: 0x1090, HasRQPN: true, HasRQPSN: true, HasPathMig: true},
+			}, userQPs(0x100, 427, nldev.QPStateRTS, 4242)...), nldev.QP{Port: 1, LQPN: 0x91, Type: nldev.QPTypeRC, State: nldev.QPStateRTS, KernName: "rdma_cm", RQPN: 0x1091, HasRQPN: true, HasRQPSN: true, HasPathMig: true}),
+			cqs:   []nldev.CQ{kernCQ(), {CQN: 1, CQE: 4095, Users: 427, PID: 4242, CtxN: 1, HasCtxN: true, HasDIM: true}},
+			maxQP: 500, comms: map[uint32]string{4242: "trainer"},
+		},
+		{
 			name: "cq-depth-128",
 			desc: "Synthetic: the issue's documented case. pid 4242 (trainer) has a CQ of depth 128 shared by 2 RC QPs; with " +
 				"--wr-concurrency 256 (args) it must be critical with a recommended depth of 512. (mlx5 itself reports 2^n-1 " +

@@ -270,3 +270,20 @@ func TestOwnResourcesIgnoredLive(t *testing.T) {
 	h.Kind = host.KindSnapshot
 	sev(t, h.Run(t, checks.Options{}, "qp.state"), "qp.state", "rxe0/1 pid 777 (command unknown) ERR", report.Warning)
 }
+
+// Kernel-owned QPs in ERR are critical (no process will recreate them), and 86 % of max_qp is in
+// the warning band.
+func TestKernelQPErrAndExhaustionWarning(t *testing.T) {
+	fs := checktest.Run(t, "qp-kernel-err", checks.Options{}, "qp")
+	for _, owner := range []string{"ib_core", "rdma_cm"} {
+		f := sev(t, fs, "qp.state", "mlx5_0/1 ["+owner+"] ERR", report.Critical)
+		if f.Fault != "qp-context" {
+			t.Errorf("%s: fault %s", owner, f.Fault)
+		}
+	}
+	if len(checktest.Find(fs, "qp.state", "mlx5_0/1 pid * (trainer) ERR")) != 0 {
+		t.Error("the application's healthy QPs reported in ERR")
+	}
+	f := sev(t, fs, "qp.exhaustion", "mlx5_0", report.Warning)
+	checktest.WantEvidence(t, f, "QPs / max_qp", "430 / 500")
+}
