@@ -158,7 +158,12 @@ func link(fs []Finding, faults *FaultTable) {
 		// A skipped probe was usually skipped because of the cause (port down, no uverbs); other
 		// checks skip for their own reasons (not applicable, not declared), which no lower-layer
 		// problem explains.
-		if !e.Severity.Problem() && !(e.Severity == Skipped && strings.Contains(e.CheckID, "probe")) {
+		// An unknown finding could not be judged because something could not be read: that is its
+		// own cause, and no host fault explains it.
+		switch {
+		case e.Severity == Warning || e.Severity == Critical:
+		case e.Severity == Skipped && strings.Contains(e.CheckID, "probe"):
+		default:
 			continue
 		}
 		for j := range fs {

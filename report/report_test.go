@@ -237,9 +237,14 @@ func TestSkippedFindingsAreLinkedOnlyForProbes(t *testing.T) {
 		f("port.state", Critical, "port-link", "rxe0/1", "rxe0"),
 		f("qp.loopback_probe", Skipped, "qp-context", "rxe0/1", "rxe0"),
 		f("cq.depth", Skipped, "cq-eq", "rxe0", "rxe0"),
+		f("qp.state", Unknown, "qp-context", "rxe0", "rxe0"),
 	}, DefaultFaults(), Tool{}, HostInfo{})
 	for _, x := range r.Findings {
 		switch x.CheckID {
+		case "qp.state":
+			if len(x.ExplainedBy) != 0 {
+				t.Errorf("a finding that could not be judged is nobody's consequence: %v", x.ExplainedBy)
+			}
 		case "qp.loopback_probe":
 			if len(x.ExplainedBy) != 1 {
 				t.Errorf("a probe skipped on a down port is its consequence: %v", x.ExplainedBy)

@@ -380,3 +380,16 @@ func TestModuleStates(t *testing.T) {
 		checktest.WantSeverity(t, checktest.One(t, fs, "driver.modules", m), report.OK)
 	}
 }
+
+// A partial RDMA kernel config and a device with a missing file: the config findings are judged,
+// and the device is unknown with the path, while the other checks still report.
+func TestPartialConfigAndUnreadableDevice(t *testing.T) {
+	fs := checktest.Run(t, "drv-partial-config", checks.Options{}, "driver")
+	checktest.WantSeverity(t, checktest.One(t, fs, "driver.kernel_config", "CONFIG_INFINIBAND_ADDR_TRANS"), report.Warning)
+	checktest.WantSeverity(t, checktest.One(t, fs, "driver.kernel_config", "CONFIG_PCIEAER"), report.Info)
+	checktest.WantSeverity(t, checktest.One(t, fs, "driver.modules", "rdma_cm"), report.Warning)
+	dev := checktest.One(t, fs, "driver.devices", "rxe0")
+	checktest.WantSeverity(t, dev, report.Unknown)
+	checktest.WantEvidence(t, dev, "read error", "/sys/class/infiniband/rxe0/node_type")
+	checktest.WantSeverity(t, checktest.One(t, fs, "driver.user_verbs", "rxe0 uverbs"), report.OK)
+}
