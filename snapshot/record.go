@@ -301,7 +301,11 @@ func (r *recorder) walk() {
 	}
 	// Every PCI function is listed (links are cheap and tell the registration check what exists);
 	// the RDMA-capable ones and those behind RDMA devices are recorded in full with their path.
-	pcis, _ := r.h.ReadDir("/sys/bus/pci/devices")
+	pcis, err := r.h.ReadDir("/sys/bus/pci/devices")
+	if err == nil {
+		// Listed, so it exists, even empty (a host whose only RDMA device is software).
+		r.mkdir("/sys/bus/pci/devices")
+	}
 	for _, bdf := range pcis {
 		link := path.Join("/sys/bus/pci/devices", bdf)
 		r.link(link)
