@@ -287,3 +287,12 @@ func TestOneDumpPerRun(t *testing.T) {
 		}
 	}
 }
+
+// No completion vector: critical; when driver.interrupts ran and saw the same, it is the cause.
+func TestNoCompletionVectors(t *testing.T) {
+	f := one(t, checktest.Run(t, "cq-no-vectors", checks.Options{}, "cq.vectors"), "cq.vectors", "mlx5_0", report.Critical)
+	checktest.WantEvidence(t, f, "num_comp_vectors", "0")
+	if len(f.ExplainedBy) != 1 || f.ExplainedBy[0] != "driver.interrupts@mlx5_0" {
+		t.Errorf("cq.vectors should name driver.interrupts as its cause: %v", f.ExplainedBy)
+	}
+}

@@ -103,6 +103,10 @@ func runVectors(ctx context.Context, env *checks.Env) ([]report.Finding, error) 
 				notes = append(notes, "the device offers no completion vector, so no CQ can get completion events")
 				f.Remediation = "The driver registered no completion EQs: look for interrupt allocation failures in the kernel log " +
 					"(dmesg | grep -i -e msi -e irq) and the firmware/driver findings; reload the driver."
+				// The driver layer sees the same fault from /proc/interrupts; when it ran and found it,
+				// this is its consequence rather than a second root cause (the report keeps the link
+				// only if that finding exists).
+				f.ExplainedBy = append(f.ExplainedBy, "driver.interrupts@"+d.Name)
 			} else {
 				notes = append(notes, fmt.Sprintf("%d completion vector(s)", v.NumCompVectors))
 			}

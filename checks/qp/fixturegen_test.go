@@ -46,6 +46,9 @@ type synth struct {
 	maxQP      int64
 	kmsg       string
 	comms      map[uint32]string
+	// noCompVectors: the driver registered no completion EQ (verbs num_comp_vectors 0, only the
+	// async vector in /proc/interrupts and msi_irqs).
+	noCompVectors bool
 }
 
 func mlx5Device() nldev.Device {
@@ -68,6 +71,13 @@ func userQPs(from, n uint32, state uint8, pid uint32) []nldev.QP {
 
 func gsi() nldev.QP {
 	return nldev.QP{Port: 1, LQPN: 1, Type: nldev.QPTypeGSI, State: nldev.QPStateRTS, KernName: "ib_core"}
+}
+
+func compVectors(s synth) int {
+	if s.noCompVectors {
+		return 0
+	}
+	return 4
 }
 
 func synthetics() []synth {
@@ -93,6 +103,17 @@ func synthetics() []synth {
 			}, userQPs(0x100, 427, nldev.QPStateRTS, 4242)...), nldev.QP{Port: 1, LQPN: 0x91, Type: nldev.QPTypeRC, State: nldev.QPStateRTS, KernName: "rdma_cm", RQPN: 0x1091, HasRQPN: true, HasRQPSN: true, HasPathMig: true}),
 			cqs:   []nldev.CQ{kernCQ(), {CQN: 1, CQE: 4095, Users: 427, PID: 4242, CtxN: 1, HasCtxN: true, HasDIM: true}},
 			maxQP: 500, comms: map[uint32]string{4242: "trainer"},
+		},
+		{
+			name: "cq-no-vectors",
+			desc: "Synthetic: mlx5_0 registered with no completion EQ: ibv_open_device reports num_comp_vectors 0 and " +
+				"/proc/interrupts and msi_irqs hold only the async vector (mlx5_async0), as when MSI-X allocation fails at " +
+				"probe. No CQ can get completion events; applications that wait for events hang.",
+			qps:           append([]nldev.QP{gsi()}, userQPs(0x100, 2, nldev.QPStateRTS, 4242)...),
+			cqs:           []nldev.CQ{kernCQ(), {CQN: 1, CQE: 255, Users: 4, PID: 4242, CtxN: 1, HasCtxN: true, HasDIM: true}},
+			maxQP:         262144,
+			comms:         map[uint32]string{4242: "trainer"},
+			noCompVectors: true,
 		},
 		{
 			name: "cq-depth-128",
@@ -123,7 +144,7 @@ func (s synth) files() map[string]string {
 	facts := host.Facts{Hostname: "synthetic", KernelRelease: "6.1.0-56-amd64", EUID: 0, MemlockSoft: ^uint64(0), MemlockHard: ^uint64(0),
 		CharDevs:     []host.CharDev{{Path: "/dev/infiniband/uverbs0", Major: 231, Minor: 192, Mode: "-rw-rw-rw-"}},
 		Libraries:    []host.Library{{Name: "libibverbs.so.1", Path: "/usr/lib/x86_64-linux-gnu/libibverbs.so.1"}, {Name: "libmlx5-rdmav34.so", Path: "/usr/lib/x86_64-linux-gnu/libibverbs/libmlx5-rdmav34.so"}},
-		VerbsDevices: []host.VerbsDevice{{Name: "mlx5_0", MaxQP: s.maxQP, MaxQPWR: 32768, MaxCQ: 16777216, MaxCQE: 4194303, MaxSRQ: 8388608, MaxMR: 16777216, MaxPD: 8388608, NumCompVectors: 4}}}
+		VerbsDevices: []host.VerbsDevice{{Name: "mlx5_0", MaxQP: s.maxQP, MaxQPWR: 32768, MaxCQ: 16777216, MaxCQE: 4194303, MaxSRQ: 8388608, MaxMR: 16777216, MaxPD: 8388608, NumCompVectors: compVectors(s)}}}
 	f["facts.json"] = checktest.JSON(facts)
 	f["kmsg"] = "6,1201,5012345,-;mlx5_core " + bdf + ": firmware version: 22.39.1002\n SUBSYSTEM=pci\n DEVICE=+pci:" + bdf + "\n" + s.kmsg
 	dev := mlx5Device()
@@ -155,7 +176,11 @@ func (s synth) files() map[string]string {
 	} {
 		f["root/"+pciDir+"/"+k] = v
 	}
-	for _, irq := range []string{"120", "121", "122", "123", "124"} {
+	irqs := []string{"120", "121", "122", "123", "124"}
+	if s.noCompVectors {
+		irqs = irqs[:1]
+	}
+	for _, irq := range irqs {
 		f["root/"+pciDir+"/msi_irqs/"+irq] = "msix\n"
 	}
 	f["root/"+ib+"/node_type"] = "1: CA\n"
@@ -217,14 +242,17 @@ func (s synth) files() map[string]string {
 	f["root/"+ib+"/ports/1/lid"] = "0x0\n"
 	f["root/"+ib+"/ports/1/sm_lid"] = "0x0\n"
 	f["root/"+ib+"/ports/1/cap_mask"] = "0x00010000\n"
-	f["root/proc/interrupts"] = "" +
+	interrupts := "" +
 		"            CPU0       CPU1\n" +
-		" 120:         12          3  IR-PCI-MSIX-" + bdf + "    0-edge      mlx5_async0@pci:" + bdf + "\n" +
-		" 121:     104857          0  IR-PCI-MSIX-" + bdf + "    1-edge      mlx5_comp0@pci:" + bdf + "\n" +
-		" 122:          0      98304  IR-PCI-MSIX-" + bdf + "    2-edge      mlx5_comp1@pci:" + bdf + "\n" +
-		" 123:       5120          0  IR-PCI-MSIX-" + bdf + "    3-edge      mlx5_comp2@pci:" + bdf + "\n" +
-		" 124:          0       4096  IR-PCI-MSIX-" + bdf + "    4-edge      mlx5_comp3@pci:" + bdf + "\n" +
-		" NMI:          0          0   Non-maskable interrupts\n"
+		" 120:         12          3  IR-PCI-MSIX-" + bdf + "    0-edge      mlx5_async0@pci:" + bdf + "\n"
+	if !s.noCompVectors {
+		interrupts += "" +
+			" 121:     104857          0  IR-PCI-MSIX-" + bdf + "    1-edge      mlx5_comp0@pci:" + bdf + "\n" +
+			" 122:          0      98304  IR-PCI-MSIX-" + bdf + "    2-edge      mlx5_comp1@pci:" + bdf + "\n" +
+			" 123:       5120          0  IR-PCI-MSIX-" + bdf + "    3-edge      mlx5_comp2@pci:" + bdf + "\n" +
+			" 124:          0       4096  IR-PCI-MSIX-" + bdf + "    4-edge      mlx5_comp3@pci:" + bdf + "\n"
+	}
+	f["root/proc/interrupts"] = interrupts + " NMI:          0          0   Non-maskable interrupts\n"
 	return f
 }
 
