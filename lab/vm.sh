@@ -35,6 +35,7 @@
 #   LAB_CACHE     where guest packages and the base initramfs are kept (default: lab/cache)
 #   LAB_TIMEOUT   hard limit on the whole VM in seconds (default 300)
 #   LAB_MEM       guest memory in MiB (default 1024)
+#   LAB_SMP       guest CPUs (default 2)
 #   LAB_QUIET=1   do not copy the console to stdout while the guest runs
 #   LAB_KERNEL_PKG  Debian kernel package to boot (default: what linux-image-amd64 depends on)
 #
@@ -202,7 +203,7 @@ cat "$BASE" "$RUN/run.cpio.gz" >"$RUN/initrd.gz"
 mon=$RUN/monitor.sock
 : >"$outdir/console.log"; : >"$outdir/channel.txt"
 # ttyS0 is the console; ttyS1 carries only the /out archive, so kernel messages cannot corrupt it.
-timeout -k 10 "${LAB_TIMEOUT:-300}" qemu-system-x86_64 -machine q35 -accel tcg -cpu max -m "${LAB_MEM:-1024}" -smp 2 \
+timeout -k 10 "${LAB_TIMEOUT:-300}" qemu-system-x86_64 -machine q35 -accel tcg -cpu max -m "${LAB_MEM:-1024}" -smp "${LAB_SMP:-2}" \
   -nodefaults -display none -no-reboot \
   -kernel "$ROOT/boot/vmlinuz-$KV" -initrd "$RUN/initrd.gz" -append "console=ttyS0 quiet panic=-1" \
   -serial "file:$outdir/console.log" -serial "file:$outdir/channel.txt" -monitor "unix:$mon,server,nowait" \

@@ -1,10 +1,12 @@
 # probe-bandwidth: the strict form of probe-lab, run by `make e2e-bandwidth` and not by `make e2e`:
-# it also requires the bandwidth ratio within 20% (labtest's "pass"). Under software emulation the
-# probe measures 84-87% of ib_write_bw on a quiet host, too close to the limit for CI to depend on;
-# probe-lab asserts a 0.5 floor instead (single medians ranged 0.71-0.88 in quiet-host runs), which
-# catches a probe that stops measuring the DMA path, not the last 15 %.
+# it also requires the bandwidth ratio within 20% (labtest's "pass"), over 9 rounds. Under software
+# emulation nested in a VM the median of the rounds' ratios came out 0.75-0.99 (mostly 0.83-0.86)
+# in 15 runs of 7-9 rounds: the Go scheduler's 10 ms preemption of the probe's busy loop hands the
+# P to a second thread and back, which costs well under 1% on hardware and about 15% under TCG
+# (see probe/labtest's busiest-thread figures). Too close to the limit for CI to depend on;
+# probe-lab asserts a 0.5 floor instead, which catches a probe that stops measuring the DMA path.
 # Otherwise as probe-lab: the verbs probes against the healthy guest's rxe0, driven by probe/labtest: every probe
-# passes; the bandwidth probe's median over interleaved runs is within 20% of ib_write_bw's median
+# passes; the median of the rounds' probe/ib_write_bw ratios is within 20%
 # in the same boot (same message size, writes in flight and iterations, every write signaled, both
 # in MiB/s); 20 probe runs cut short at different stages (injected error, deadline, Ctrl-C) leave no
 # QP, CQ, MR or PD of the process behind according to `rdma res show` (matched by the process's

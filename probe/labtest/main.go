@@ -48,6 +48,7 @@ func main() {
 	rounds := flag.Int("bw-rounds", 5, "interleaved bandwidth runs of the probe and of ib_write_bw (medians compared)")
 	iters := flag.Int("bw-iters", 1000, "RDMA WRITEs per bandwidth run (ib_write_bw -n)")
 	runs := flag.Int("cleanup-runs", 20, "interrupted runs in the cleanup test (0 to skip)")
+	minRatio := flag.Float64("bw-min-ratio", 0.8, "lowest probe/ib_write_bw median ratio that passes (the issue's 20%: 0.8)")
 	jsonOut := flag.Bool("json", false, "log to stderr, print a JSON summary on stdout")
 	flag.Parse()
 	t := &lab{dev: *dev, port: *port, log: os.Stdout}
@@ -57,7 +58,7 @@ func main() {
 	t.sum.Device, t.sum.Port = *dev, *port
 	t.sum.Probes = map[string]probe.Status{}
 	t.sum.Failed = []string{}
-	if err := t.run(*perftest, *perfHost, *rounds, *iters, *runs); err != nil {
+	if err := t.run(*perftest, *perfHost, *rounds, *iters, *runs, *minRatio); err != nil {
 		t.check(false, "labtest: %v", err)
 	}
 	t.sum.Pass = t.failures == 0
@@ -107,11 +108,16 @@ type Bandwidth struct {
 	Rounds    int    `json:"rounds"`
 	Probe     []Run  `json:"probe_runs"`
 	IBWriteBW []Run  `json:"ib_write_bw_runs"`
-	// Medians of the runs that completed, in Unit; Ratio is probe/ib_write_bw.
+	// Medians of the runs that completed, in Unit, and their ratio.
 	ProbeMedian     float64 `json:"probe_median"`
 	IBWriteBWMedian float64 `json:"ib_write_bw_median"`
-	Ratio           float64 `json:"ratio"`
-	Within20Pct     bool    `json:"within_20_percent"`
+	MedianRatio     float64 `json:"median_ratio"`
+	// RoundRatios is probe/ib_write_bw of each round whose two runs
+	// completed; Ratio, the verdict, is their median.
+	RoundRatios []float64 `json:"round_ratios"`
+	Ratio       float64   `json:"ratio"`
+	Within20Pct bool      `json:"within_20_percent"`
+	MinRatio    float64   `json:"min_ratio"` // the -bw-min-ratio this run was judged by
 }
 
 // Run is one bandwidth measurement with what the device counted meanwhile:
@@ -171,7 +177,7 @@ func (t *lab) show(v any) {
 	fmt.Fprintf(t.log, "RESULT %s\n", b)
 }
 
-func (t *lab) run(perftest bool, perfHost string, rounds, iters, runs int) error {
+func (t *lab) run(perftest bool, perfHost string, rounds, iters, runs int, minRatio float64) error {
 	lib, err := verbs.Load()
 	if err != nil {
 		return err
@@ -215,7 +221,7 @@ func (t *lab) run(perftest bool, perfHost string, rounds, iters, runs int) error
 			ov.Requested, ov.Granted, ov.Posted, ov.CQErrEvents, ov.OtherEvents, ov.QPState, ov.Polled)
 	}
 
-	t.bandwidth(ctx, perftest, perfHost, max(rounds, 1), iters)
+	t.bandwidth(ctx, perftest, perfHost, max(rounds, 1), iters, minRatio)
 	t.checkNoLeftovers("after the passing probes")
 
 	if runs > 0 {
@@ -236,7 +242,7 @@ func (t *lab) run(perftest bool, perfHost string, rounds, iters, runs int) error
 // (ib_write_bw turns CQ moderation off above 8 KiB), iters writes per run.
 // The order alternates so that neither tool always runs on a device the
 // other has just warmed or loaded.
-func (t *lab) bandwidth(ctx context.Context, perftest bool, perfHost string, rounds, iters int) {
+func (t *lab) bandwidth(ctx context.Context, perftest bool, perfHost string, rounds, iters int, minRatio float64) {
 	bo := probe.Options{Timeout: 60 * time.Second, MsgSize: 65536, TxDepth: 128, Iters: iters, CQMod: 1}
 	b := &Bandwidth{Unit: "MiB/s", MsgSize: bo.MsgSize, TxDepth: bo.TxDepth, Iters: iters, CQMod: bo.CQMod, Rounds: rounds}
 	t.sum.Bandwidth = b
@@ -286,11 +292,32 @@ func (t *lab) bandwidth(ctx context.Context, perftest bool, perfHost string, rou
 	}
 	b.IBWriteBWMedian = median(b.IBWriteBW)
 	if b.IBWriteBWMedian > 0 {
-		b.Ratio = b.ProbeMedian / b.IBWriteBWMedian
+		b.MedianRatio = b.ProbeMedian / b.IBWriteBWMedian
+	}
+	// The verdict is the median of the rounds' own ratios: the two runs of
+	// a round are seconds apart, while the guest's speed under emulation
+	// drifts by 20-30% over a minute with the host's load, which a ratio of
+	// the two medians takes for a difference between the tools.
+	for i := range min(len(b.Probe), len(b.IBWriteBW)) {
+		p, q := b.Probe[i], b.IBWriteBW[i]
+		if p.Error == "" && q.Error == "" && p.MiBps > 0 && q.MiBps > 0 {
+			b.RoundRatios = append(b.RoundRatios, float64(int(p.MiBps/q.MiBps*1000+0.5))/1000)
+		}
+	}
+	if len(b.RoundRatios) > 0 {
+		r := slices.Clone(b.RoundRatios)
+		slices.Sort(r)
+		b.Ratio = r[len(r)/2]
+		if len(r)%2 == 0 {
+			b.Ratio = (r[len(r)/2-1] + r[len(r)/2]) / 2
+		}
 	}
 	b.Within20Pct = b.Ratio >= 0.8 && b.Ratio <= 1.2
-	t.check(b.Within20Pct, "bandwidth: probe median %.2f MiB/s %v, ib_write_bw median %.2f MiB/s %v (BW average[MB/sec], which is MiB/s), ratio %.3f (must be within 20%%)",
-		b.ProbeMedian, rates(b.Probe), b.IBWriteBWMedian, rates(b.IBWriteBW), b.Ratio)
+	b.MinRatio = minRatio
+	// Faster than ib_write_bw by more than 20% would mean the probe does not
+	// measure what ib_write_bw does; slower is judged against -bw-min-ratio.
+	t.check(b.Ratio >= minRatio && b.Ratio <= 1.2, "bandwidth: probe median %.2f MiB/s %v, ib_write_bw median %.2f MiB/s %v (BW average[MB/sec], which is MiB/s); ratio of each round %v, median %.3f (must be in [%.2f, 1.2]; within 20%%: %v; ratio of the medians %.3f)",
+		b.ProbeMedian, rates(b.Probe), b.IBWriteBWMedian, rates(b.IBWriteBW), b.RoundRatios, b.Ratio, minRatio, b.Within20Pct, b.MedianRatio)
 }
 
 func errText(err error) string {
