@@ -31,7 +31,6 @@ type beField struct{ off, w uint }
 func (f beField) mask() uint32  { return uint32(1<<f.w - 1) }
 func (f beField) byteOff() uint { return 4 * (f.off / 32) }
 func (f beField) shift() uint   { return 32 - f.off%32 - f.w }
-func (f beField) end() int      { return int(f.byteOff()) + 4 }
 
 func (f beField) get(b []byte) uint32 {
 	return binary.BigEndian.Uint32(b[f.byteOff():]) >> f.shift() & f.mask()
