@@ -5,7 +5,8 @@
 //
 // The kernel core adds nothing to a raw entry (no QPN, CQN or state): the blob is whatever
 // the driver put there, so the layout is the driver's and differs between drivers and kernel
-// versions. Only HiSilicon hns and mlx5 implement the raw ops (Linux 6.1 and 6.12).
+// versions. In Linux 6.1 and 6.12 only HiSilicon hns and mlx5 implement the raw ops; bnxt_re
+// added a firmware blob later that has no public field layout, so it is not decoded here.
 //
 // # What is verified from kernel source
 //
