@@ -55,6 +55,16 @@ func CQsRequest(devIndex uint32) host.Request {
 	return dumpRequest(CmdResCQGet, devIndexAttr(devIndex))
 }
 
+// QPsRawRequest dumps the raw hardware contexts of one device's QPs (admin only).
+func QPsRawRequest(devIndex uint32) host.Request {
+	return dumpRequest(CmdResQPGetRaw, devIndexAttr(devIndex))
+}
+
+// CQsRawRequest dumps the raw hardware contexts of one device's CQs (admin only).
+func CQsRawRequest(devIndex uint32) host.Request {
+	return dumpRequest(CmdResCQGetRaw, devIndexAttr(devIndex))
+}
+
 // MRsRequest dumps the MRs of one device.
 func MRsRequest(devIndex uint32) host.Request {
 	return dumpRequest(CmdResMRGet, devIndexAttr(devIndex))
@@ -95,6 +105,20 @@ func (c *Client) QPs(devIndex uint32) ([]QP, error) {
 // CQs lists the CQs of device devIndex.
 func (c *Client) CQs(devIndex uint32) ([]CQ, error) {
 	return query(c, CQsRequest(devIndex), ofDevice("CQ", devIndex), decodeCQs)
+}
+
+// QPsRaw returns the raw hardware context of every QP of device devIndex, in the order of the
+// kernel's resource table (the order QPs lists them in, though objects created or destroyed
+// between the two dumps shift it). The kernel answers EPERM without CAP_NET_ADMIN, EINVAL when
+// the driver has no raw contexts (most drivers; mlx5 and hns have them), EOPNOTSUPP when mlx5
+// firmware lacks the resource dump; one object that fails aborts the whole dump.
+func (c *Client) QPsRaw(devIndex uint32) ([]Raw, error) {
+	return query(c, QPsRawRequest(devIndex), ofDevice("raw QP", devIndex), decodeQPsRaw)
+}
+
+// CQsRaw returns the raw hardware context of every CQ of device devIndex (see QPsRaw).
+func (c *Client) CQsRaw(devIndex uint32) ([]Raw, error) {
+	return query(c, CQsRawRequest(devIndex), ofDevice("raw CQ", devIndex), decodeCQsRaw)
 }
 
 // MRs lists the MRs of device devIndex. Keys are filled only for a caller with CAP_NET_ADMIN.

@@ -24,6 +24,8 @@ const (
 	CmdResMRGet    uint16 = 13
 	CmdResPDGet    uint16 = 14
 	CmdStatGet     uint16 = 17
+	CmdResQPGetRaw uint16 = 19 // RDMA_NL_ADMIN_PERM: CAP_NET_ADMIN in the initial user namespace
+	CmdResCQGetRaw uint16 = 20 // likewise
 	CmdResCtxGet   uint16 = 22
 	CmdResSRQGet   uint16 = 23
 	CmdStatGetStat uint16 = 24
@@ -85,6 +87,7 @@ const (
 	AttrResCtxN          uint16 = 64
 	AttrDevProtocol      uint16 = 67
 	AttrDevDIM           uint16 = 84
+	AttrResRaw           uint16 = 85 // a driver's raw hardware context (binary)
 	AttrResSubtype       uint16 = 98
 )
 

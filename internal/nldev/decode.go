@@ -291,6 +291,21 @@ func decodeCQs(b []byte) ([]CQ, error) {
 	return decodeRes(b, CmdResCQGet, AttrResCQ, AttrResCQEntry, fillCQ)
 }
 
+// In raw mode an entry holds only what the driver put in it: RES_RAW, with no object number.
+func decodeQPsRaw(b []byte) ([]Raw, error) {
+	return decodeRes(b, CmdResQPGetRaw, AttrResQP, AttrResQPEntry, fillRaw)
+}
+
+func decodeCQsRaw(b []byte) ([]Raw, error) {
+	return decodeRes(b, CmdResCQGetRaw, AttrResCQ, AttrResCQEntry, fillRaw)
+}
+
+// DecodeQPsRaw decodes a raw QP dump reply (exported for fuzzing and tools).
+func DecodeQPsRaw(b []byte) ([]Raw, error) { return decodeQPsRaw(b) }
+
+// DecodeCQsRaw decodes a raw CQ dump reply.
+func DecodeCQsRaw(b []byte) ([]Raw, error) { return decodeCQsRaw(b) }
+
 func decodeMRs(b []byte) ([]MR, error) {
 	return decodeRes(b, CmdResMRGet, AttrResMR, AttrResMREntry, fillMR)
 }

@@ -386,3 +386,40 @@ func unhex(s string) []byte {
 	}
 	return b
 }
+
+// TestDecodeRaw checks the raw dumps' wire form as nldev.c builds it: the usual table and entry
+// nests (without NLA_F_NESTED), each entry holding only the driver's RES_RAW bytes.
+func TestDecodeRaw(t *testing.T) {
+	traw := nldev.MsgType(nldev.CmdResQPGetRaw)
+	ctx := []byte{0xde, 0xad, 0xbe, 0xef, 0x01}
+	entry := func(a ...[]byte) []byte { return attr(nldev.AttrResQPEntry, cat(a...)) }
+	rawMsg := func(entries ...[]byte) []byte {
+		return msg(traw, 2, attr(nldev.AttrDevIndex, u32(3)), attr(nldev.AttrDevName, cstr("hns_0")),
+			attr(nldev.AttrResQP, cat(entries...)))
+	}
+	got, err := nldev.DecodeQPsRaw(cat(rawMsg(entry(attr(nldev.AttrResRaw, ctx)), entry(attr(nldev.AttrResRaw, nil))), done(0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []nldev.Raw{{DevIndex: 3, DevName: "hns_0", Data: ctx}, {DevIndex: 3, DevName: "hns_0", Data: []byte{}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+	if _, err := nldev.DecodeQPsRaw(cat(rawMsg(entry(attr(nldev.AttrResLQPN, u32(1)))), done(0))); !errors.Is(err, nldev.ErrMalformed) {
+		t.Errorf("entry without RES_RAW: err %v, want ErrMalformed", err)
+	}
+	// A driver without raw contexts fails the dump with EINVAL in NLMSG_DONE.
+	if _, err := nldev.DecodeQPsRaw(done(-int32(syscall.EINVAL))); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("refused dump: err %v, want EINVAL", err)
+	}
+	// The non-raw decoder refuses a raw reply: the message type names the command.
+	if _, err := nldev.DecodeQPs(cat(rawMsg(entry(attr(nldev.AttrResRaw, ctx))), done(0))); !errors.Is(err, nldev.ErrMalformed) {
+		t.Errorf("raw reply to the QP decoder: err %v, want ErrMalformed", err)
+	}
+	// Round trip through the test encoder, CQ side.
+	cqs := []nldev.Raw{{DevIndex: 3, DevName: "hns_0", Data: make([]byte, 64)}}
+	got, err = nldev.DecodeCQsRaw(nltest.CQRawDump(3, "hns_0", cqs))
+	if err != nil || !reflect.DeepEqual(got, cqs) {
+		t.Errorf("CQ raw round trip: %+v, %v", got, err)
+	}
+}

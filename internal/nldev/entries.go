@@ -117,3 +117,23 @@ func fillPD(d *values, idx uint32, name string, e []byte, pd *PD) error {
 	}
 	return firstErr(it.err, d.err)
 }
+
+func fillRaw(_ *values, idx uint32, name string, e []byte, r *Raw) error {
+	r.DevIndex, r.DevName = idx, name
+	it := attrs{b: e}
+	found := false
+	for t, v, ok := it.next(); ok; t, v, ok = it.next() {
+		if t == AttrResRaw {
+			// Copied: the reply buffer is not kept alive by one context per object.
+			r.Data, found = make([]byte, len(v)), true
+			copy(r.Data, v)
+		}
+	}
+	if it.err != nil {
+		return it.err
+	}
+	if !found {
+		return missing(AttrResRaw)
+	}
+	return nil
+}

@@ -29,6 +29,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add(nltest.DevDump([]nldev.Device{{Index: 1, Name: "mlx5_0", FWVersion: "28.41.1000", Protocol: "ib", HasDIM: true}}))
 	f.Add(nltest.PortDump([]nldev.Port{{DevIndex: 1, Index: 1, HasIB: true, NetdevName: "ib0"}}))
 	f.Add(nltest.ResSummaryDump([]nldev.ResSummary{{DevIndex: 1, Counts: map[string]uint64{"qp": 1}}}))
+	f.Add(e.QPRawDump(1, "mlx5_0", []nldev.Raw{{Data: []byte{1, 2, 3}}, {Data: make([]byte, 136)}}))
+	f.Add(e.CQRawDump(1, "hns_0", []nldev.Raw{{Data: make([]byte, 64)}}))
 	f.Add(nltest.ErrorReply(syscall.EOPNOTSUPP))
 	f.Add(done(0))
 	f.Add([]byte{})
@@ -41,6 +43,8 @@ func FuzzDecode(f *testing.F) {
 		func(b []byte) (int, error) { v, err := nldev.DecodeDevices(b); return len(v), err },
 		func(b []byte) (int, error) { v, err := nldev.DecodePorts(b); return len(v), err },
 		func(b []byte) (int, error) { v, err := nldev.DecodeResSummary(b); return len(v), err },
+		func(b []byte) (int, error) { v, err := nldev.DecodeQPsRaw(b); return len(v), err },
+		func(b []byte) (int, error) { v, err := nldev.DecodeCQsRaw(b); return len(v), err },
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for i, dec := range decoders {

@@ -102,6 +102,14 @@ type CQ struct {
 	KernName string
 }
 
+// Raw is one object's raw hardware context from RDMA_NLDEV_CMD_RES_{QP,CQ}_GET_RAW: the
+// driver's bytes (their layout is the driver's; see checks/cq/rawctx), without an object number.
+type Raw struct {
+	DevIndex uint32
+	DevName  string
+	Data     []byte
+}
+
 // MR is one memory region from RDMA_NLDEV_CMD_RES_MR_GET.
 type MR struct {
 	DevIndex uint32

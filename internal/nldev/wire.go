@@ -160,7 +160,7 @@ var attrNames = map[uint16]string{
 	AttrResLocalDMALKey: "RES_LOCAL_DMA_LKEY", AttrResUnsafeGlobalR: "RES_UNSAFE_GLOBAL_RKEY",
 	AttrNdevIndex: "NDEV_INDEX", AttrNdevName: "NDEV_NAME", AttrResPDN: "RES_PDN",
 	AttrResCQN: "RES_CQN", AttrResMRN: "RES_MRN", AttrResCtxN: "RES_CTXN",
-	AttrDevProtocol: "DEV_PROTOCOL", AttrDevDIM: "DEV_DIM", AttrResSubtype: "RES_SUBTYPE",
+	AttrDevProtocol: "DEV_PROTOCOL", AttrDevDIM: "DEV_DIM", AttrResSubtype: "RES_SUBTYPE", AttrResRaw: "RES_RAW",
 }
 
 func attrName(t uint16) string {

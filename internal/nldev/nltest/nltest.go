@@ -303,6 +303,19 @@ func (e Encoder) PDDump(devIndex uint32, devName string, pds []nldev.PD) []byte 
 	return table(e, nldev.CmdResPDGet, nldev.AttrResPD, nldev.AttrResPDEntry, devIndex, devName, pds, fillPD)
 }
 
+func fillRaw(w *attrBuf, r *nldev.Raw) { w.put(nldev.AttrResRaw, r.Data) }
+
+// QPRawDump is the RDMA_NLDEV_CMD_RES_QP_GET_RAW dump of one device: entries that hold only
+// the driver's RES_RAW bytes, as the kernel sends them.
+func (e Encoder) QPRawDump(devIndex uint32, devName string, raws []nldev.Raw) []byte {
+	return table(e, nldev.CmdResQPGetRaw, nldev.AttrResQP, nldev.AttrResQPEntry, devIndex, devName, raws, fillRaw)
+}
+
+// CQRawDump is the RDMA_NLDEV_CMD_RES_CQ_GET_RAW dump of one device.
+func (e Encoder) CQRawDump(devIndex uint32, devName string, raws []nldev.Raw) []byte {
+	return table(e, nldev.CmdResCQGetRaw, nldev.AttrResCQ, nldev.AttrResCQEntry, devIndex, devName, raws, fillRaw)
+}
+
 // ErrorReply is the NLMSG_ERROR message the kernel sends when it refuses a request.
 func (e Encoder) ErrorReply(errno syscall.Errno) []byte {
 	payload := ne.AppendUint32(nil, uint32(-int32(errno)))
@@ -338,6 +351,16 @@ func MRDump(devIndex uint32, devName string, mrs []nldev.MR) []byte {
 // PDDump encodes with the zero Encoder.
 func PDDump(devIndex uint32, devName string, pds []nldev.PD) []byte {
 	return Encoder{}.PDDump(devIndex, devName, pds)
+}
+
+// QPRawDump encodes with the zero Encoder.
+func QPRawDump(devIndex uint32, devName string, raws []nldev.Raw) []byte {
+	return Encoder{}.QPRawDump(devIndex, devName, raws)
+}
+
+// CQRawDump encodes with the zero Encoder.
+func CQRawDump(devIndex uint32, devName string, raws []nldev.Raw) []byte {
+	return Encoder{}.CQRawDump(devIndex, devName, raws)
 }
 
 // ErrorReply encodes with the zero Encoder.
