@@ -19,6 +19,9 @@ type Options struct {
 	// WRConcurrency is the number of work requests the operator says can be outstanding on one CQ
 	// (--wr-concurrency); 0 means not declared.
 	WRConcurrency int
+	// RawContexts makes the CQ depth check read the drivers' raw QP and CQ contexts
+	// (--raw-contexts): admin only, and on mlx5 one firmware command per object, so opt-in.
+	RawContexts bool
 	// WRProfile is a JSON file mapping applications (command names, "[module]" for kernel owners)
 	// to the work requests each can have outstanding on one CQ (--wr-profile).
 	WRProfile string

@@ -27,6 +27,8 @@ type RecordOptions struct {
 	Now         time.Time
 	Redact      bool
 	Description string
+	// RawContexts also records the raw QP/CQ context dumps (check --raw-contexts).
+	RawContexts bool
 }
 
 // Record captures h into dir (which must not exist or be empty): the allow-listed files, the
@@ -67,7 +69,7 @@ func Record(h *host.Host, dir string, o RecordOptions) error {
 		if err := os.MkdirAll(nldir, 0o755); err != nil {
 			return err
 		}
-		pids, err := recordNetlink(nldev.NewRecorder(nl, nldir))
+		pids, err := recordNetlink(nldev.NewRecorder(nl, nldir), o.RawContexts)
 		if err != nil {
 			rec.fail("netlink", err)
 		}
@@ -100,7 +102,7 @@ func Record(h *host.Host, dir string, o RecordOptions) error {
 // recordNetlink asks, through the recording connection, every question the QP and CQ checks ask,
 // in the same byte-for-byte form, so that replay finds each answer under its request key. It
 // returns the pids owning QPs or CQs, sorted.
-func recordNetlink(conn host.NetlinkConn) ([]uint32, error) {
+func recordNetlink(conn host.NetlinkConn, raw bool) ([]uint32, error) {
 	c := nldev.NewClient(conn)
 	devs, err := c.Devices()
 	if err != nil {
@@ -131,6 +133,13 @@ func recordNetlink(conn host.NetlinkConn) ([]uint32, error) {
 		}
 		if _, err := c.MRs(d.Index); err != nil {
 			errs = append(errs, fmt.Errorf("%s MRs: %w", d.Name, err))
+		}
+		if raw {
+			// A refusal (EPERM, EINVAL from a driver without raw contexts) is recorded as the
+			// answer it is; the check reports it. Each raw dump follows its own table's plain
+			// dump, as in the check, which aligns the two by position.
+			_, _ = c.QPsRaw(d.Index)
+			_, _ = c.CQsRaw(d.Index)
 		}
 	}
 	delete(owners, 0) // kernel-owned

@@ -74,7 +74,7 @@ func TestDepthDocumentedCase(t *testing.T) {
 	}
 	// Without a declared concurrency nothing is judged, and the finding says why.
 	f = one(t, checktest.Run(t, "cq-depth-128", checks.Options{}, "cq.depth"), "cq.depth", "mlx5_0", report.Skipped)
-	if !strings.Contains(ev(t, f, "concurrency"), "not derivable") {
+	if !strings.Contains(ev(t, f, "concurrency"), "not derived") {
 		t.Errorf("%+v", f.Evidence)
 	}
 	// Enough depth: OK.
@@ -294,5 +294,39 @@ func TestNoCompletionVectors(t *testing.T) {
 	checktest.WantEvidence(t, f, "num_comp_vectors", "0")
 	if len(f.ExplainedBy) != 1 || f.ExplainedBy[0] != "driver.interrupts@mlx5_0" {
 		t.Errorf("cq.vectors should name driver.interrupts as its cause: %v", f.ExplainedBy)
+	}
+}
+
+// --raw-contexts on an mlx5 snapshot: the application CQ below its QPs' capacity is a warning
+// (not the certain overrun of a declared concurrency), the one above it passes, and a declared
+// concurrency still wins where given.
+func TestDepthFromRawContexts(t *testing.T) {
+	fs := checktest.Run(t, "cq-raw-mlx5", checks.Options{RawContexts: true}, "cq.depth")
+	f := one(t, fs, "cq.depth", "mlx5_0 pid 4242 (trainer) cqe 255", report.Warning)
+	if got := ev(t, f, "recommended cqe"); got != "2048" {
+		t.Errorf("recommended %s, want 2048 (768 work requests x 2, next power of two)", got)
+	}
+	if got := ev(t, f, "capacity"); !strings.HasPrefix(got, "768, capacity of the 4 QP queue(s) attached") || !strings.Contains(got, "upper bound") {
+		t.Errorf("capacity evidence %q", got)
+	}
+	if len(fs) != 1 {
+		t.Errorf("%d findings, want only the undersized CQ (the cqe 1023 CQ holds its 512): %+v", len(fs), fs)
+	}
+
+	// Without the flag the same snapshot is not judged, and says how it could be.
+	f = one(t, checktest.Run(t, "cq-raw-mlx5", checks.Options{}, "cq.depth"), "cq.depth", "mlx5_0", report.Skipped)
+	if got := ev(t, f, "concurrency"); !strings.Contains(got, "--raw-contexts") {
+		t.Errorf("concurrency evidence %q does not point at --raw-contexts", got)
+	}
+
+	// A declared concurrency is what the application really keeps outstanding: it wins, and
+	// above the depth it is critical.
+	fs = checktest.Run(t, "cq-raw-mlx5", checks.Options{RawContexts: true, WRConcurrency: 300}, "cq.depth")
+	one(t, fs, "cq.depth", "mlx5_0 pid 4242 (trainer) cqe 255", report.Critical)
+
+	// A snapshot recorded without raw contexts says so instead of guessing.
+	f = one(t, checktest.Run(t, "cq-depth-128", checks.Options{RawContexts: true}, "cq.depth"), "cq.depth", "mlx5_0", report.Skipped)
+	if got := ev(t, f, "raw contexts"); !strings.Contains(got, "recorded without --raw-contexts") {
+		t.Errorf("raw contexts evidence %q", got)
 	}
 }

@@ -14,7 +14,7 @@ import (
 func init() {
 	checks.Register(checks.Check{
 		ID:          "cq.depth",
-		Description: "CQ depth (cqe) against the work requests that can complete on it (--wr-concurrency, --wr-profile)",
+		Description: "CQ depth (cqe) against the work requests that can complete on it (--wr-concurrency, --wr-profile, --raw-contexts)",
 		Fault:       "cq-eq",
 		Run:         runDepth,
 	})
@@ -25,11 +25,23 @@ type Concurrency struct {
 	N int64
 	// Profile is the --wr-profile entry that declared N; empty when --wr-concurrency did.
 	Profile string
+	// Derived, when set, is where N came from instead: the raw-context layout the capacity of
+	// the attached QPs was read with (see Capacity).
+	Derived string
+	QPs     int  // derived: QP queues counted
+	Upper   bool // derived: a send queue was counted in WQE blocks, an upper bound
 }
 
 // Source says where N came from, for evidence. (Built only for findings: a judge pass over
 // 50k CQs must not format a string per CQ.)
 func (c Concurrency) Source() string {
+	if c.Derived != "" {
+		s := fmt.Sprintf("capacity of the %d QP queue(s) attached, from the drivers' raw contexts (%s)", c.QPs, c.Derived)
+		if c.Upper {
+			s += "; send queues counted in 64-byte WQE blocks, an upper bound on their work requests"
+		}
+		return s
+	}
 	if c.Profile != "" {
 		return fmt.Sprintf("declared by --wr-profile entry %q", c.Profile)
 	}
@@ -57,11 +69,12 @@ func Declared(c *nldev.CQ, comm string, flag int64, prof *Profile) (Concurrency,
 }
 
 type depthKey struct {
-	pid  uint32
-	kern string
-	cqe  uint32
-	conc int64
-	prof string
+	pid     uint32
+	kern    string
+	cqe     uint32
+	conc    int64
+	prof    string
+	derived bool
 }
 
 // DepthGroup is the undersized CQs of one owner with one depth and one concurrency.
@@ -81,8 +94,11 @@ type DeviceDepth struct {
 	MinCQE, MaxCQE          uint32
 }
 
-// JudgeDepth judges every CQ of a device in one pass; comm names a process owner.
-func JudgeDepth(cqs []nldev.CQ, comm func(pid uint32) string, flag int64, prof *Profile) DeviceDepth {
+// JudgeDepth judges every CQ of a device in one pass; comm names a process owner. A declared
+// concurrency wins; otherwise, when der holds capacities (--raw-contexts), an application CQ
+// is judged against the capacity of the QPs attached to it (kernel consumers are left alone
+// for the reason Declared gives).
+func JudgeDepth(cqs []nldev.CQ, comm func(pid uint32) string, flag int64, prof *Profile, der *Derived) DeviceDepth {
 	r := DeviceDepth{Total: len(cqs)}
 	idx := map[depthKey]*DepthGroup{}
 	comms := map[uint32]string{}
@@ -102,6 +118,11 @@ func JudgeDepth(cqs []nldev.CQ, comm func(pid uint32) string, flag int64, prof *
 			name = n
 		}
 		conc, ok := Declared(c, name, flag, prof)
+		if !ok && der != nil && der.ByCQN != nil && c.KernName == "" && c.PID != 0 {
+			// A CQ no QP uses has nothing to overrun it: capacity 0.
+			cp := der.ByCQN[c.CQN]
+			conc, ok = Concurrency{N: cp.WRs, Derived: der.Layout, QPs: cp.QPs, Upper: cp.Upper}, true
+		}
 		if !ok {
 			r.Unjudged++
 			continue
@@ -110,7 +131,7 @@ func JudgeDepth(cqs []nldev.CQ, comm func(pid uint32) string, flag int64, prof *
 		if !Overruns(int64(c.CQE), conc.N) {
 			continue
 		}
-		k := depthKey{c.PID, c.KernName, c.CQE, conc.N, conc.Profile}
+		k := depthKey{c.PID, c.KernName, c.CQE, conc.N, conc.Profile, conc.Derived != ""}
 		g := idx[k]
 		if g == nil {
 			g = &DepthGroup{PID: c.PID, Kern: c.KernName, CQE: c.CQE, Concurrency: conc}
@@ -133,11 +154,11 @@ func JudgeDepth(cqs []nldev.CQ, comm func(pid uint32) string, flag int64, prof *
 	return r
 }
 
-// derivedNote says why concurrency is never derived here: netlink gives a CQ's users (how many
-// QPs attach) but not each QP's max_send_wr/max_recv_wr, which only the admin-only raw driver
-// contexts (RES_QP_GET_RAW) hold, in a per-driver layout this version does not decode.
-const derivedNote = "not derivable: netlink reports how many QPs use a CQ but not their max_send_wr/max_recv_wr " +
-	"(only raw driver contexts have them, not decoded here)"
+// derivedNote says why concurrency was not derived without --raw-contexts: netlink's plain
+// dumps give a CQ's users (how many QPs attach) but not each QP's queue sizes, which only the
+// admin-only raw driver contexts hold.
+const derivedNote = "not derived: netlink's plain dumps say how many QPs use a CQ but not their queue sizes; " +
+	"--raw-contexts reads them from the drivers' raw contexts (root; mlx5, hns)"
 
 func runDepth(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 	var prof *Profile
@@ -157,6 +178,10 @@ func runDepth(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 	}
 	owners := rdmares.SharedOwners(env)
 	flag := int64(env.Opts.WRConcurrency)
+	var derived map[uint32]*Derived
+	if env.Opts.RawContexts {
+		derived = deriveAll(env)
+	}
 	var out []report.Finding
 	for _, d := range t.Devices {
 		subj := rdmares.DevSubject(env, d.Dev.Name)
@@ -167,7 +192,18 @@ func runDepth(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 				Evidence: []report.Evidence{report.Ev("CQ dump", d.Err.Error(), src)}})
 			continue
 		}
-		r := JudgeDepth(d.Objs, owners.Comm, flag, prof)
+		der := derived[d.Dev.Index]
+		r := JudgeDepth(d.Objs, owners.Comm, flag, prof, der)
+		concNote := report.Ev("concurrency", derivedNote, src)
+		rawSrc := "netlink:RES_QP_GET_RAW, RES_CQ_GET_RAW " + d.Dev.Name
+		if der != nil {
+			if der.Reason != "" {
+				concNote = report.Ev("raw contexts", "not used: "+der.Reason, rawSrc)
+			} else {
+				concNote = report.Ev("raw contexts", fmt.Sprintf("read (%s); application CQs without a declared concurrency are judged "+
+					"against the capacity of the QPs attached", der.Layout), rawSrc)
+			}
+		}
 		for _, g := range r.Under {
 			out = append(out, underFinding(env, d.Dev.Name, g, owners.Name(g.PID, g.Kern), src))
 		}
@@ -185,13 +221,18 @@ func runDepth(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 					"--wr-concurrency N or --wr-profile FILE)", d.Dev.Name, r.Total),
 				Evidence: []report.Evidence{
 					report.Ev("CQ depths (cqe)", depths, src),
-					report.Ev("concurrency", derivedNote, src),
+					concNote,
 				}})
 		case len(r.Under) == 0:
 			f := report.Finding{Subject: subj, Severity: report.OK,
-				Summary: fmt.Sprintf("%s: %d CQ(s) judged, none smaller than its declared concurrency", d.Dev.Name, r.Judged),
-				Evidence: []report.Evidence{report.Ev("CQ depths (cqe)", depths, src),
-					report.Ev("concurrency", declaredSummary(flag, prof), "options")}}
+				Summary:  fmt.Sprintf("%s: %d CQ(s) judged, none smaller than the work requests that can complete on it", d.Dev.Name, r.Judged),
+				Evidence: []report.Evidence{report.Ev("CQ depths (cqe)", depths, src)}}
+			if flag > 0 || prof != nil {
+				f.Evidence = append(f.Evidence, report.Ev("concurrency", declaredSummary(flag, prof), "options"))
+			}
+			if der != nil {
+				f.Evidence = append(f.Evidence, concNote)
+			}
 			if r.Unjudged > 0 {
 				f.Evidence = append(f.Evidence, report.Ev("not judged", fmt.Sprintf("%d CQ(s) without a declared concurrency (kernel "+
 					"consumers, or owners missing from the profile)", r.Unjudged), src))
@@ -221,6 +262,9 @@ func underFinding(env *checks.Env, dev string, g *DepthGroup, owner, src string)
 	subj.Kind = "cq"
 	subj.Name = fmt.Sprintf("%s %s cqe %d", dev, owner, g.CQE)
 	rec := Recommended(g.Concurrency.N)
+	if g.Concurrency.Derived != "" {
+		return underCapacityFinding(subj, dev, g, owner, src, rec)
+	}
 	return report.Finding{Subject: subj, Severity: report.Critical,
 		Summary: fmt.Sprintf("%s: %d CQ(s) of %s hold %d completions but %d work requests can be outstanding: the CQ "+
 			"overruns, completions are lost and the CQ and its QPs go to error", dev, len(g.CQNs), owner, g.CQE, g.Concurrency.N),
@@ -240,3 +284,23 @@ func underFinding(env *checks.Env, dev string, g *DepthGroup, owner, src string)
 
 // cqnList formats CQ numbers like the QP lists: sorted, at most 32, then a count.
 func cqnList(n []uint32) string { return rdmares.NumList(n) }
+
+// underCapacityFinding is a CQ smaller than what its QPs can hold: an overrun if the application
+// fills its queues, which many applications never do (see Capacity), hence a warning.
+func underCapacityFinding(subj report.Subject, dev string, g *DepthGroup, owner, src string, rec int64) report.Finding {
+	c := g.Concurrency
+	return report.Finding{Subject: subj, Severity: report.Warning,
+		Summary: fmt.Sprintf("%s: %d CQ(s) of %s hold %d completions but the %d QP queue(s) attached can hold %d work requests: "+
+			"if the application keeps them full, the CQ overruns and it and its QPs go to error", dev, len(g.CQNs), owner, g.CQE, c.QPs, c.N),
+		Evidence: []report.Evidence{
+			report.EvExp("cqe", fmt.Sprint(g.CQE), fmt.Sprintf("at least %d (recommended %d)", c.N, rec), src),
+			report.Ev("capacity", fmt.Sprintf("%d, %s", c.N, c.Source()), rdmares.RawSource("QP", dev)),
+			report.Ev("owner", owner, src),
+			report.Ev("CQ numbers (cqn)", cqnList(g.CQNs), src),
+			report.Ev("recommended cqe", fmt.Sprint(rec), "rule: next power of two at or above 2 x concurrency"),
+		},
+		Remediation: fmt.Sprintf("If the application can have all %d work requests outstanding, create these CQs with at least %d "+
+			"entries (ibv_create_cq cqe >= %d). If it limits its outstanding requests itself (UCX, libfabric and most MPI "+
+			"transports do), declare that limit with --wr-concurrency or --wr-profile, which is judged instead.", c.N, rec, rec),
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/rdmadiag/rdmadiag/checks/checktest"
+	"github.com/rdmadiag/rdmadiag/checks/cq/rawctx"
 
 	"github.com/rdmadiag/rdmadiag/host"
 	"github.com/rdmadiag/rdmadiag/internal/nldev"
@@ -49,6 +50,11 @@ type synth struct {
 	// noCompVectors: the driver registered no completion EQ (verbs num_comp_vectors 0, only the
 	// async vector in /proc/interrupts and msi_irqs).
 	noCompVectors bool
+	// rawQPs and rawCQs, when set, are the raw contexts of qps and cqs (same order), encoded
+	// with rawLayout as the RES_{QP,CQ}_GET_RAW replies.
+	rawQPs    []rawctx.QP
+	rawCQs    []rawctx.CQ
+	rawLayout rawctx.Layout
 }
 
 func mlx5Device() nldev.Device {
@@ -125,6 +131,35 @@ func synthetics() []synth {
 			maxQP: 262144, comms: map[uint32]string{4242: "trainer"},
 		},
 		{
+			name: "cq-raw-mlx5",
+			desc: "Synthetic: mlx5_0 read with --raw-contexts (args). pid 4242 (trainer) shares a CQ of depth 256 (cqe 255) " +
+				"between 2 RC QPs whose send queues hold 256 WQE blocks and receive queues 128 entries each: 768 work requests " +
+				"can complete on it, a warning (an overrun only if the application fills every queue) with a recommended depth " +
+				"of 2048; its second CQ (cqe 1023) serves one QP of 256+256 and is fine; the [ib_core] MAD CQ is a kernel " +
+				"consumer's and is not judged. The raw contexts are mlx5 resource-dump streams encoded by checks/cq/rawctx " +
+				"with the PRM query-output layout: where the PRM payload starts inside the segment is not in any public " +
+				"source (see the rawctx package doc), which is why the check accepts a layout only when every CQ's raw depth " +
+				"equals the kernel's cqe+1 and every QP's raw state its kernel state, as here.",
+			qps: append([]nldev.QP{gsi()}, userQPs(0x100, 3, nldev.QPStateRTS, 4242)...),
+			cqs: []nldev.CQ{kernCQ(), {CQN: 1, CQE: 255, Users: 4, PID: 4242, CtxN: 1, HasCtxN: true, HasDIM: true},
+				{CQN: 2, CQE: 1023, Users: 2, PID: 4242, CtxN: 1, HasCtxN: true, HasDIM: true}},
+			// ib_mad's GSI QP: send 128, receive 512 (mad_sendq_size/mad_recvq_size defaults,
+			// drivers/infiniband/core/mad.c); mlx5 QPC state RTS = 3 (MLX5_QPC_STATE_RTS).
+			rawQPs: []rawctx.QP{
+				{Format: rawctx.FormatMLX5, State: 3, QPN: 1, HasQPN: true, SendCQ: 0x400, RecvCQ: 0x400, SQ: 128, SQBlocks: true, RQ: 512},
+				{Format: rawctx.FormatMLX5, State: 3, QPN: 0x100, HasQPN: true, SendCQ: 0x401, RecvCQ: 0x401, SQ: 256, SQBlocks: true, RQ: 128},
+				{Format: rawctx.FormatMLX5, State: 3, QPN: 0x101, HasQPN: true, SendCQ: 0x401, RecvCQ: 0x401, SQ: 256, SQBlocks: true, RQ: 128},
+				{Format: rawctx.FormatMLX5, State: 3, QPN: 0x102, HasQPN: true, SendCQ: 0x402, RecvCQ: 0x402, SQ: 256, SQBlocks: true, RQ: 256},
+			},
+			rawCQs: []rawctx.CQ{
+				{Format: rawctx.FormatMLX5, CQN: 0x400, HasCQN: true, Depth: 1024},
+				{Format: rawctx.FormatMLX5, CQN: 0x401, HasCQN: true, Depth: 256},
+				{Format: rawctx.FormatMLX5, CQN: 0x402, HasCQN: true, Depth: 1024},
+			},
+			rawLayout: rawctx.LayoutQueryOut,
+			maxQP:     262144, comms: map[uint32]string{4242: "trainer"},
+		},
+		{
 			name: "cq-error-logged",
 			desc: "Synthetic: mlx5 logged \"CQ error on CQN 0x407, syndrome 0x1\" (a CQ overrun) for pid 4242's CQ; the two QPs " +
 				"completing into it went to ERR.",
@@ -162,6 +197,23 @@ func (s synth) files() map[string]string {
 			panic(err)
 		}
 		f["netlink/"+req.Key()+".bin.hex"] = checktest.HexLines(b)
+	}
+	if s.rawQPs != nil {
+		enc := func(objs int, one func(i int) ([]byte, error)) []nldev.Raw {
+			out := make([]nldev.Raw, objs)
+			for i := range out {
+				b, err := one(i)
+				if err != nil {
+					panic(err)
+				}
+				out[i] = nldev.Raw{Data: b}
+			}
+			return out
+		}
+		qps := enc(len(s.rawQPs), func(i int) ([]byte, error) { return rawctx.EncodeQP(rawctx.MLX5, s.rawLayout, s.rawQPs[i]) })
+		cqs := enc(len(s.rawCQs), func(i int) ([]byte, error) { return rawctx.EncodeCQ(rawctx.MLX5, s.rawLayout, s.rawCQs[i]) })
+		f["netlink/"+nldev.QPsRawRequest(0).Key()+".bin.hex"] = checktest.HexLines(nltest.QPRawDump(0, dev.Name, qps))
+		f["netlink/"+nldev.CQsRawRequest(0).Key()+".bin.hex"] = checktest.HexLines(nltest.CQRawDump(0, dev.Name, cqs))
 	}
 	for pid, comm := range s.comms {
 		f[fmt.Sprintf("root/proc/%d/comm", pid)] = comm + "\n"

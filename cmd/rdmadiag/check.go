@@ -56,6 +56,8 @@ func (a *App) checkCmd() *cobra.Command {
 	fl.DurationVar(&f.opts.ProbeTimeout, "probe-timeout", defaultProbeTimeout, "deadline for each verbs probe on each device")
 	fl.BoolVar(&f.opts.ProbeCQOverrun, "probe-cq-overrun", false, "also overrun a small probe-owned CQ to prove overruns are detected")
 	fl.IntVar(&f.opts.WRConcurrency, "wr-concurrency", 0, "work requests that can be outstanding on one CQ (judges CQ depth)")
+	fl.BoolVar(&f.opts.RawContexts, "raw-contexts", false, "derive each CQ's work-request capacity from the drivers' raw QP/CQ contexts "+
+		"(root; mlx5 and hns only; one firmware command per QP and CQ on mlx5)")
 	fl.StringVar(&f.opts.WRProfile, "wr-profile", "", `JSON file {"applications": {"<command>|[module]": N}}: outstanding work requests per CQ of each application`)
 	fl.Float64Var(&f.opts.ExpectRate, "expect-rate", 0, "port rate in Gb/s every active port should run at")
 	fl.DurationVar(&f.opts.Interval, "interval", 0, "read counters twice this far apart and judge rates and flaps")
@@ -115,6 +117,7 @@ func (a *App) tool(f *checkFlags, started time.Time) report.Tool {
 		}
 	}
 	add(o.WRConcurrency > 0, fmt.Sprintf("wr-concurrency=%d", o.WRConcurrency))
+	add(o.RawContexts, "raw-contexts")
 	add(o.ExpectRate > 0, fmt.Sprintf("expect-rate=%g", o.ExpectRate))
 	add(o.Interval > 0, "interval="+o.Interval.String())
 	add(o.WRProfile != "", "wr-profile="+filepath.Base(o.WRProfile))

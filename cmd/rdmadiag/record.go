@@ -21,6 +21,7 @@ func (a *App) recordCmd() *cobra.Command {
 		src    source
 		out    string
 		redact bool
+		raw    bool
 		desc   string
 	)
 	c := &cobra.Command{
@@ -35,17 +36,18 @@ func (a *App) recordCmd() *cobra.Command {
 			if out == "" {
 				return usageErr("record needs -o FILE (use - for standard output)")
 			}
-			return a.runRecord(cmd.Context(), src, out, redact, desc)
+			return a.runRecord(cmd.Context(), src, out, snapshot.RecordOptions{Redact: redact, Description: desc, RawContexts: raw})
 		},
 	}
 	src.flags(c)
 	c.Flags().StringVarP(&out, "output", "o", "", "snapshot file to write (.tar.gz), - for standard output")
 	c.Flags().BoolVar(&redact, "redact", false, "replace GUIDs, MAC/IP addresses and hostnames consistently")
 	c.Flags().StringVar(&desc, "description", "", "what this snapshot shows (stored in meta.json)")
+	c.Flags().BoolVar(&raw, "raw-contexts", false, "also record the drivers' raw QP/CQ contexts, for check --raw-contexts (root; mlx5, hns)")
 	return c
 }
 
-func (a *App) runRecord(_ context.Context, src source, out string, redact bool, desc string) error {
+func (a *App) runRecord(_ context.Context, src source, out string, o snapshot.RecordOptions) error {
 	h, cleanup, err := src.open()
 	if err != nil {
 		return err
@@ -56,7 +58,8 @@ func (a *App) runRecord(_ context.Context, src source, out string, redact bool, 
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if err := snapshot.Record(h, tmp, snapshot.RecordOptions{ToolVersion: a.Version, Now: a.Now(), Redact: redact, Description: desc}); err != nil {
+	o.ToolVersion, o.Now = a.Version, a.Now()
+	if err := snapshot.Record(h, tmp, o); err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
 	var buf bytes.Buffer

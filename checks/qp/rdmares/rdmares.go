@@ -35,6 +35,9 @@ type DeviceTable[T any] struct {
 // Source names a device's dump in evidence, as a reader would find it again.
 func Source(what, dev string) string { return "netlink:RES_" + what + "_GET " + dev }
 
+// RawSource names a device's raw context dump in evidence.
+func RawSource(what, dev string) string { return "netlink:RES_" + what + "_GET_RAW " + dev }
+
 // Devices returns the nldev device list of this run.
 func Devices(env *checks.Env) ([]nldev.Device, error) {
 	type res struct {
