@@ -30,6 +30,7 @@ type Concurrency struct {
 	Derived string
 	QPs     int  // derived: QP queues counted
 	Upper   bool // derived: a send queue was counted in WQE blocks, an upper bound
+	SRQ     int  // derived: QPs receiving from an SRQ, whose depth is not counted
 }
 
 // Source says where N came from, for evidence. (Built only for findings: a judge pass over
@@ -39,6 +40,9 @@ func (c Concurrency) Source() string {
 		s := fmt.Sprintf("capacity of the %d QP queue(s) attached, from the drivers' raw contexts (%s)", c.QPs, c.Derived)
 		if c.Upper {
 			s += "; send queues counted in 64-byte WQE blocks, an upper bound on their work requests"
+		}
+		if c.SRQ > 0 {
+			s += fmt.Sprintf("; receives of %d QP(s) from a shared receive queue not counted (its depth is not in the QP context)", c.SRQ)
 		}
 		return s
 	}
@@ -121,7 +125,7 @@ func JudgeDepth(cqs []nldev.CQ, comm func(pid uint32) string, flag int64, prof *
 		if !ok && der != nil && der.ByCQN != nil && c.KernName == "" && c.PID != 0 {
 			// A CQ no QP uses has nothing to overrun it: capacity 0.
 			cp := der.ByCQN[c.CQN]
-			conc, ok = Concurrency{N: cp.WRs, Derived: der.Layout, QPs: cp.QPs, Upper: cp.Upper}, true
+			conc, ok = Concurrency{N: cp.WRs, Derived: der.Layout, QPs: cp.QPs, Upper: cp.Upper, SRQ: cp.SRQ}, true
 		}
 		if !ok {
 			r.Unjudged++

@@ -25,6 +25,10 @@ type Capacity struct {
 	// Upper is set when a send queue was counted in 64-byte WQE blocks (mlx5), an upper bound
 	// on the work requests it holds.
 	Upper bool
+	// SRQ counts QPs that receive from a shared receive queue into this CQ: the SRQ's depth is
+	// not in the QP context, so those receives are not in WRs (an understatement, never a
+	// false alarm).
+	SRQ int
 }
 
 // Derived is one device's capacities by restrack CQ number (nldev's CQN), or why there are none.
@@ -156,6 +160,13 @@ func deriveWith(drv rawctx.Driver, l rawctx.Layout, rawQPs []nldev.Raw, qps []nl
 		}
 		add(q.SendCQ, q.SQ, q.SQBlocks)
 		add(q.RecvCQ, q.RQ, false)
+		if q.SRQ {
+			if rt, ok := hwToRestrack[q.RecvCQ]; ok {
+				c := caps[rt]
+				c.SRQ++
+				caps[rt] = c
+			}
+		}
 	}
 	return &Derived{ByCQN: caps, Layout: fmt.Sprint(l)}, ""
 }

@@ -24,11 +24,12 @@ func goodModel() rawModel {
 		return nldev.QP{Port: 1, LQPN: n, Type: nldev.QPTypeRC, State: nldev.QPStateRTS, PID: 7}
 	}
 	return rawModel{
-		qps: []nldev.QP{q(0x100), q(0x101), {Port: 1, LQPN: 0x102, Type: nldev.QPTypeRC, State: nldev.QPStateReset, PID: 7}},
+		qps: []nldev.QP{q(0x100), q(0x101), q(0x103), {Port: 1, LQPN: 0x102, Type: nldev.QPTypeRC, State: nldev.QPStateReset, PID: 7}},
 		cqs: []nldev.CQ{{CQN: 5, CQE: 255, PID: 7}, {CQN: 6, CQE: 63, PID: 7}},
 		rawQPs: []rawctx.QP{
 			{State: 3, QPN: 0x100, HasQPN: true, SendCQ: 0x401, RecvCQ: 0x401, SQ: 256, SQBlocks: true, RQ: 128},
 			{State: 3, QPN: 0x101, HasQPN: true, SendCQ: 0x401, RecvCQ: 0x402, SQ: 64, SQBlocks: true, RQ: 32},
+			{State: 3, QPN: 0x103, HasQPN: true, SendCQ: 0x402, RecvCQ: 0x401, SQ: 0, SRQ: true},
 			// RESET: its queues are not counted even though the context names a CQ.
 			{State: 0, Reset: true, QPN: 0x102, HasQPN: true, SendCQ: 0x402, RecvCQ: 0x402, SQ: 1024, SQBlocks: true, RQ: 1024},
 		},
@@ -84,7 +85,9 @@ func TestDeriveCapacities(t *testing.T) {
 			}
 			// CQ 0x401 (restrack 5): QP 0x100 send 256 + recv 128, QP 0x101 send 64.
 			// CQ 0x402 (restrack 6): QP 0x101 recv 32; the RESET QP adds nothing.
-			want := map[uint32]Capacity{5: {WRs: 448, QPs: 3, Upper: true}, 6: {WRs: 32, QPs: 1}}
+			// QP 0x103 has no send queue and receives from an SRQ into CQ 0x401: counted as
+			// an SRQ user, adding no work requests.
+			want := map[uint32]Capacity{5: {WRs: 448, QPs: 3, Upper: true, SRQ: 1}, 6: {WRs: 32, QPs: 1}}
 			for cqn, w := range want {
 				if got := d.ByCQN[cqn]; got != w {
 					t.Errorf("CQ %d: %+v, want %+v", cqn, got, w)
