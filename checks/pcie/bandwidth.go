@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/rdmadiag/rdmadiag/checks"
@@ -48,6 +50,12 @@ func DeviceBudget(h *host.Host, inv *inventory.Inventory, device string) (Budget
 }
 
 func budget(h *host.Host, t *target) (Budget, []error) {
+	b, errs := pathBudget(h, t)
+	return b, append(errs, addPorts(h, t, &b)...)
+}
+
+// pathBudget is the usable bandwidth of the narrowest trained link from t up to the root port.
+func pathBudget(h *host.Host, t *target) (Budget, []error) {
 	b := Budget{BDF: t.BDF}
 	var errs []error
 	var states []linkState
@@ -66,6 +74,12 @@ func budget(h *host.Host, t *target) (Budget, []error) {
 			b.UsableGbps, b.Limit = v.GBps, v.Trained+" at "+l.Port.BDF
 		}
 	}
+	return b, errs
+}
+
+// addPorts adds the active ports of t's devices to b and returns what could not be read.
+func addPorts(h *host.Host, t *target, b *Budget) []error {
+	var errs []error
 	// A VF's ports are its PF's ports, so only PF devices count when there are any.
 	var devs []*inventory.Device
 	for _, d := range t.Devices {
@@ -139,7 +153,15 @@ func budget(h *host.Host, t *target) (Budget, []error) {
 			b.MaxPortGbps = max(b.MaxPortGbps, rate)
 		}
 	}
-	return b, errs
+	return errs
+}
+
+// measured is one judged function's budget with what could not be read, split so that a
+// sibling's unreadable ports can be told apart from its (shared) link.
+type measured struct {
+	t                  *target
+	b                  Budget
+	linkErrs, portErrs []error
 }
 
 func runBandwidth(_ context.Context, env *checks.Env) ([]report.Finding, error) {
@@ -148,51 +170,164 @@ func runBandwidth(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 		return f, nil
 	}
 	ts, out := resolveTargets(env.Host, inv)
-	for _, t := range ts {
-		b, errs := budget(env.Host, t)
-		f := report.Finding{Subject: t.subject(), Evidence: viaEvidence(t)}
-		usable := fmt.Sprintf("%.1f Gb/s (%s)", b.UsableGbps, b.Limit)
-		f.Evidence = append(f.Evidence, report.Ev("usable PCIe bandwidth", usable, t.Nodes[0].Dir))
-		f.Evidence = append(f.Evidence, b.Ports...)
-		f.Evidence = append(f.Evidence, report.Ev("active port demand", fmt.Sprintf("%g Gb/s", b.PortGbps), ""))
-		f.Evidence = append(f.Evidence, report.Ev("probe", ProbeMeasures+" (run by the probe layer, not by this check)", ""))
-		switch {
-		case b.UsableGbps == 0:
-			f.Severity = report.Unknown
-			f.Summary = fmt.Sprintf("PCIe bandwidth of %s (%s) unknown: a link on the path reports no speed or width", t.BDF, t.deviceNames())
-			for _, e := range errs {
-				f.Evidence = append(f.Evidence, report.Ev("read error", e.Error(), ""))
-			}
-		case b.MaxPortGbps == 0 && len(errs) > 0:
-			f.Severity = report.Unknown
-			f.Summary = fmt.Sprintf("port rates of %s could not be read: %v", t.deviceNames(), errs[0])
-			for _, e := range errs {
-				f.Evidence = append(f.Evidence, report.Ev("read error", e.Error(), ""))
-			}
-		case b.MaxPortGbps == 0:
-			f.Severity = report.Info
-			f.Summary = fmt.Sprintf("%s (%s): %.1f Gb/s usable PCIe bandwidth; no active port with a known rate to compare", t.BDF, t.deviceNames(), b.UsableGbps)
-		case b.UsableGbps < b.MaxPortGbps:
-			// Not even one port can run at line rate: every workload on it is PCIe-bound.
-			f.Severity = report.Critical
-			f.Summary = fmt.Sprintf("%s (%s): the PCIe path delivers at most %.1f Gb/s (%s) but a port runs at %g Gb/s",
-				t.BDF, t.deviceNames(), b.UsableGbps, b.Limit, b.MaxPortGbps)
-			f.Remediation = fmt.Sprintf("Put the card in a slot whose whole path trains at least %s (see pcie.link for the limiting hop: move the card, or reseat it if the link trained below its capability).",
-				neededLink(b.MaxPortGbps))
-		case b.UsableGbps < b.PortGbps:
-			// Dual-port cards are often cabled for redundancy, not for both ports at line rate,
-			// so the sum exceeding the budget is a warning, not a failure.
-			f.Severity = report.Warning
-			f.Summary = fmt.Sprintf("%s (%s): the PCIe path delivers at most %.1f Gb/s (%s), less than the %g Gb/s of all active ports together",
-				t.BDF, t.deviceNames(), b.UsableGbps, b.Limit, b.PortGbps)
-			f.Remediation = fmt.Sprintf("Expect at most %.0f Gb/s across the ports together; for line rate on all ports the path must train at least %s.", b.UsableGbps, neededLink(b.PortGbps))
-		default:
-			f.Severity = report.OK
-			f.Summary = fmt.Sprintf("%s (%s): %.1f Gb/s usable PCIe bandwidth covers the %g Gb/s of the active ports", t.BDF, t.deviceNames(), b.UsableGbps, b.PortGbps)
+	ms := make([]measured, len(ts))
+	bdfs := make([]string, len(ts))
+	vf := make([]bool, len(ts))
+	for i, t := range ts {
+		b, linkErrs := pathBudget(env.Host, t)
+		portErrs := addPorts(env.Host, t, &b)
+		ms[i] = measured{t: t, b: b, linkErrs: linkErrs, portErrs: portErrs}
+		bdfs[i] = t.BDF
+		// Only a software device's parent netdev can put a VF here (a VF device is judged as
+		// its PF); a VF's traffic already counts through its PF's link.
+		vf[i] = env.Host.Exists(path.Join(t.Nodes[0].Dir, "physfn"))
+	}
+	for i, sibs := range sharedLinks(bdfs, vf) {
+		var ss []*measured
+		for _, j := range sibs {
+			ss = append(ss, &ms[j])
 		}
-		out = append(out, f)
+		out = append(out, judgeBandwidth(&ms[i], ss))
 	}
 	return out, nil
+}
+
+// sharedLinks returns, for each function, the indices of the other functions that share its
+// physical PCIe link: the functions of one multi-function device. A PCIe link joins one port to
+// one device, and a multi-function device has one link for all its functions, which report the
+// same Link Status (the PCIe Base Specification has every function of a multi-function upstream
+// port report the same link capabilities; Linux keeps one struct pcie_link_state per link on the
+// port above it, shared by all functions on the bus below: "All PCIe functions are in one slot",
+// drivers/pci/pcie/aspm.c). So a dual-port ConnectX, which exposes each port as its own PF
+// (0000:3b:00.0 and 0000:3b:00.1), feeds both ports through one link. The device is the BDF
+// without its function number. VFs are left out: their traffic already counts through their PF.
+// (With ARI a device may number functions beyond .7 as 01.x; PFs numbered that high are not
+// grouped here, while the device number in the key keeps endpoints in different slots of a
+// root bus apart.)
+func sharedLinks(bdfs []string, vf []bool) [][]int {
+	byDev := map[string][]int{}
+	for i, b := range bdfs {
+		if vf[i] {
+			continue
+		}
+		dev, _, ok := strings.Cut(b, ".")
+		if !ok {
+			continue
+		}
+		byDev[dev] = append(byDev[dev], i)
+	}
+	out := make([][]int, len(bdfs))
+	for _, group := range byDev {
+		for _, i := range group {
+			for _, j := range group {
+				if j != i {
+					out[i] = append(out[i], j)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// judgeBandwidth judges one function's budget against the active ports it carries: its own
+// and, when it shares its link with sibling functions, theirs too.
+func judgeBandwidth(m *measured, sibs []*measured) report.Finding {
+	t, b := m.t, m.b
+	errs := append(append([]error(nil), m.linkErrs...), m.portErrs...)
+	f := report.Finding{Subject: t.subject(), Evidence: viaEvidence(t)}
+	usable := fmt.Sprintf("%.1f Gb/s (%s)", b.UsableGbps, b.Limit)
+	f.Evidence = append(f.Evidence, report.Ev("usable PCIe bandwidth", usable, t.Nodes[0].Dir))
+	f.Evidence = append(f.Evidence, b.Ports...)
+	demand, maxPort := b.PortGbps, b.MaxPortGbps
+	var sibNames []string
+	var sibErrs []error
+	// The functions on the link in BDF order, for the demand breakdown and the remediation.
+	all := append([]*measured{m}, sibs...)
+	sort.Slice(all, func(i, j int) bool { return all[i].t.BDF < all[j].t.BDF })
+	for _, s := range sibs {
+		name := fmt.Sprintf("%s (%s)", s.t.BDF, s.t.deviceNames())
+		sibNames = append(sibNames, name)
+		f.Evidence = append(f.Evidence, report.Ev("shares the PCIe link with", name+
+			": functions of one multi-function device share one physical link (each reports the same Link Status)", s.t.Nodes[0].Dir))
+		f.Evidence = append(f.Evidence, s.b.Ports...)
+		for _, e := range s.portErrs {
+			f.Evidence = append(f.Evidence, report.Ev("sibling read error", e.Error(), ""))
+		}
+		sibErrs = append(sibErrs, s.portErrs...)
+		demand += s.b.PortGbps
+		maxPort = max(maxPort, s.b.MaxPortGbps)
+	}
+	if len(sibs) == 0 {
+		f.Evidence = append(f.Evidence, report.Ev("active port demand", fmt.Sprintf("%g Gb/s", b.PortGbps), ""))
+	} else {
+		var parts []string
+		for _, x := range all {
+			parts = append(parts, fmt.Sprintf("%g Gb/s on %s", x.b.PortGbps, x.t.BDF))
+		}
+		f.Evidence = append(f.Evidence, report.Ev("active port demand",
+			fmt.Sprintf("%g Gb/s on the shared link (%s)", demand, strings.Join(parts, " + ")), ""))
+	}
+	f.Evidence = append(f.Evidence, report.Ev("probe", ProbeMeasures+" (run by the probe layer, not by this check)", ""))
+	shared := strings.Join(sibNames, ", ")
+	switch {
+	case b.UsableGbps == 0:
+		f.Severity = report.Unknown
+		f.Summary = fmt.Sprintf("PCIe bandwidth of %s (%s) unknown: a link on the path reports no speed or width", t.BDF, t.deviceNames())
+		for _, e := range errs {
+			f.Evidence = append(f.Evidence, report.Ev("read error", e.Error(), ""))
+		}
+	case b.MaxPortGbps == 0 && len(errs) > 0:
+		f.Severity = report.Unknown
+		f.Summary = fmt.Sprintf("port rates of %s could not be read: %v", t.deviceNames(), errs[0])
+		for _, e := range errs {
+			f.Evidence = append(f.Evidence, report.Ev("read error", e.Error(), ""))
+		}
+	case b.MaxPortGbps == 0:
+		// The siblings' own findings judge the shared link against their ports.
+		f.Severity = report.Info
+		f.Summary = fmt.Sprintf("%s (%s): %.1f Gb/s usable PCIe bandwidth; no active port with a known rate to compare", t.BDF, t.deviceNames(), b.UsableGbps)
+	case b.UsableGbps < b.MaxPortGbps:
+		// Not even one port can run at line rate: every workload on it is PCIe-bound.
+		f.Severity = report.Critical
+		f.Summary = fmt.Sprintf("%s (%s): the PCIe path delivers at most %.1f Gb/s (%s) but a port runs at %g Gb/s",
+			t.BDF, t.deviceNames(), b.UsableGbps, b.Limit, b.MaxPortGbps)
+		f.Remediation = fmt.Sprintf("Put the card in a slot whose whole path trains at least %s (see pcie.link for the limiting hop: move the card, or reseat it if the link trained below its capability).",
+			neededLink(maxPort))
+	case b.UsableGbps < demand && len(sibs) > 0:
+		// The same judgement as one function with two ports (a warning, see below): the
+		// card's ports together ask more than its one link carries, whichever function each
+		// port belongs to.
+		f.Severity = report.Warning
+		f.Summary = fmt.Sprintf("%s (%s): the PCIe link it shares with %s delivers at most %.1f Gb/s (%s), less than the %g Gb/s of all active ports of these functions together",
+			t.BDF, t.deviceNames(), shared, b.UsableGbps, b.Limit, demand)
+		var fns []string
+		for _, x := range all {
+			fns = append(fns, fmt.Sprintf("%s (%s)", x.t.BDF, x.t.deviceNames()))
+		}
+		f.Remediation = fmt.Sprintf("Expect at most %.0f Gb/s across the ports of %s together (one PCIe link); for line rate on all ports the path must train at least %s.",
+			b.UsableGbps, strings.Join(fns, " and "), neededLink(demand))
+	case b.UsableGbps < b.PortGbps:
+		// Dual-port cards are often cabled for redundancy, not for both ports at line rate,
+		// so the sum exceeding the budget is a warning, not a failure.
+		f.Severity = report.Warning
+		f.Summary = fmt.Sprintf("%s (%s): the PCIe path delivers at most %.1f Gb/s (%s), less than the %g Gb/s of all active ports together",
+			t.BDF, t.deviceNames(), b.UsableGbps, b.Limit, b.PortGbps)
+		f.Remediation = fmt.Sprintf("Expect at most %.0f Gb/s across the ports together; for line rate on all ports the path must train at least %s.", b.UsableGbps, neededLink(demand))
+	case len(sibErrs) > 0:
+		// Its own ports fit, but the link also carries ports whose rate could not be read:
+		// calling it healthy could hide a shared link that is oversubscribed.
+		f.Severity = report.Unknown
+		f.Summary = fmt.Sprintf("%s (%s): %.1f Gb/s usable PCIe bandwidth covers its own %g Gb/s, but the port rates of %s, which shares the link, could not be read: %v",
+			t.BDF, t.deviceNames(), b.UsableGbps, b.PortGbps, shared, sibErrs[0])
+	case len(sibs) > 0:
+		f.Severity = report.OK
+		f.Summary = fmt.Sprintf("%s (%s): %.1f Gb/s usable PCIe bandwidth covers the %g Gb/s of the active ports on the link it shares with %s",
+			t.BDF, t.deviceNames(), b.UsableGbps, demand, shared)
+	default:
+		f.Severity = report.OK
+		f.Summary = fmt.Sprintf("%s (%s): %.1f Gb/s usable PCIe bandwidth covers the %g Gb/s of the active ports", t.BDF, t.deviceNames(), b.UsableGbps, b.PortGbps)
+	}
+	return f
 }
 
 // neededLink names the smallest common link (x16 or x8 of a generation) that carries gbps.
