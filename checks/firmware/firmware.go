@@ -278,9 +278,29 @@ func judgeGroup(g *group) report.Finding {
 	for _, d := range g.devs {
 		f.Evidence = append(f.Evidence, report.Ev(d.Name, fmt.Sprintf("fw %s, PSID %s", orNone(d.FWVer), orNone(d.BoardID)), classPath(d, "{fw_ver,board_id}")))
 	}
+	// The PFs of a multi-port card (0000:3b:00.0 and .1) are one card with one flash: count
+	// cards by PCI slot (domain:bus:device), not by function.
+	slots := map[string]bool{}
+	for _, d := range g.devs {
+		bdf := d.PCI.BDF
+		if i := strings.LastIndexByte(bdf, '.'); i > 0 {
+			bdf = bdf[:i]
+		}
+		slots[bdf] = true
+	}
+	cards := fmt.Sprintf("%d identical cards", len(slots))
+	if len(slots) != len(g.devs) {
+		cards = fmt.Sprintf("%d identical card(s) with %d PCI functions", len(slots), len(g.devs))
+	}
 	if len(g.devs) == 1 {
 		f.Severity = report.OK
 		f.Summary = fmt.Sprintf("%s: one card (%s), nothing to compare", g.name, g.devs[0].Name)
+		return f
+	}
+	if len(slots) == 1 && len(fwsOf(g.devs)) == 1 && len(psidsOf(g.devs)) == 1 {
+		f.Severity = report.OK
+		f.Summary = fmt.Sprintf("%s: one card with %d PCI functions (%s), firmware %s and PSID %s, nothing to compare with",
+			g.name, len(g.devs), deviceNames(g.devs), g.devs[0].FWVer, orNone(g.devs[0].BoardID))
 		return f
 	}
 	var drift []string
@@ -292,7 +312,7 @@ func judgeGroup(g *group) report.Finding {
 	}
 	if len(drift) == 0 {
 		f.Severity = report.OK
-		f.Summary = fmt.Sprintf("%s: %d identical cards run the same firmware %s and PSID %s", g.name, len(g.devs), g.devs[0].FWVer, orNone(g.devs[0].BoardID))
+		f.Summary = fmt.Sprintf("%s: %s run the same firmware %s and PSID %s", g.name, cards, g.devs[0].FWVer, orNone(g.devs[0].BoardID))
 		return f
 	}
 	// Tie the finding to the card with the oldest firmware so that its consequences link to it.
@@ -309,10 +329,34 @@ func judgeGroup(g *group) report.Finding {
 		f.Subject.PCI = oldest.PCI.BDF
 	}
 	f.Severity = report.Warning
-	f.Summary = fmt.Sprintf("%s: %d identical cards differ: %s", g.name, len(g.devs), strings.Join(drift, "; "))
+	f.Summary = fmt.Sprintf("%s: %s differ: %s", g.name, cards, strings.Join(drift, "; "))
 	f.Remediation = "Identical cards should run the same image: update the older ones with mlxup/mlxfwmanager to the fleet's version (same PSID image), then reset them; " +
 		"a different PSID means a different board SKU or OEM configuration, which may be intended: check before reflashing."
 	return f
+}
+
+func fwsOf(devs []*inventory.Device) map[string]bool {
+	m := map[string]bool{}
+	for _, d := range devs {
+		m[d.FWVer] = true
+	}
+	return m
+}
+
+func psidsOf(devs []*inventory.Device) map[string]bool {
+	m := map[string]bool{}
+	for _, d := range devs {
+		m[d.BoardID] = true
+	}
+	return m
+}
+
+func deviceNames(devs []*inventory.Device) string {
+	n := make([]string, len(devs))
+	for i, d := range devs {
+		n[i] = d.Name
+	}
+	return strings.Join(n, ", ")
 }
 
 func describeSplit(m map[string][]string) string {

@@ -271,3 +271,13 @@ func FuzzParseMatrix(f *testing.F) {
 		}
 	})
 }
+
+// The two PFs of one dual-port card share one flash: they are one card, not "2 identical
+// cards", and there is nothing to compare them with.
+func TestConsistencyCountsCardsNotFunctions(t *testing.T) {
+	fs := checktest.Run(t, "pcie-dual-pf-shared", checks.Options{}, "firmware.consistency")
+	f := checktest.One(t, fs, "firmware.consistency", "")
+	if f.Severity != report.OK || !strings.Contains(f.Summary, "one card with 2 PCI functions (mlx5_0, mlx5_1)") {
+		t.Errorf("%s: %s", f.Severity, f.Summary)
+	}
+}
