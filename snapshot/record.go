@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rdmadiag/rdmadiag/checks/cq/rawctx"
 	"github.com/rdmadiag/rdmadiag/host"
 	"github.com/rdmadiag/rdmadiag/internal/devlink"
 	"github.com/rdmadiag/rdmadiag/internal/nldev"
@@ -69,7 +70,7 @@ func Record(h *host.Host, dir string, o RecordOptions) error {
 		if err := os.MkdirAll(nldir, 0o755); err != nil {
 			return err
 		}
-		pids, err := recordNetlink(nldev.NewRecorder(nl, nldir), o.RawContexts)
+		pids, err := recordNetlink(nldev.NewRecorder(nl, nldir), o.RawContexts, rawDevices(h))
 		if err != nil {
 			rec.fail("netlink", err)
 		}
@@ -102,7 +103,7 @@ func Record(h *host.Host, dir string, o RecordOptions) error {
 // recordNetlink asks, through the recording connection, every question the QP and CQ checks ask,
 // in the same byte-for-byte form, so that replay finds each answer under its request key. It
 // returns the pids owning QPs or CQs, sorted.
-func recordNetlink(conn host.NetlinkConn, raw bool) ([]uint32, error) {
+func recordNetlink(conn host.NetlinkConn, raw bool, askRaw map[string]bool) ([]uint32, error) {
 	c := nldev.NewClient(conn)
 	devs, err := c.Devices()
 	if err != nil {
@@ -134,12 +135,17 @@ func recordNetlink(conn host.NetlinkConn, raw bool) ([]uint32, error) {
 		if _, err := c.MRs(d.Index); err != nil {
 			errs = append(errs, fmt.Errorf("%s MRs: %w", d.Name, err))
 		}
-		if raw {
-			// A refusal (EPERM, EINVAL from a driver without raw contexts) is recorded as the
-			// answer it is; the check reports it. Each raw dump follows its own table's plain
-			// dump, as in the check, which aligns the two by position.
-			_, _ = c.QPsRaw(d.Index)
-			_, _ = c.CQsRaw(d.Index)
+		if raw && askRaw[d.Name] {
+			// A kernel's refusal (EPERM, EINVAL) is recorded as the answer it is and reported
+			// by the check; anything else (a timeout, an oversize reply) is not recorded and
+			// must not pass for "recorded without --raw-contexts".
+			var errno syscall.Errno
+			if _, err := c.QPsRaw(d.Index); err != nil && !errors.As(err, &errno) {
+				errs = append(errs, fmt.Errorf("%s raw QPs: %w", d.Name, err))
+			}
+			if _, err := c.CQsRaw(d.Index); err != nil && !errors.As(err, &errno) {
+				errs = append(errs, fmt.Errorf("%s raw CQs: %w", d.Name, err))
+			}
 		}
 	}
 	delete(owners, 0) // kernel-owned
@@ -149,6 +155,19 @@ func recordNetlink(conn host.NetlinkConn, raw bool) ([]uint32, error) {
 	}
 	sort.Slice(pids, func(i, j int) bool { return pids[i] < pids[j] })
 	return pids, errors.Join(errs...)
+}
+
+// rawDevices names the devices whose raw contexts the CQ check would ask for (rawctx.WorthAsking).
+func rawDevices(h *host.Host) map[string]bool {
+	m := map[string]bool{}
+	for _, d := range inventory.Discover(h).Devices {
+		driver := d.Driver
+		if d.PCI != nil {
+			driver = d.PCI.Driver
+		}
+		m[d.Name] = rawctx.WorthAsking(driver, d.Software())
+	}
+	return m
 }
 
 // recordDevlink asks, through the recording connection, every devlink question the firmware and

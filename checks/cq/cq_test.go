@@ -303,14 +303,16 @@ func TestNoCompletionVectors(t *testing.T) {
 func TestDepthFromRawContexts(t *testing.T) {
 	fs := checktest.Run(t, "cq-raw-mlx5", checks.Options{RawContexts: true}, "cq.depth")
 	f := one(t, fs, "cq.depth", "mlx5_0 pid 4242 (trainer) cqe 255", report.Warning)
-	if got := ev(t, f, "recommended cqe"); got != "2048" {
-		t.Errorf("recommended %s, want 2048 (768 work requests x 2, next power of two)", got)
+	if got := ev(t, f, "recommended cqe"); got != "512" {
+		t.Errorf("recommended %s, want 512 (the receive queues' exact 512; a capacity needs no headroom factor)", got)
 	}
-	if got := ev(t, f, "capacity"); !strings.HasPrefix(got, "768, capacity of the 4 QP queue(s) attached") || !strings.Contains(got, "upper bound") {
+	if got := ev(t, f, "capacity"); !strings.HasPrefix(got, "1024, capacity of the 4 QP queue(s) attached") || !strings.Contains(got, "512 of it exact") {
 		t.Errorf("capacity evidence %q", got)
 	}
-	if len(fs) != 1 {
-		t.Errorf("%d findings, want only the undersized CQ (the cqe 1023 CQ holds its 512): %+v", len(fs), fs)
+	// Only the send queues' block count exceeds the 512-entry CQ: info, not a warning.
+	one(t, fs, "cq.depth", "mlx5_0 pid 4242 (trainer) cqe 511", report.Info)
+	if len(fs) != 2 {
+		t.Errorf("%d findings, want the two undersized CQs (the cqe 1023 CQ holds its 768): %+v", len(fs), fs)
 	}
 
 	// Without the flag the same snapshot is not judged, and says how it could be.

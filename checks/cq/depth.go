@@ -28,21 +28,25 @@ type Concurrency struct {
 	// Derived, when set, is where N came from instead: the raw-context layout the capacity of
 	// the attached QPs was read with (see Capacity).
 	Derived string
-	QPs     int  // derived: QP queues counted
-	Upper   bool // derived: a send queue was counted in WQE blocks, an upper bound
-	SRQ     int  // derived: QPs receiving from an SRQ, whose depth is not counted
+	// Cap is the derived capacity (N is its WRs).
+	Cap Capacity
 }
 
 // Source says where N came from, for evidence. (Built only for findings: a judge pass over
 // 50k CQs must not format a string per CQ.)
 func (c Concurrency) Source() string {
 	if c.Derived != "" {
-		s := fmt.Sprintf("capacity of the %d QP queue(s) attached, from the drivers' raw contexts (%s)", c.QPs, c.Derived)
-		if c.Upper {
-			s += "; send queues counted in 64-byte WQE blocks, an upper bound on their work requests"
+		cp := c.Cap
+		s := fmt.Sprintf("capacity of the %d QP queue(s) attached, from the drivers' raw contexts (%s)", cp.QPs, c.Derived)
+		if cp.Upper() {
+			s += fmt.Sprintf("; %d of it exact, the rest send queues counted in 64-byte WQE blocks, an upper bound on "+
+				"their work requests (a request with inline data or several SGEs takes more than one block)", cp.Exact)
 		}
-		if c.SRQ > 0 {
-			s += fmt.Sprintf("; receives of %d QP(s) from a shared receive queue not counted (its depth is not in the QP context)", c.SRQ)
+		if cp.SRQ > 0 {
+			s += fmt.Sprintf("; receives of %d QP(s) from a shared receive queue not counted (its depth is not in the QP context)", cp.SRQ)
+		}
+		if cp.RQAmbiguous > 0 {
+			s += fmt.Sprintf("; %d hns receive queue(s) read as none (RQ_SHIFT 15 is also a 32768-entry RQ)", cp.RQAmbiguous)
 		}
 		return s
 	}
@@ -73,12 +77,13 @@ func Declared(c *nldev.CQ, comm string, flag int64, prof *Profile) (Concurrency,
 }
 
 type depthKey struct {
-	pid     uint32
-	kern    string
-	cqe     uint32
-	conc    int64
-	prof    string
-	derived bool
+	pid  uint32
+	kern string
+	cqe  uint32
+	conc int64
+	prof string
+	cap  Capacity
+	sev  report.Severity
 }
 
 // DepthGroup is the undersized CQs of one owner with one depth and one concurrency.
@@ -87,8 +92,11 @@ type DepthGroup struct {
 	Kern        string
 	CQE         uint32
 	Concurrency Concurrency
-	CQNs        []uint32
-	Users       uint64
+	// Severity is critical for a declared concurrency; for a derived capacity a warning when
+	// its exact part alone exceeds the CQ, info when only the WQE-block upper bound does.
+	Severity report.Severity
+	CQNs     []uint32
+	Users    uint64
 }
 
 // DeviceDepth is one device's CQs judged.
@@ -123,22 +131,37 @@ func JudgeDepth(cqs []nldev.CQ, comm func(pid uint32) string, flag int64, prof *
 		}
 		conc, ok := Declared(c, name, flag, prof)
 		if !ok && der != nil && der.ByCQN != nil && c.KernName == "" && c.PID != 0 {
-			// A CQ no QP uses has nothing to overrun it: capacity 0.
-			cp := der.ByCQN[c.CQN]
-			conc, ok = Concurrency{N: cp.WRs, Derived: der.Layout, QPs: cp.QPs, Upper: cp.Upper, SRQ: cp.SRQ}, true
+			// A CQ in the dump that no QP uses has capacity 0; one missing from it was
+			// created after the raw dumps and stays unjudged.
+			if cp, found := der.ByCQN[c.CQN]; found {
+				conc, ok = Concurrency{N: cp.WRs, Derived: der.Layout, Cap: cp}, true
+			}
 		}
 		if !ok {
 			r.Unjudged++
 			continue
 		}
 		r.Judged++
-		if !Overruns(int64(c.CQE), conc.N) {
+		sev := report.Critical
+		if conc.Derived != "" {
+			// The hardware ring holds cqe+1 completions (mlx5 and hns allocate cqe+1 entries
+			// rounded to a power of two and report the rest as cqe).
+			depth := int64(c.CQE) + 1
+			switch {
+			case conc.Cap.Exact > depth:
+				sev = report.Warning
+			case conc.Cap.WRs > depth:
+				sev = report.Info
+			default:
+				continue
+			}
+		} else if !Overruns(int64(c.CQE), conc.N) {
 			continue
 		}
-		k := depthKey{c.PID, c.KernName, c.CQE, conc.N, conc.Profile, conc.Derived != ""}
+		k := depthKey{c.PID, c.KernName, c.CQE, conc.N, conc.Profile, conc.Cap, sev}
 		g := idx[k]
 		if g == nil {
-			g = &DepthGroup{PID: c.PID, Kern: c.KernName, CQE: c.CQE, Concurrency: conc}
+			g = &DepthGroup{PID: c.PID, Kern: c.KernName, CQE: c.CQE, Concurrency: conc, Severity: sev}
 			idx[k] = g
 			r.Under = append(r.Under, g)
 		}
@@ -204,8 +227,12 @@ func runDepth(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 			if der.Reason != "" {
 				concNote = report.Ev("raw contexts", "not used: "+der.Reason, rawSrc)
 			} else {
-				concNote = report.Ev("raw contexts", fmt.Sprintf("read (%s); application CQs without a declared concurrency are judged "+
-					"against the capacity of the QPs attached", der.Layout), rawSrc)
+				v := fmt.Sprintf("read (%s); application CQs without a declared concurrency are judged "+
+					"against the capacity of the QPs attached", der.Layout)
+				if der.Skipped > 0 {
+					v += fmt.Sprintf("; %d kernel-owned QP(s) whose raw context could not be read or matched were left out (their CQs are not judged)", der.Skipped)
+				}
+				concNote = report.Ev("raw contexts", v, rawSrc)
 			}
 		}
 		for _, g := range r.Under {
@@ -265,10 +292,10 @@ func underFinding(env *checks.Env, dev string, g *DepthGroup, owner, src string)
 	subj := rdmares.DevSubject(env, dev)
 	subj.Kind = "cq"
 	subj.Name = fmt.Sprintf("%s %s cqe %d", dev, owner, g.CQE)
-	rec := Recommended(g.Concurrency.N)
 	if g.Concurrency.Derived != "" {
-		return underCapacityFinding(subj, dev, g, owner, src, rec)
+		return underCapacityFinding(subj, dev, g, owner, src)
 	}
+	rec := Recommended(g.Concurrency.N)
 	return report.Finding{Subject: subj, Severity: report.Critical,
 		Summary: fmt.Sprintf("%s: %d CQ(s) of %s hold %d completions but %d work requests can be outstanding: the CQ "+
 			"overruns, completions are lost and the CQ and its QPs go to error", dev, len(g.CQNs), owner, g.CQE, g.Concurrency.N),
@@ -290,21 +317,45 @@ func underFinding(env *checks.Env, dev string, g *DepthGroup, owner, src string)
 func cqnList(n []uint32) string { return rdmares.NumList(n) }
 
 // underCapacityFinding is a CQ smaller than what its QPs can hold: an overrun if the application
-// fills its queues, which many applications never do (see Capacity), hence a warning.
-func underCapacityFinding(subj report.Subject, dev string, g *DepthGroup, owner, src string, rec int64) report.Finding {
+// fills its queues, which many applications never do (see Capacity), hence a warning; info when
+// only the upper bound of WQE-block-counted send queues exceeds it.
+func underCapacityFinding(subj report.Subject, dev string, g *DepthGroup, owner, src string) report.Finding {
 	c := g.Concurrency
-	return report.Finding{Subject: subj, Severity: report.Warning,
-		Summary: fmt.Sprintf("%s: %d CQ(s) of %s hold %d completions but the %d QP queue(s) attached can hold %d work requests: "+
-			"if the application keeps them full, the CQ overruns and it and its QPs go to error", dev, len(g.CQNs), owner, g.CQE, c.QPs, c.N),
+	n := c.Cap.Exact
+	holds := fmt.Sprintf("the %d QP queue(s) attached can hold %d work requests", c.Cap.QPs, n)
+	if c.Cap.Upper() {
+		holds = fmt.Sprintf("the %d QP queue(s) attached can hold at least %d work requests (up to %d counting send queues "+
+			"by WQE block)", c.Cap.QPs, n, c.Cap.WRs)
+	}
+	if g.Severity == report.Info {
+		n = c.Cap.WRs
+		holds = fmt.Sprintf("the %d QP queue(s) attached may hold up to %d work requests (send queues counted by 64-byte "+
+			"WQE block, an upper bound; the exact part, %d, fits)", c.Cap.QPs, n, c.Cap.Exact)
+	}
+	// Capacity is already the most that can complete: the CQ needs to hold it, no headroom
+	// factor on top (that rule is for a declared concurrency).
+	rec := nextPow2(n)
+	return report.Finding{Subject: subj, Severity: g.Severity,
+		Summary: fmt.Sprintf("%s: %d CQ(s) of %s hold %d completions but %s: if the application keeps them full, the CQ "+
+			"overruns and it and its QPs go to error", dev, len(g.CQNs), owner, g.CQE+1, holds),
 		Evidence: []report.Evidence{
-			report.EvExp("cqe", fmt.Sprint(g.CQE), fmt.Sprintf("at least %d (recommended %d)", c.N, rec), src),
+			report.EvExp("cqe", fmt.Sprintf("%d (%d entries)", g.CQE, g.CQE+1), fmt.Sprintf("at least %d entries", n), src),
 			report.Ev("capacity", fmt.Sprintf("%d, %s", c.N, c.Source()), rdmares.RawSource("QP", dev)),
 			report.Ev("owner", owner, src),
 			report.Ev("CQ numbers (cqn)", cqnList(g.CQNs), src),
-			report.Ev("recommended cqe", fmt.Sprint(rec), "rule: next power of two at or above 2 x concurrency"),
+			report.Ev("recommended cqe", fmt.Sprint(rec), "rule: next power of two at or above the capacity"),
 		},
 		Remediation: fmt.Sprintf("If the application can have all %d work requests outstanding, create these CQs with at least %d "+
 			"entries (ibv_create_cq cqe >= %d). If it limits its outstanding requests itself (UCX, libfabric and most MPI "+
-			"transports do), declare that limit with --wr-concurrency or --wr-profile, which is judged instead.", c.N, rec, rec),
+			"transports do), declare that limit with --wr-concurrency or --wr-profile, which is judged instead.", n, rec, rec),
 	}
+}
+
+// nextPow2 is the smallest power of two at or above n (n > 0).
+func nextPow2(n int64) int64 {
+	p := int64(1)
+	for p < n {
+		p <<= 1
+	}
+	return p
 }

@@ -132,29 +132,33 @@ func synthetics() []synth {
 		},
 		{
 			name: "cq-raw-mlx5",
-			desc: "Synthetic: mlx5_0 read with --raw-contexts (args). pid 4242 (trainer) shares a CQ of depth 256 (cqe 255) " +
-				"between 2 RC QPs whose send queues hold 256 WQE blocks and receive queues 128 entries each: 768 work requests " +
-				"can complete on it, a warning (an overrun only if the application fills every queue) with a recommended depth " +
-				"of 2048; its second CQ (cqe 1023) serves one QP of 256+256 and is fine; the [ib_core] MAD CQ is a kernel " +
-				"consumer's and is not judged. The raw contexts are mlx5 resource-dump streams encoded by checks/cq/rawctx " +
-				"with the PRM query-output layout: where the PRM payload starts inside the segment is not in any public " +
-				"source (see the rawctx package doc), which is why the check accepts a layout only when every CQ's raw depth " +
-				"equals the kernel's cqe+1 and every QP's raw state its kernel state, as here.",
-			qps: append([]nldev.QP{gsi()}, userQPs(0x100, 3, nldev.QPStateRTS, 4242)...),
+			desc: "Synthetic: mlx5_0 read with --raw-contexts (args). pid 4242 (trainer) has three CQs. cqe 255 (256 entries) " +
+				"is shared by 2 RC QPs whose receive queues alone hold 512 work requests: a warning (an overrun if the " +
+				"application fills its queues) with a recommended depth of 512. cqe 511 serves one QP whose receive queue " +
+				"(128) fits but whose send queue of 512 WQE blocks may not: info, since a block count is only an upper bound " +
+				"on work requests. cqe 1023 serves one QP of 256 receive + 512 send blocks and is fine. The [ib_core] MAD CQ " +
+				"is a kernel consumer's and is not judged. The raw contexts are mlx5 resource-dump streams encoded by " +
+				"checks/cq/rawctx with the PRM query-output layout: where the PRM payload starts inside the segment is not " +
+				"in any public source (see the rawctx package doc), which is why the check accepts a layout only when every " +
+				"CQ's raw depth equals the kernel's cqe+1 and every QP's raw number and state match its kernel ones, as here.",
+			qps: append([]nldev.QP{gsi()}, userQPs(0x100, 4, nldev.QPStateRTS, 4242)...),
 			cqs: []nldev.CQ{kernCQ(), {CQN: 1, CQE: 255, Users: 4, PID: 4242, CtxN: 1, HasCtxN: true, HasDIM: true},
-				{CQN: 2, CQE: 1023, Users: 2, PID: 4242, CtxN: 1, HasCtxN: true, HasDIM: true}},
+				{CQN: 2, CQE: 1023, Users: 2, PID: 4242, CtxN: 1, HasCtxN: true, HasDIM: true},
+				{CQN: 3, CQE: 511, Users: 2, PID: 4242, CtxN: 1, HasCtxN: true, HasDIM: true}},
 			// ib_mad's GSI QP: send 128, receive 512 (mad_sendq_size/mad_recvq_size defaults,
 			// drivers/infiniband/core/mad.c); mlx5 QPC state RTS = 3 (MLX5_QPC_STATE_RTS).
 			rawQPs: []rawctx.QP{
 				{Format: rawctx.FormatMLX5, State: 3, QPN: 1, HasQPN: true, SendCQ: 0x400, RecvCQ: 0x400, SQ: 128, SQBlocks: true, RQ: 512},
-				{Format: rawctx.FormatMLX5, State: 3, QPN: 0x100, HasQPN: true, SendCQ: 0x401, RecvCQ: 0x401, SQ: 256, SQBlocks: true, RQ: 128},
-				{Format: rawctx.FormatMLX5, State: 3, QPN: 0x101, HasQPN: true, SendCQ: 0x401, RecvCQ: 0x401, SQ: 256, SQBlocks: true, RQ: 128},
-				{Format: rawctx.FormatMLX5, State: 3, QPN: 0x102, HasQPN: true, SendCQ: 0x402, RecvCQ: 0x402, SQ: 256, SQBlocks: true, RQ: 256},
+				{Format: rawctx.FormatMLX5, State: 3, QPN: 0x100, HasQPN: true, SendCQ: 0x401, RecvCQ: 0x401, SQ: 256, SQBlocks: true, RQ: 256},
+				{Format: rawctx.FormatMLX5, State: 3, QPN: 0x101, HasQPN: true, SendCQ: 0x401, RecvCQ: 0x401, SQ: 256, SQBlocks: true, RQ: 256},
+				{Format: rawctx.FormatMLX5, State: 3, QPN: 0x102, HasQPN: true, SendCQ: 0x402, RecvCQ: 0x402, SQ: 512, SQBlocks: true, RQ: 256},
+				{Format: rawctx.FormatMLX5, State: 3, QPN: 0x103, HasQPN: true, SendCQ: 0x403, RecvCQ: 0x403, SQ: 512, SQBlocks: true, RQ: 128},
 			},
 			rawCQs: []rawctx.CQ{
 				{Format: rawctx.FormatMLX5, CQN: 0x400, HasCQN: true, Depth: 1024},
 				{Format: rawctx.FormatMLX5, CQN: 0x401, HasCQN: true, Depth: 256},
 				{Format: rawctx.FormatMLX5, CQN: 0x402, HasCQN: true, Depth: 1024},
+				{Format: rawctx.FormatMLX5, CQN: 0x403, HasCQN: true, Depth: 512},
 			},
 			rawLayout: rawctx.LayoutQueryOut,
 			maxQP:     262144, comms: map[uint32]string{4242: "trainer"},

@@ -244,3 +244,12 @@ func EncodeCQ(d Driver, l Layout, c CQ) ([]byte, error) {
 	}
 	return EncodeMLX5CQ(c, l)
 }
+
+// WorthAsking reports whether a device's raw contexts should be requested at all: yes for the
+// drivers decoded here, and for software devices (rxe, siw), whose refusal costs nothing and is
+// the kernel's own word; no for other hardware, where a raw dump can cost a firmware command
+// per object (bnxt_re) for blobs nobody here can read. The check and the recorder share it.
+func WorthAsking(driver string, software bool) bool {
+	_, ok := ForPCIDriver(driver)
+	return ok || software
+}
