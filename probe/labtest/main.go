@@ -301,7 +301,7 @@ func (t *lab) bandwidth(ctx context.Context, perftest bool, perfHost string, rou
 	for i := range min(len(b.Probe), len(b.IBWriteBW)) {
 		p, q := b.Probe[i], b.IBWriteBW[i]
 		if p.Error == "" && q.Error == "" && p.MiBps > 0 && q.MiBps > 0 {
-			b.RoundRatios = append(b.RoundRatios, float64(int(p.MiBps/q.MiBps*1000+0.5))/1000)
+			b.RoundRatios = append(b.RoundRatios, p.MiBps/q.MiBps)
 		}
 	}
 	if len(b.RoundRatios) > 0 {
@@ -317,7 +317,7 @@ func (t *lab) bandwidth(ctx context.Context, perftest bool, perfHost string, rou
 	// Faster than ib_write_bw by more than 20% would mean the probe does not
 	// measure what ib_write_bw does; slower is judged against -bw-min-ratio.
 	t.check(b.Ratio >= minRatio && b.Ratio <= 1.2, "bandwidth: probe median %.2f MiB/s %v, ib_write_bw median %.2f MiB/s %v (BW average[MB/sec], which is MiB/s); ratio of each round %v, median %.3f (must be in [%.2f, 1.2]; within 20%%: %v; ratio of the medians %.3f)",
-		b.ProbeMedian, rates(b.Probe), b.IBWriteBWMedian, rates(b.IBWriteBW), b.RoundRatios, b.Ratio, minRatio, b.Within20Pct, b.MedianRatio)
+		b.ProbeMedian, rates(b.Probe), b.IBWriteBWMedian, rates(b.IBWriteBW), rounded(b.RoundRatios), b.Ratio, minRatio, b.Within20Pct, b.MedianRatio)
 }
 
 func errText(err error) string {
@@ -325,6 +325,15 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// rounded is for the log only; verdicts use full precision.
+func rounded(v []float64) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(int(x*1000+0.5)) / 1000
+	}
+	return out
 }
 
 func rates(runs []Run) []float64 {
