@@ -306,6 +306,11 @@ func judgeBandwidth(m *measured, sibs []*measured) report.Finding {
 		}
 		f.Remediation = fmt.Sprintf("Expect at most %.0f Gb/s across the ports of %s together (one PCIe link); for line rate on all ports the path must train at least %s.",
 			b.UsableGbps, strings.Join(fns, " and "), neededLink(demand))
+		// One link, one problem: the lowest function's finding is the root cause and its
+		// siblings' findings, which judge the same link, point at it.
+		if all[0] != m {
+			f.ExplainedBy = []string{"pcie.bandwidth@" + all[0].t.subject().Name}
+		}
 	case b.UsableGbps < b.PortGbps:
 		// Dual-port cards are often cabled for redundancy, not for both ports at line rate,
 		// so the sum exceeding the budget is a warning, not a failure.

@@ -36,6 +36,10 @@ func TestDualPFSharedLink(t *testing.T) {
 		if !strings.Contains(bw.Summary, "shares with "+tc.sib) || !strings.Contains(bw.Remediation, "Gen4 x16") {
 			t.Errorf("%s: the warning must name the sibling and the link both ports need: %q / %q", tc.bdf, bw.Summary, bw.Remediation)
 		}
+		// One link, one root cause: the second function's warning points at the first's.
+		if want := map[string]string{"0000:3b:00.1": "pcie.bandwidth@0000:3b:00.0"}[tc.bdf]; strings.Join(bw.ExplainedBy, ",") != want {
+			t.Errorf("%s: explained by %v, want %q", tc.bdf, bw.ExplainedBy, want)
+		}
 		link := checktest.One(t, fs, "pcie.link", tc.bdf)
 		checktest.WantSeverity(t, link, report.Warning)
 		if !strings.Contains(link.Summary, "slot limits the card") {
