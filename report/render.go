@@ -18,6 +18,10 @@ type RenderOptions struct {
 	Color bool
 	// Verbose lists passing findings' evidence too.
 	Verbose bool
+	// Problems leaves passing, informational and skipped findings out of the table and says
+	// how many were left out: on a host with 16 HCAs the full table runs to hundreds of rows.
+	// The JSON document always holds every finding.
+	Problems bool
 }
 
 // Renderer writes a report in one format.
@@ -118,6 +122,19 @@ func RenderTable(w io.Writer, r *Report, o RenderOptions) error {
 	}
 	out.WriteString("\n")
 
+	shown := 0
+	for _, f := range r.Findings {
+		if !o.Problems || f.Severity.Problem() {
+			shown++
+		}
+	}
+	if shown == 0 && len(r.Findings) > 0 {
+		fmt.Fprintf(&out, "no warning, critical or unknown finding; %d passing, informational or skipped finding(s) not shown (--problems)\n", len(r.Findings))
+		fmt.Fprintf(&out, "\n%s\n", r.Summary.Line)
+		_, err := w.Write(out.Bytes())
+		return err
+	}
+
 	t := tablewriter.NewTable(&out,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAutoWrap(tw.WrapNormal),
@@ -126,7 +143,12 @@ func RenderTable(w io.Writer, r *Report, o RenderOptions) error {
 		tablewriter.WithTrimSpace(tw.Off),
 	)
 	t.Header("LAYER", "CHECK", "SUBJECT", "STATUS", "FINDING")
+	hidden := 0
 	for _, f := range r.Findings {
+		if o.Problems && !f.Severity.Problem() {
+			hidden++
+			continue
+		}
 		status := strings.ToUpper(f.Severity.String())
 		summary := f.Summary
 		if len(f.ExplainedBy) > 0 && f.Severity.Problem() {
@@ -139,8 +161,11 @@ func RenderTable(w io.Writer, r *Report, o RenderOptions) error {
 	if err := t.Render(); err != nil {
 		return fmt.Errorf("render table: %w", err)
 	}
+	if hidden > 0 {
+		fmt.Fprintf(&out, "%d passing, informational or skipped finding(s) not shown (--problems)\n", hidden)
+	}
 
-	details := detailOrder(r.Findings, o.Verbose)
+	details := detailOrder(r.Findings, o.Verbose && !o.Problems)
 	if len(details) > 0 {
 		out.WriteString("\nDetails\n")
 	}

@@ -266,3 +266,31 @@ func TestSkippedFindingsAreLinkedOnlyForProbes(t *testing.T) {
 		t.Error("--verbose details omit a skipped finding")
 	}
 }
+
+// --problems keeps only warnings, criticals and unknowns in the table, says how many rows it
+// left out, and on a clean host prints no empty table.
+func TestRenderProblemsOnly(t *testing.T) {
+	fs := []Finding{
+		{CheckID: "pcie.link", Layer: "pcie", Subject: Subject{Kind: "pci", Name: "0000:3b:00.0"}, Severity: OK, Summary: "link fine"},
+		{CheckID: "port.state", Layer: "port", Subject: Subject{Kind: "port", Name: "mlx5_0/1"}, Severity: Warning, Summary: "port flapping"},
+		{CheckID: "qp.state", Layer: "qp", Subject: Subject{Kind: "device", Name: "mlx5_0"}, Severity: Skipped, Summary: "nothing to see"},
+	}
+	render := func(fs []Finding) string {
+		var b strings.Builder
+		if err := RenderTable(&b, Build(fs, DefaultFaults(), Tool{Name: "rdmadiag"}, HostInfo{}), RenderOptions{Problems: true}); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	got := render(fs)
+	if !strings.Contains(got, "port flapping") || strings.Contains(got, "link fine") || strings.Contains(got, "nothing to see") {
+		t.Errorf("table with --problems:\n%s", got)
+	}
+	if !strings.Contains(got, "2 passing, informational or skipped finding(s) not shown") {
+		t.Errorf("no count of the rows left out:\n%s", got)
+	}
+	got = render(fs[:1])
+	if strings.Contains(got, "LAYER") || !strings.Contains(got, "no warning, critical or unknown finding; 1 passing") {
+		t.Errorf("clean host with --problems:\n%s", got)
+	}
+}

@@ -29,6 +29,7 @@ type checkFlags struct {
 	noProbe  bool
 	timeout  time.Duration
 	verbose  bool
+	problems bool
 	opts     checks.Options
 	noColor  bool
 	parallel int
@@ -64,6 +65,7 @@ func (a *App) checkCmd() *cobra.Command {
 	fl.StringVar(&f.opts.MatrixFile, "matrix", "", "JSON file extending the firmware/driver compatibility matrix")
 	fl.StringVar(&f.opts.PolicyFile, "policy", "", "JSON fleet policy (allowed PSIDs, minimum firmware, expected rates)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "show the evidence of passing checks too")
+	fl.BoolVarP(&f.problems, "problems", "p", false, "table: list only warnings, criticals and unknowns (JSON always has every finding)")
 	fl.BoolVar(&f.noColor, "no-color", false, "never colour the table")
 	fl.IntVar(&f.parallel, "parallel", runtime.NumCPU(), "checks run at the same time")
 	return c
@@ -94,7 +96,7 @@ func (a *App) runCheck(ctx context.Context, f *checkFlags) error {
 	started := a.Now()
 	findings := checks.Run(ctx, env, selected, f.parallel)
 	rep := report.Build(findings, report.DefaultFaults(), a.tool(f, started), a.hostInfo(env, f.src))
-	ro := report.RenderOptions{Color: a.IsTerminal && !f.noColor, Verbose: f.verbose}
+	ro := report.RenderOptions{Color: a.IsTerminal && !f.noColor, Verbose: f.verbose, Problems: f.problems}
 	if err := render(a.Stdout, rep, ro); err != nil {
 		return err
 	}
