@@ -47,62 +47,26 @@ const (
 	ctrlAttrFamName = 2
 )
 
-type attrBuf struct {
-	b []byte
-	e *Encoder
-}
+// attrBuf appends attributes with the encoder's layout options.
+type attrBuf struct{ netlinkraw.AttrWriter }
 
-func (w *attrBuf) put(t uint16, v []byte) { w.b = netlinkraw.AppendAttr(w.b, t, v) }
-
-func (w *attrBuf) flag(t uint16)          { w.put(t, nil) }
-func (w *attrBuf) u8(t uint16, v uint8)   { w.put(t, []byte{v}) }
-func (w *attrBuf) u16(t uint16, v uint16) { w.put(t, ne.AppendUint16(nil, v)) }
-func (w *attrBuf) u32(t uint16, v uint32) { w.put(t, ne.AppendUint32(nil, v)) }
-func (w *attrBuf) u64(t uint16, v uint64) {
-	if w.e.PadU64 {
-		w.put(devlink.AttrPad, nil)
-	}
-	w.put(t, ne.AppendUint64(nil, v))
-}
-func (w *attrBuf) str(t uint16, s string) { w.put(t, append([]byte(s), 0)) }
-
-func (w *attrBuf) nest(t uint16, fill func()) {
-	start := len(w.b)
-	if w.e.Nested {
-		t |= netlinkraw.AttrFNested
-	}
-	w.b = ne.AppendUint16(w.b, 0)
-	w.b = ne.AppendUint16(w.b, t)
-	fill()
-	ne.PutUint16(w.b[start:], uint16(len(w.b)-start))
+func newBuf(e *Encoder) attrBuf {
+	return attrBuf{netlinkraw.AttrWriter{PadU64: e.PadU64, PadType: devlink.AttrPad, Nested: e.Nested}}
 }
 
 func (w *attrBuf) handle(h devlink.Handle) {
-	w.str(devlink.AttrBusName, h.Bus)
-	w.str(devlink.AttrDevName, h.Dev)
+	w.Str(devlink.AttrBusName, h.Bus)
+	w.Str(devlink.AttrDevName, h.Dev)
 }
 
+// message appends a generic netlink message: the genlmsghdr (command, version 1) and attrs.
 func (e Encoder) message(out []byte, typ, flags uint16, cmd uint8, attrs []byte) []byte {
-	payload := append([]byte{cmd, 1, 0, 0}, attrs...)
-	out = ne.AppendUint32(out, uint32(16+len(payload)))
-	out = ne.AppendUint16(out, typ)
-	out = ne.AppendUint16(out, flags)
-	out = ne.AppendUint32(out, e.Seq)
-	out = ne.AppendUint32(out, e.PortID)
-	out = append(out, payload...)
-	for len(out)%4 != 0 {
-		out = append(out, 0)
-	}
-	return out
+	return e.raw(out, typ, flags, append([]byte{cmd, 1, 0, 0}, attrs...))
 }
 
+// raw appends a netlink message with payload as given (padded to 4 bytes).
 func (e Encoder) raw(out []byte, typ, flags uint16, payload []byte) []byte {
-	out = ne.AppendUint32(out, uint32(16+len(payload)))
-	out = ne.AppendUint16(out, typ)
-	out = ne.AppendUint16(out, flags)
-	out = ne.AppendUint32(out, e.Seq)
-	out = ne.AppendUint32(out, e.PortID)
-	return append(out, payload...)
+	return netlinkraw.AppendMessage(out, typ, flags, e.Seq, e.PortID, payload)
 }
 
 // done ends a dump: NLMSG_DONE carrying errno 0.
@@ -112,49 +76,49 @@ func (e Encoder) done(out []byte) []byte { return e.raw(out, nlmsgDone, nlmFMult
 // adds version, header size, ops and multicast groups, which the decoder skips; Extra stands
 // for them).
 func (e Encoder) FamilyReply(name string, id uint16) []byte {
-	w := attrBuf{e: &e}
-	w.str(ctrlAttrFamName, name)
-	w.u16(ctrlAttrFamID, id)
-	w.u32(3, 1) // CTRL_ATTR_VERSION
-	w.b = append(w.b, e.Extra...)
-	return e.message(nil, devlink.CtrlType, 0, ctrlCmdNewFam, w.b)
+	w := newBuf(&e)
+	w.Str(ctrlAttrFamName, name)
+	w.U16(ctrlAttrFamID, id)
+	w.U32(3, 1) // CTRL_ATTR_VERSION
+	w.B = append(w.B, e.Extra...)
+	return e.message(nil, devlink.CtrlType, 0, ctrlCmdNewFam, w.B)
 }
 
 // DevDump is the DEVLINK_CMD_GET dump listing hs.
 func (e Encoder) DevDump(fam uint16, hs []devlink.Handle) []byte {
 	var out []byte
 	for _, h := range hs {
-		w := attrBuf{e: &e}
+		w := newBuf(&e)
 		w.handle(h)
-		w.b = append(w.b, e.Extra...)
-		out = e.message(out, fam, nlmFMulti, devlinkCmdNew, w.b)
+		w.B = append(w.B, e.Extra...)
+		out = e.message(out, fam, nlmFMulti, devlinkCmdNew, w.B)
 	}
 	return e.done(out)
 }
 
 // InfoReply is the DEVLINK_CMD_INFO_GET answer for one instance.
 func (e Encoder) InfoReply(fam uint16, info devlink.Info) []byte {
-	w := attrBuf{e: &e}
+	w := newBuf(&e)
 	w.handle(info.Handle)
 	if info.Driver != "" {
-		w.str(devlink.AttrInfoDriverName, info.Driver)
+		w.Str(devlink.AttrInfoDriverName, info.Driver)
 	}
 	if info.Serial != "" {
-		w.str(devlink.AttrInfoSerialNumber, info.Serial)
+		w.Str(devlink.AttrInfoSerialNumber, info.Serial)
 	}
 	for _, group := range []struct {
 		t  uint16
 		vs []devlink.Version
 	}{{devlink.AttrInfoVersionFixed, info.Fixed}, {devlink.AttrInfoVersionRunning, info.Running}, {devlink.AttrInfoVersionStored, info.Stored}} {
 		for _, v := range group.vs {
-			w.nest(group.t, func() {
-				w.str(devlink.AttrInfoVersionName, v.Name)
-				w.str(devlink.AttrInfoVersionValue, v.Value)
+			w.Nest(group.t, func() {
+				w.Str(devlink.AttrInfoVersionName, v.Name)
+				w.Str(devlink.AttrInfoVersionValue, v.Value)
 			})
 		}
 	}
-	w.b = append(w.b, e.Extra...)
-	return e.message(nil, fam, 0, devlink.CmdInfoGet, w.b)
+	w.B = append(w.B, e.Extra...)
+	return e.message(nil, fam, 0, devlink.CmdInfoGet, w.B)
 }
 
 // ReporterDump is the DEVLINK_CMD_HEALTH_REPORTER_GET dump listing rs, in the attribute order
@@ -162,30 +126,30 @@ func (e Encoder) InfoReply(fam uint16, info devlink.Info) []byte {
 func (e Encoder) ReporterDump(fam uint16, rs []devlink.Reporter) []byte {
 	var out []byte
 	for _, r := range rs {
-		w := attrBuf{e: &e}
+		w := newBuf(&e)
 		w.handle(r.Handle)
 		if r.HasPort {
-			w.u32(devlink.AttrPortIndex, r.Port)
+			w.U32(devlink.AttrPortIndex, r.Port)
 		}
-		w.nest(devlink.AttrHealthReporter, func() {
-			w.str(devlink.AttrHealthReporterName, r.Name)
-			w.u8(devlink.AttrHealthReporterState, r.State)
-			w.u64(devlink.AttrHealthReporterErrCount, r.ErrCount)
-			w.u64(devlink.AttrHealthReporterRecoverCount, r.RecoverCount)
+		w.Nest(devlink.AttrHealthReporter, func() {
+			w.Str(devlink.AttrHealthReporterName, r.Name)
+			w.U8(devlink.AttrHealthReporterState, r.State)
+			w.U64(devlink.AttrHealthReporterErrCount, r.ErrCount)
+			w.U64(devlink.AttrHealthReporterRecoverCount, r.RecoverCount)
 			if r.HasGracePeriod {
-				w.u64(devlink.AttrHealthReporterGracePeriod, r.GracePeriod)
-				w.u8(devlink.AttrHealthReporterAutoRecover, b2u8(r.AutoRecover))
+				w.U64(devlink.AttrHealthReporterGracePeriod, r.GracePeriod)
+				w.U8(devlink.AttrHealthReporterAutoRecover, b2u8(r.AutoRecover))
 			}
 			if r.DumpTSNs != 0 {
-				w.u64(devlink.AttrHealthReporterDumpTS, r.DumpTSNs/1e6)
-				w.u64(devlink.AttrHealthReporterDumpTSNs, r.DumpTSNs)
+				w.U64(devlink.AttrHealthReporterDumpTS, r.DumpTSNs/1e6)
+				w.U64(devlink.AttrHealthReporterDumpTSNs, r.DumpTSNs)
 			}
 			if r.HasAutoDump {
-				w.u8(devlink.AttrHealthReporterAutoDump, b2u8(r.AutoDump))
+				w.U8(devlink.AttrHealthReporterAutoDump, b2u8(r.AutoDump))
 			}
 		})
-		w.b = append(w.b, e.Extra...)
-		out = e.message(out, fam, nlmFMulti, devlink.CmdHealthReporterGet, w.b)
+		w.B = append(w.B, e.Extra...)
+		out = e.message(out, fam, nlmFMulti, devlink.CmdHealthReporterGet, w.B)
 	}
 	return e.done(out)
 }
@@ -204,23 +168,23 @@ func (e Encoder) DiagnoseReply(fam uint16, obj devlink.Object) []byte {
 	}
 	var out []byte
 	for i := 0; i < len(items); i += per {
-		w := attrBuf{e: &e}
-		w.nest(devlink.AttrFmsg, func() {
+		w := newBuf(&e)
+		w.Nest(devlink.AttrFmsg, func() {
 			for _, it := range items[i:min(i+per, len(items))] {
 				switch {
 				case it.t == devlink.AttrFmsgObjValueType:
-					w.u8(it.t, it.typ)
+					w.U8(it.t, it.typ)
 				case it.t == devlink.AttrFmsgObjValueData && it.typ == devlink.TypeU64:
-					w.u64(it.t, ne.Uint64(it.v))
+					w.U64(it.t, ne.Uint64(it.v))
 				case it.v == nil:
-					w.flag(it.t)
+					w.Flag(it.t)
 				default:
-					w.put(it.t, it.v)
+					w.Put(it.t, it.v)
 				}
 			}
 		})
-		w.b = append(w.b, e.Extra...)
-		out = e.message(out, fam, nlmFMulti, devlink.CmdHealthReporterDiagnose, w.b)
+		w.B = append(w.B, e.Extra...)
+		out = e.message(out, fam, nlmFMulti, devlink.CmdHealthReporterDiagnose, w.B)
 	}
 	return e.raw(out, nlmsgDone, nlmFMulti, nil)
 }

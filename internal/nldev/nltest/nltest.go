@@ -50,50 +50,16 @@ func (e Encoder) maxMsg() int {
 	return 32 << 10
 }
 
-// attrBuf appends attributes.
-type attrBuf struct {
-	b []byte
-	e *Encoder
+// attrBuf appends attributes with the encoder's layout options.
+type attrBuf struct{ netlinkraw.AttrWriter }
+
+func newBuf(e *Encoder) attrBuf {
+	return attrBuf{netlinkraw.AttrWriter{PadU64: e.PadU64, PadType: nldev.AttrPad, Nested: e.Nested}}
 }
-
-func (w *attrBuf) put(t uint16, v []byte) { w.b = netlinkraw.AppendAttr(w.b, t, v) }
-
-func (w *attrBuf) u8(t uint16, v uint8)   { w.put(t, []byte{v}) }
-func (w *attrBuf) u32(t uint16, v uint32) { w.put(t, ne.AppendUint32(nil, v)) }
-func (w *attrBuf) u64(t uint16, v uint64) {
-	if w.e.PadU64 {
-		w.put(nldev.AttrPad, nil)
-	}
-	w.put(t, ne.AppendUint64(nil, v))
-}
-func (w *attrBuf) str(t uint16, s string) { w.put(t, append([]byte(s), 0)) }
-
-// nest wraps what fill appends in a nest attribute of type t.
-func (w *attrBuf) nest(t uint16, fill func()) {
-	start := len(w.b)
-	if w.e.Nested {
-		t |= netlinkraw.AttrFNested
-	}
-	w.b = ne.AppendUint16(w.b, 0)
-	w.b = ne.AppendUint16(w.b, t)
-	fill()
-	putU16(w.b[start:], uint16(len(w.b)-start))
-}
-
-func putU16(b []byte, v uint16) { ne.PutUint16(b, v) }
 
 // message appends a whole netlink message of type typ with the given payload.
 func (e Encoder) message(out []byte, typ uint16, flags uint16, payload []byte) []byte {
-	out = ne.AppendUint32(out, uint32(16+len(payload)))
-	out = ne.AppendUint16(out, typ)
-	out = ne.AppendUint16(out, flags)
-	out = ne.AppendUint32(out, e.Seq)
-	out = ne.AppendUint32(out, e.PortID)
-	out = append(out, payload...)
-	for len(out)%4 != 0 {
-		out = append(out, 0)
-	}
-	return out
+	return netlinkraw.AppendMessage(out, typ, flags, e.Seq, e.PortID, payload)
 }
 
 func (e Encoder) done(out []byte) []byte {
@@ -104,25 +70,25 @@ func (e Encoder) done(out []byte) []byte {
 func (e Encoder) DevDump(devs []nldev.Device) []byte {
 	var out []byte
 	for _, d := range devs {
-		w := attrBuf{e: &e}
-		w.u32(nldev.AttrDevIndex, d.Index)
-		w.str(nldev.AttrDevName, d.Name)
-		w.u32(nldev.AttrPortIndex, d.NumPorts)
-		w.u64(nldev.AttrCapFlags, d.CapFlags)
+		w := newBuf(&e)
+		w.U32(nldev.AttrDevIndex, d.Index)
+		w.Str(nldev.AttrDevName, d.Name)
+		w.U32(nldev.AttrPortIndex, d.NumPorts)
+		w.U64(nldev.AttrCapFlags, d.CapFlags)
 		if d.FWVersion != "" {
-			w.str(nldev.AttrFWVersion, d.FWVersion)
+			w.Str(nldev.AttrFWVersion, d.FWVersion)
 		}
-		w.u64(nldev.AttrNodeGUID, uint64(d.NodeGUID))
-		w.u64(nldev.AttrSysImageGUID, uint64(d.SysImageGUID))
-		w.u8(nldev.AttrDevNodeType, d.NodeType)
+		w.U64(nldev.AttrNodeGUID, uint64(d.NodeGUID))
+		w.U64(nldev.AttrSysImageGUID, uint64(d.SysImageGUID))
+		w.U8(nldev.AttrDevNodeType, d.NodeType)
 		if d.HasDIM {
-			w.u8(nldev.AttrDevDIM, b2u8(d.DIM))
+			w.U8(nldev.AttrDevDIM, b2u8(d.DIM))
 		}
 		if d.Protocol != "" {
-			w.str(nldev.AttrDevProtocol, d.Protocol)
+			w.Str(nldev.AttrDevProtocol, d.Protocol)
 		}
-		w.b = append(w.b, e.Extra...)
-		out = e.message(out, nldev.MsgType(nldev.CmdGet), nlmFMulti, w.b)
+		w.B = append(w.B, e.Extra...)
+		out = e.message(out, nldev.MsgType(nldev.CmdGet), nlmFMulti, w.B)
 	}
 	return e.done(out)
 }
@@ -131,25 +97,25 @@ func (e Encoder) DevDump(devs []nldev.Device) []byte {
 func (e Encoder) PortDump(ports []nldev.Port) []byte {
 	var out []byte
 	for _, p := range ports {
-		w := attrBuf{e: &e}
-		w.u32(nldev.AttrDevIndex, p.DevIndex)
-		w.str(nldev.AttrDevName, p.DevName)
-		w.u32(nldev.AttrPortIndex, p.Index)
-		w.u64(nldev.AttrCapFlags, p.CapFlags)
+		w := newBuf(&e)
+		w.U32(nldev.AttrDevIndex, p.DevIndex)
+		w.Str(nldev.AttrDevName, p.DevName)
+		w.U32(nldev.AttrPortIndex, p.Index)
+		w.U64(nldev.AttrCapFlags, p.CapFlags)
 		if p.HasIB {
-			w.u64(nldev.AttrSubnetPrefix, uint64(p.SubnetPrefix))
-			w.u32(nldev.AttrLID, p.LID)
-			w.u32(nldev.AttrSMLID, p.SMLID)
-			w.u8(nldev.AttrLMC, p.LMC)
+			w.U64(nldev.AttrSubnetPrefix, uint64(p.SubnetPrefix))
+			w.U32(nldev.AttrLID, p.LID)
+			w.U32(nldev.AttrSMLID, p.SMLID)
+			w.U8(nldev.AttrLMC, p.LMC)
 		}
-		w.u8(nldev.AttrPortState, p.State)
-		w.u8(nldev.AttrPortPhysState, p.PhysState)
+		w.U8(nldev.AttrPortState, p.State)
+		w.U8(nldev.AttrPortPhysState, p.PhysState)
 		if p.NetdevName != "" {
-			w.u32(nldev.AttrNdevIndex, p.NetdevIndex)
-			w.str(nldev.AttrNdevName, p.NetdevName)
+			w.U32(nldev.AttrNdevIndex, p.NetdevIndex)
+			w.Str(nldev.AttrNdevName, p.NetdevName)
 		}
-		w.b = append(w.b, e.Extra...)
-		out = e.message(out, nldev.MsgType(nldev.CmdPortGet), nlmFMulti, w.b)
+		w.B = append(w.B, e.Extra...)
+		out = e.message(out, nldev.MsgType(nldev.CmdPortGet), nlmFMulti, w.B)
 	}
 	return e.done(out)
 }
@@ -158,23 +124,23 @@ func (e Encoder) PortDump(ports []nldev.Port) []byte {
 func (e Encoder) ResSummaryDump(sums []nldev.ResSummary) []byte {
 	var out []byte
 	for _, s := range sums {
-		w := attrBuf{e: &e}
-		w.u32(nldev.AttrDevIndex, s.DevIndex)
-		w.str(nldev.AttrDevName, s.DevName)
+		w := newBuf(&e)
+		w.U32(nldev.AttrDevIndex, s.DevIndex)
+		w.Str(nldev.AttrDevName, s.DevName)
 		names := make([]string, 0, len(s.Counts))
 		for n := range s.Counts {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		w.nest(nldev.AttrResSummary, func() {
+		w.Nest(nldev.AttrResSummary, func() {
 			for _, n := range names {
-				w.nest(nldev.AttrResSummaryEntry, func() {
-					w.str(nldev.AttrResSummaryName, n)
-					w.u64(nldev.AttrResSummaryCurr, s.Counts[n])
+				w.Nest(nldev.AttrResSummaryEntry, func() {
+					w.Str(nldev.AttrResSummaryName, n)
+					w.U64(nldev.AttrResSummaryCurr, s.Counts[n])
 				})
 			}
 		})
-		out = e.message(out, nldev.MsgType(nldev.CmdResGet), nlmFMulti, w.b)
+		out = e.message(out, nldev.MsgType(nldev.CmdResGet), nlmFMulti, w.B)
 	}
 	return e.done(out)
 }
@@ -184,100 +150,100 @@ func (e Encoder) ResSummaryDump(sums []nldev.ResSummary) []byte {
 func table[T any](e Encoder, cmd, tab, ent uint16, devIndex uint32, devName string, objs []T, fill func(w *attrBuf, o *T)) []byte {
 	var out []byte
 	for i := 0; i < len(objs); {
-		w := attrBuf{e: &e}
-		w.u32(nldev.AttrDevIndex, devIndex)
-		w.str(nldev.AttrDevName, devName)
-		w.nest(tab, func() {
+		w := newBuf(&e)
+		w.U32(nldev.AttrDevIndex, devIndex)
+		w.Str(nldev.AttrDevName, devName)
+		w.Nest(tab, func() {
 			for n := 0; i < len(objs); i, n = i+1, n+1 {
-				mark := len(w.b)
-				w.nest(ent, func() {
+				mark := len(w.B)
+				w.Nest(ent, func() {
 					fill(&w, &objs[i])
-					w.b = append(w.b, e.Extra...)
+					w.B = append(w.B, e.Extra...)
 				})
 				// Like the kernel, stop before the entry that does not fit; an entry alone in
 				// its message still goes out so the dump always progresses.
-				if n > 0 && len(w.b) > e.maxMsg() {
-					w.b = w.b[:mark]
+				if n > 0 && len(w.B) > e.maxMsg() {
+					w.B = w.B[:mark]
 					break
 				}
 			}
 		})
-		out = e.message(out, nldev.MsgType(cmd), nlmFMulti, w.b)
+		out = e.message(out, nldev.MsgType(cmd), nlmFMulti, w.B)
 	}
 	return e.done(out)
 }
 
 func owner(w *attrBuf, pid uint32, kern string) {
 	if kern != "" {
-		w.str(nldev.AttrResKernName, kern)
+		w.Str(nldev.AttrResKernName, kern)
 	} else {
-		w.u32(nldev.AttrResPID, pid)
+		w.U32(nldev.AttrResPID, pid)
 	}
 }
 
 func fillQP(w *attrBuf, q *nldev.QP) {
 	if q.Port != 0 {
-		w.u32(nldev.AttrPortIndex, q.Port)
+		w.U32(nldev.AttrPortIndex, q.Port)
 	}
-	w.u32(nldev.AttrResLQPN, q.LQPN)
+	w.U32(nldev.AttrResLQPN, q.LQPN)
 	if q.HasPDN {
-		w.u32(nldev.AttrResPDN, q.PDN)
+		w.U32(nldev.AttrResPDN, q.PDN)
 	}
 	if q.HasRQPN {
-		w.u32(nldev.AttrResRQPN, q.RQPN)
+		w.U32(nldev.AttrResRQPN, q.RQPN)
 	}
 	if q.HasRQPSN {
-		w.u32(nldev.AttrResRQPSN, q.RQPSN)
+		w.U32(nldev.AttrResRQPSN, q.RQPSN)
 	}
-	w.u32(nldev.AttrResSQPSN, q.SQPSN)
+	w.U32(nldev.AttrResSQPSN, q.SQPSN)
 	if q.HasPathMig {
-		w.u8(nldev.AttrResPathMigState, q.PathMig)
+		w.U8(nldev.AttrResPathMigState, q.PathMig)
 	}
-	w.u8(nldev.AttrResType, q.Type)
-	w.u8(nldev.AttrResState, q.State)
+	w.U8(nldev.AttrResType, q.Type)
+	w.U8(nldev.AttrResState, q.State)
 	owner(w, q.PID, q.KernName)
 	if q.Subtype != "" {
-		w.str(nldev.AttrResSubtype, q.Subtype)
+		w.Str(nldev.AttrResSubtype, q.Subtype)
 	}
 }
 
 func fillCQ(w *attrBuf, c *nldev.CQ) {
-	w.u32(nldev.AttrResCQE, c.CQE)
-	w.u64(nldev.AttrResUseCnt, c.Users)
+	w.U32(nldev.AttrResCQE, c.CQE)
+	w.U64(nldev.AttrResUseCnt, c.Users)
 	if c.HasPollCtx {
-		w.u8(nldev.AttrResPollCtx, c.PollCtx)
+		w.U8(nldev.AttrResPollCtx, c.PollCtx)
 	}
 	if c.HasDIM {
-		w.u8(nldev.AttrDevDIM, b2u8(c.DIM))
+		w.U8(nldev.AttrDevDIM, b2u8(c.DIM))
 	}
-	w.u32(nldev.AttrResCQN, c.CQN)
+	w.U32(nldev.AttrResCQN, c.CQN)
 	if c.HasCtxN {
-		w.u32(nldev.AttrResCtxN, c.CtxN)
+		w.U32(nldev.AttrResCtxN, c.CtxN)
 	}
 	owner(w, c.PID, c.KernName)
 }
 
 func fillMR(w *attrBuf, m *nldev.MR) {
 	if m.HasKeys {
-		w.u32(nldev.AttrResRKey, m.RKey)
-		w.u32(nldev.AttrResLKey, m.LKey)
-		w.u64(nldev.AttrResIOVA, m.IOVA)
+		w.U32(nldev.AttrResRKey, m.RKey)
+		w.U32(nldev.AttrResLKey, m.LKey)
+		w.U64(nldev.AttrResIOVA, m.IOVA)
 	}
-	w.u64(nldev.AttrResMRLen, m.Len)
-	w.u32(nldev.AttrResMRN, m.MRN)
-	w.u32(nldev.AttrResPDN, m.PDN)
+	w.U64(nldev.AttrResMRLen, m.Len)
+	w.U32(nldev.AttrResMRN, m.MRN)
+	w.U32(nldev.AttrResPDN, m.PDN)
 	owner(w, m.PID, m.KernName)
 }
 
 func fillPD(w *attrBuf, p *nldev.PD) {
-	w.u32(nldev.AttrResLocalDMALKey, p.LocalDMALKey)
+	w.U32(nldev.AttrResLocalDMALKey, p.LocalDMALKey)
 	if p.HasUnsafeRKey {
-		w.u32(nldev.AttrResUnsafeGlobalR, p.UnsafeGlobalRKey)
+		w.U32(nldev.AttrResUnsafeGlobalR, p.UnsafeGlobalRKey)
 	}
-	w.u64(nldev.AttrResUseCnt, p.Users)
-	w.u32(nldev.AttrResPDN, p.PDN)
+	w.U64(nldev.AttrResUseCnt, p.Users)
+	w.U32(nldev.AttrResPDN, p.PDN)
 	if p.HasCtxN {
-		w.u32(nldev.AttrResCtxN, p.CtxN)
+		w.U32(nldev.AttrResCtxN, p.CtxN)
 	}
 	owner(w, p.PID, p.KernName)
 }
@@ -303,7 +269,7 @@ func (e Encoder) PDDump(devIndex uint32, devName string, pds []nldev.PD) []byte 
 	return table(e, nldev.CmdResPDGet, nldev.AttrResPD, nldev.AttrResPDEntry, devIndex, devName, pds, fillPD)
 }
 
-func fillRaw(w *attrBuf, r *nldev.Raw) { w.put(nldev.AttrResRaw, r.Data) }
+func fillRaw(w *attrBuf, r *nldev.Raw) { w.Put(nldev.AttrResRaw, r.Data) }
 
 // QPRawDump is the RDMA_NLDEV_CMD_RES_QP_GET_RAW dump of one device: entries that hold only
 // the driver's RES_RAW bytes, as the kernel sends them.
