@@ -94,8 +94,6 @@ const (
 // Netlink header constants (include/uapi/linux/netlink.h). Spelled out here so that the decoder,
 // which also runs on recorded replies, does not depend on a platform's syscall package.
 const (
-	nlmsgHdrLen = 16
-
 	nlmsgNoop    = 1
 	nlmsgError   = 2
 	nlmsgDone    = 3

@@ -18,49 +18,6 @@ var ErrMalformed = errors.New("malformed RDMA netlink reply")
 // RDMA hosts in practice (x86_64, arm64, ppc64le) share.
 var ne = binary.NativeEndian
 
-func align4(n int) int { return (n + 3) &^ 3 }
-
-// header is a decoded nlmsghdr.
-type header struct {
-	len   int
-	typ   uint16
-	flags uint16
-	seq   uint32
-	pid   uint32
-}
-
-// parseHeader reads the nlmsghdr at the start of b and checks that the message fits in b.
-// It returns the header and the number of bytes the message occupies, alignment included.
-func parseHeader(b []byte) (header, int, error) {
-	if len(b) < nlmsgHdrLen {
-		return header{}, 0, fmt.Errorf("%d bytes left, shorter than a netlink header: %w", len(b), ErrMalformed)
-	}
-	h := header{
-		len:   int(ne.Uint32(b)),
-		typ:   ne.Uint16(b[4:]),
-		flags: ne.Uint16(b[6:]),
-		seq:   ne.Uint32(b[8:]),
-		pid:   ne.Uint32(b[12:]),
-	}
-	if h.len < nlmsgHdrLen || h.len > len(b) {
-		return header{}, 0, fmt.Errorf("nlmsg_len %d outside [%d, %d]: %w", h.len, nlmsgHdrLen, len(b), ErrMalformed)
-	}
-	return h, min(align4(h.len), len(b)), nil
-}
-
-// errnoOf reads the int at the start of an NLMSG_ERROR or NLMSG_DONE payload: 0 for success, a
-// negative errno for a failure.
-func errnoOf(h header, payload []byte) (int32, error) {
-	if len(payload) < 4 {
-		if h.typ == nlmsgDone {
-			// Kernels before 4.15 sent an empty NLMSG_DONE.
-			return 0, nil
-		}
-		return 0, fmt.Errorf("NLMSG_ERROR with %d-byte payload: %w", len(payload), ErrMalformed)
-	}
-	return int32(ne.Uint32(payload)), nil
-}
-
 // walkDump calls fn with the attribute payload of every message of a dump reply and checks the
 // framing: every message must be of type want, and the reply must end with NLMSG_DONE. A
 // negative errno in NLMSG_ERROR or NLMSG_DONE is returned as a syscall.Errno: a refused dump
@@ -71,24 +28,26 @@ func walkDump(b []byte, want uint16, fn func(payload []byte) error) error {
 		if off >= len(b) {
 			return fmt.Errorf("reply of %d bytes ends without NLMSG_DONE after %d messages: %w", len(b), n, ErrMalformed)
 		}
-		h, size, err := parseHeader(b[off:])
+		// The framing is netlinkraw's, as for devlink; its errors become ErrMalformed here so
+		// that callers tell a garbled reply from a kernel errno with one errors.Is.
+		h, size, err := netlinkraw.ParseHeader(b[off:])
 		if err != nil {
-			return fmt.Errorf("message %d at byte %d: %w", n, off, err)
+			return fmt.Errorf("message %d at byte %d: %v: %w", n, off, err, ErrMalformed)
 		}
-		payload := b[off+nlmsgHdrLen : off+h.len]
-		switch h.typ {
+		payload := b[off+netlinkraw.HdrLen : off+h.Len]
+		switch h.Type {
 		case nlmsgNoop:
 		case nlmsgOverrun:
 			return fmt.Errorf("message %d at byte %d: NLMSG_OVERRUN: %w", n, off, ErrMalformed)
 		case nlmsgError, nlmsgDone:
-			e, err := errnoOf(h, payload)
+			e, err := netlinkraw.Errno(h, payload)
 			if err != nil {
-				return fmt.Errorf("message %d at byte %d: %w", n, off, err)
+				return fmt.Errorf("message %d at byte %d: %v: %w", n, off, err, ErrMalformed)
 			}
 			if e < 0 {
 				return syscall.Errno(-e)
 			}
-			if h.typ == nlmsgDone {
+			if h.Type == nlmsgDone {
 				if rest := len(b) - off - size; rest > 0 {
 					return fmt.Errorf("%d bytes after NLMSG_DONE: %w", rest, ErrMalformed)
 				}
@@ -96,8 +55,8 @@ func walkDump(b []byte, want uint16, fn func(payload []byte) error) error {
 			}
 			// A zero NLMSG_ERROR is an acknowledgement, which carries nothing.
 		default:
-			if h.typ != want {
-				return fmt.Errorf("message %d at byte %d: type %#x, want %#x: %w", n, off, h.typ, want, ErrMalformed)
+			if h.Type != want {
+				return fmt.Errorf("message %d at byte %d: type %#x, want %#x: %w", n, off, h.Type, want, ErrMalformed)
 			}
 			if err := fn(payload); err != nil {
 				return fmt.Errorf("message %d at byte %d: %w", n, off, err)
