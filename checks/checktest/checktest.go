@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rdmadiag/rdmadiag/checks"
+	"github.com/rdmadiag/rdmadiag/host"
 	"github.com/rdmadiag/rdmadiag/report"
 	"github.com/rdmadiag/rdmadiag/snapshot"
 )
@@ -55,6 +56,27 @@ func Run(t testing.TB, snap string, opts checks.Options, terms ...string) []repo
 	env.Now = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
 	env.Sleep = func(context.Context, time.Duration) error { return nil }
 	return checks.Run(context.Background(), env, cs, 1)
+}
+
+// RecordWithDevlink records a fixture's files again with another devlink connection (a
+// dltest model) and returns the new snapshot's directory for Run: the recorder asks exactly
+// the devlink questions the checks ask, so this also proves the two agree.
+func RecordWithDevlink(t testing.TB, fixture string, dl host.NetlinkConn) string {
+	t.Helper()
+	h, cleanup, err := snapshot.Open(Fixture(t, fixture))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanup)
+	h2, err := host.New(host.Options{Root: h.Root(), Kind: host.KindSnapshot, Devlink: dl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := snapshot.Record(h2, dir, snapshot.RecordOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // Find returns the findings of one check on one subject name ("" = any subject). A "*" in the

@@ -11,7 +11,6 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/devlink"
 	"github.com/rdmadiag/rdmadiag/internal/devlink/dltest"
 	"github.com/rdmadiag/rdmadiag/report"
-	"github.com/rdmadiag/rdmadiag/snapshot"
 )
 
 func TestErrorsDevlinkFixture(t *testing.T) {
@@ -38,20 +37,7 @@ func TestErrorsDevlinkFixture(t *testing.T) {
 // that the recorder's questions are the check's.
 func variant(t *testing.T, dl host.NetlinkConn) []report.Finding {
 	t.Helper()
-	h, cleanup, err := snapshot.Open(checktest.Fixture(t, "fw-devlink"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cleanup)
-	h2, err := host.New(host.Options{Root: h.Root(), Kind: host.KindSnapshot, Devlink: dl})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := snapshot.Record(h2, dir, snapshot.RecordOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return checktest.Run(t, dir, checks.Options{}, "cq.errors")
+	return checktest.Run(t, checktest.RecordWithDevlink(t, "fw-devlink", dl), checks.Options{}, "cq.errors")
 }
 
 func TestErrorsDevlinkVariants(t *testing.T) {

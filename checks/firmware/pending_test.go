@@ -12,7 +12,6 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/devlink"
 	"github.com/rdmadiag/rdmadiag/internal/devlink/dltest"
 	"github.com/rdmadiag/rdmadiag/report"
-	"github.com/rdmadiag/rdmadiag/snapshot"
 )
 
 func pendingOf(t *testing.T, fs []report.Finding, dev string) report.Finding {
@@ -45,20 +44,7 @@ func TestPendingOnDevlinkFixture(t *testing.T) {
 // runOnDevlink runs firmware.pending on the fixture's files with another devlink answer.
 func runOnDevlink(t *testing.T, dl host.NetlinkConn) []report.Finding {
 	t.Helper()
-	h, cleanup, err := snapshot.Open(checktest.Fixture(t, fixtureName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cleanup)
-	h2, err := host.New(host.Options{Root: h.Root(), Kind: host.KindSnapshot, Devlink: dl})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := snapshot.Record(h2, dir, snapshot.RecordOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return checktest.Run(t, dir, checks.Options{}, "firmware.pending")
+	return checktest.Run(t, checktest.RecordWithDevlink(t, fixtureName, dl), checks.Options{}, "firmware.pending")
 }
 
 func TestPendingDevlinkVariants(t *testing.T) {
