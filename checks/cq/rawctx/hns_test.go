@@ -181,18 +181,7 @@ func TestDecodeHNS61QP(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := DecodeQP(HNS, LayoutByLength, u32s(34, tc.elems))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err %v, want %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != tc.want {
-				t.Errorf("got  %+v\nwant %+v", got, tc.want)
-			}
+			decoded(t, got, err, tc.want, tc.wantErr)
 		})
 	}
 }
@@ -235,18 +224,7 @@ func TestDecodeHNSCQ(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := DecodeCQ(HNS, LayoutByLength, tc.b)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err %v, want %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != tc.want {
-				t.Errorf("got  %+v\nwant %+v", got, tc.want)
-			}
+			decoded(t, got, err, tc.want, tc.wantErr)
 		})
 	}
 }
@@ -360,5 +338,22 @@ func TestEncodeHNSRefuses(t *testing.T) {
 		if _, err := EncodeHNSCQ(tc.c, tc.size); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err %v, want %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// decoded checks one decode: the wanted error (a substring) or, without one, the wanted value.
+func decoded[T comparable](t *testing.T, got T, err error, want T, wantErr string) {
+	t.Helper()
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("err %v, want %q", err, wantErr)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Errorf("got  %+v\nwant %+v", got, want)
 	}
 }

@@ -118,20 +118,9 @@ func TestDecodeMLX5QPFieldPositions(t *testing.T) {
 			t.Run(tc.name+"/"+l.String(), func(t *testing.T) {
 				b := cat(infoSeg, cmdSeg, seg(0x0123, res(0x00abcd, payloadAt(l, 24, 232, tc.sets...))), termSeg)
 				got, err := DecodeQP(MLX5, l, b)
-				if tc.wantErr != "" {
-					if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-						t.Fatalf("err %v, want %q", err, tc.wantErr)
-					}
-					return
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
 				want := tc.want
 				want.Format, want.QPN, want.HasQPN, want.SQBlocks = FormatMLX5, 0x00abcd, true, true
-				if got != want {
-					t.Errorf("got  %+v\nwant %+v", got, want)
-				}
+				decoded(t, got, err, want, tc.wantErr)
 			})
 		}
 	}
