@@ -92,6 +92,39 @@ type Finding struct {
 	// ExplainedBy lists the Refs of lower-layer findings that explain this one. A finding that is
 	// explained is a consequence, not a root cause.
 	ExplainedBy []string `json:"explained_by,omitempty"`
+	// Limit is set on a skipped finding that could not be judged because of a limit the operator
+	// chose or the run's circumstances allow (no root, a tree without a kernel log, --no-probe):
+	// such a skip does not make the verdict unknown unless --strict asks for certainty.
+	Limit *Limit `json:"limit,omitempty"`
+}
+
+// Limit says why a finding was skipped and how to lift the limit.
+type Limit struct {
+	// Kind is one of the Limit* constants; stable for scripts.
+	Kind string `json:"kind"`
+	// Lift is what the operator can do to have it judged ("run as root", "drop --no-probe").
+	Lift string `json:"lift"`
+}
+
+// Limit kinds.
+const (
+	// LimitPrivilege: the run lacks root, CAP_SYSLOG or CAP_NET_ADMIN (kernel.dmesg_restrict,
+	// root-only files, admin-only netlink dumps).
+	LimitPrivilege = "privilege"
+	// LimitSource: the snapshot or tree does not hold this source (no kernel log in a --root tree,
+	// a snapshot recorded without it).
+	LimitSource = "source"
+	// LimitSelection: --only, --skip or --no-probe left out something this finding needs.
+	LimitSelection = "selection"
+	// LimitLiveOnly: the check needs the live host (verbs probes, a second reading).
+	LimitLiveOnly = "live-only"
+)
+
+// SkippedBy turns f into a skipped finding held back by a limit.
+func (f Finding) SkippedBy(kind, lift string) Finding {
+	f.Severity = Skipped
+	f.Limit = &Limit{Kind: kind, Lift: lift}
+	return f
 }
 
 // Evidence helpers keep check code short and the wording uniform.

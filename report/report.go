@@ -10,7 +10,7 @@ import (
 
 // SchemaVersion is the version of the JSON document. Bump the major number when a field is
 // removed or changes meaning; adding optional fields bumps the minor number.
-const SchemaVersion = "1.0"
+const SchemaVersion = "1.1"
 
 // Report is the whole result of one run.
 type Report struct {
@@ -43,6 +43,8 @@ type HostInfo struct {
 	Devices       []string `json:"devices"`
 	// Unreadable lists what the recorder or the live reader could not read, and why.
 	Unreadable []string `json:"unreadable,omitempty"`
+	// KernelLog names where the kernel log was read, empty when none was.
+	KernelLog string `json:"kernel_log,omitempty"`
 }
 
 // Summary is the verdict.
