@@ -14,6 +14,7 @@ func (h *Host) EthtoolStats(netdev string) (map[string]uint64, error) {
 	if err := ValidNetdevName(netdev); err != nil {
 		return nil, err
 	}
+	defer h.begin("ethtool -S " + netdev)()
 	return h.ethtool(netdev)
 }
 

@@ -11,11 +11,12 @@ package host
 import (
 	"errors"
 	"fmt"
-	"io"
+
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 )
@@ -75,6 +76,12 @@ type Host struct {
 	meta    Meta
 	// readErrs replays read errors recorded in a snapshot.
 	readErrs map[string]syscall.Errno
+	// fsroot confines every read of a tree that is not the live "/" (a snapshot, --root): links
+	// are resolved inside it and os.Root refuses whatever would still leave it.
+	fsroot *os.Root
+	// pending tracks reads and queries in progress, so that a run that hits its deadline can
+	// say where it is blocked.
+	pending *pendingOps
 }
 
 // Meta describes where the data came from; it is copied into every report.
@@ -118,8 +125,20 @@ func New(o Options) (*Host, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("host root %q is not a directory", abs)
 	}
-	h := &Host{root: abs, kind: o.Kind, nl: o.Netlink, dl: o.Devlink, klog: o.KernelLog, facts: o.Facts, ethtool: o.Ethtool, meta: o.Meta, readErrs: o.ReadErrors}
+	h := &Host{root: abs, kind: o.Kind, nl: o.Netlink, dl: o.Devlink, klog: o.KernelLog, facts: o.Facts, ethtool: o.Ethtool, meta: o.Meta, readErrs: o.ReadErrors,
+		pending: &pendingOps{ops: map[int]PendingOp{}}}
 	h.meta.Kind = o.Kind
+	if abs != "/" {
+		if h.fsroot, err = os.OpenRoot(abs); err != nil {
+			return nil, fmt.Errorf("host root: %w", err)
+		}
+	}
+	if h.nl != nil {
+		h.nl = trackedConn{h.nl, h, "RDMA netlink request"}
+	}
+	if h.dl != nil {
+		h.dl = trackedConn{h.dl, h, "devlink request"}
+	}
 	if h.klog == nil {
 		h.klog = func() ([]byte, error) { return nil, ErrNotRecorded }
 	}
@@ -147,7 +166,8 @@ func (h *Host) Kind() Kind { return h.kind }
 // Meta is copied into reports.
 func (h *Host) Meta() Meta { return h.meta }
 
-// Path maps an absolute host path under the root. It refuses paths that escape it.
+// Path maps an absolute host path under the root lexically. Reads never use it on a tree: they
+// resolve links inside the root first (see open).
 func (h *Host) Path(p string) string {
 	clean := path.Clean("/" + p)
 	if h.root == "/" {
@@ -156,7 +176,9 @@ func (h *Host) Path(p string) string {
 	return filepath.Join(h.root, filepath.FromSlash(clean))
 }
 
-// ReadFile reads a whole file, at most MaxFileSize bytes. Errors name the host path.
+// ReadFile reads a whole file, at most MaxFileSize bytes. Errors name the host path. In a tree or
+// snapshot only regular files inside the tree are read; a live host's files are read as they are
+// (a firmware-backed sysfs read may block: the run's deadline covers it, see Pending).
 func (h *Host) ReadFile(p string) ([]byte, error) {
 	if len(h.readErrs) > 0 {
 		if real, err := h.Realpath(p); err == nil {
@@ -165,19 +187,36 @@ func (h *Host) ReadFile(p string) ([]byte, error) {
 			}
 		}
 	}
-	f, err := os.Open(h.Path(p))
+	defer h.begin("read " + p)()
+	f, err := h.open(p)
 	if err != nil {
-		return nil, h.wrap(p, err)
+		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	return readLimited(f, p)
+}
+
+func (h *Host) open(p string) (*os.File, error) {
+	if h.fsroot == nil {
+		f, err := os.Open(h.Path(p))
+		if err != nil {
+			return nil, h.wrap(p, err)
+		}
+		return f, nil
+	}
+	real, err := h.resolve(p, "open")
 	if err != nil {
-		return nil, h.wrap(p, err)
+		return nil, err
 	}
-	if len(b) > MaxFileSize {
-		return nil, &fs.PathError{Op: "read", Path: p, Err: ErrTooLarge}
+	if h.kind == KindLive {
+		// Only tests build a live host on a directory; they need its reads to behave as live ones.
+		f, err := h.fsroot.Open(rel(real))
+		if err != nil {
+			return nil, h.wrap(p, err)
+		}
+		return f, nil
 	}
-	return b, nil
+	return openRegularIn(h.fsroot, rel(real), p)
 }
 
 // ReadString reads a sysfs-style file and trims surrounding white space.
@@ -191,9 +230,28 @@ func (h *Host) ReadString(p string) (string, error) {
 
 // ReadDir lists the names in a directory, sorted.
 func (h *Host) ReadDir(p string) ([]string, error) {
-	ents, err := os.ReadDir(h.Path(p))
-	if err != nil {
-		return nil, h.wrap(p, err)
+	defer h.begin("list " + p)()
+	var ents []fs.DirEntry
+	if h.fsroot == nil {
+		var err error
+		if ents, err = os.ReadDir(h.Path(p)); err != nil {
+			return nil, h.wrap(p, err)
+		}
+	} else {
+		real, err := h.resolve(p, "open")
+		if err != nil {
+			return nil, err
+		}
+		// Non-blocking, so that a FIFO where a directory should be is refused, not waited on.
+		d, err := h.fsroot.OpenFile(rel(real), os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_DIRECTORY, 0)
+		if err != nil {
+			return nil, h.wrap(p, err)
+		}
+		defer d.Close()
+		if ents, err = d.ReadDir(-1); err != nil {
+			return nil, h.wrap(p, err)
+		}
+		sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
 	}
 	names := make([]string, len(ents))
 	for i, e := range ents {
@@ -204,7 +262,18 @@ func (h *Host) ReadDir(p string) ([]string, error) {
 
 // Readlink returns a symlink's target as stored (sysfs links are relative).
 func (h *Host) Readlink(p string) (string, error) {
-	t, err := os.Readlink(h.Path(p))
+	if h.fsroot == nil {
+		t, err := os.Readlink(h.Path(p))
+		if err != nil {
+			return "", h.wrap(p, err)
+		}
+		return t, nil
+	}
+	name, err := h.resolveParent(p)
+	if err != nil {
+		return "", err
+	}
+	t, err := h.fsroot.Readlink(name)
 	if err != nil {
 		return "", h.wrap(p, err)
 	}
@@ -213,26 +282,65 @@ func (h *Host) Readlink(p string) (string, error) {
 
 // Lstat describes a path without following a final symlink.
 func (h *Host) Lstat(p string) (fs.FileInfo, error) {
-	st, err := os.Lstat(h.Path(p))
+	if h.fsroot == nil {
+		st, err := os.Lstat(h.Path(p))
+		if err != nil {
+			return nil, h.wrap(p, err)
+		}
+		return st, nil
+	}
+	name, err := h.resolveParent(p)
+	if err != nil {
+		return nil, err
+	}
+	st, err := h.fsroot.Lstat(name)
 	if err != nil {
 		return nil, h.wrap(p, err)
 	}
 	return st, nil
 }
 
-// Exists reports whether a path exists (following symlinks).
+// resolveParent resolves every link but the last component of p inside the tree.
+func (h *Host) resolveParent(p string) (string, error) {
+	clean := path.Clean("/" + p)
+	if clean == "/" {
+		return ".", nil
+	}
+	dir, err := h.Realpath(path.Dir(clean))
+	if err != nil {
+		return "", renamePathErr(err, "lstat", p)
+	}
+	return rel(path.Join(dir, path.Base(clean))), nil
+}
+
+// resolve is Realpath for a read of p: its errors name p, the path the check asked for.
+func (h *Host) resolve(p, op string) (string, error) {
+	real, err := h.Realpath(p)
+	if err != nil {
+		return "", renamePathErr(err, op, p)
+	}
+	return real, nil
+}
+
+// Exists reports whether a path exists (following symlinks, inside the tree).
 func (h *Host) Exists(p string) bool {
-	_, err := os.Stat(h.Path(p))
+	if h.fsroot == nil {
+		_, err := os.Stat(h.Path(p))
+		return err == nil
+	}
+	_, err := h.Realpath(p)
 	return err == nil
 }
 
 // Realpath resolves every symlink in p inside the host's tree and returns the host path
-// ("/sys/devices/pci0000:00/0000:00:02.0/0000:01:00.0"). Links that leave the tree are refused;
-// a loop or more than 40 hops is an error, as in the kernel.
+// ("/sys/devices/pci0000:00/0000:00:02.0/0000:01:00.0"). An absolute link means the tree's own
+// "/"; a link that climbs above it is refused (ErrEscapes, naming the link); a loop or more than
+// 40 hops is an error, as in the kernel.
 func (h *Host) Realpath(p string) (string, error) {
 	parts := strings.Split(strings.TrimPrefix(path.Clean("/"+p), "/"), "/")
 	cur := "/"
 	hops := 0
+	link := "" // the last link followed, named when its target escapes
 	for len(parts) > 0 {
 		part := parts[0]
 		parts = parts[1:]
@@ -240,11 +348,17 @@ func (h *Host) Realpath(p string) (string, error) {
 			continue
 		}
 		if part == ".." {
+			if cur == "/" {
+				if link != "" {
+					return "", &fs.PathError{Op: "realpath", Path: p, Err: fmt.Errorf("%w: %s", ErrEscapes, link)}
+				}
+				continue
+			}
 			cur = path.Dir(cur)
 			continue
 		}
 		next := path.Join(cur, part)
-		st, err := os.Lstat(h.Path(next))
+		st, err := h.lstatReal(next)
 		if err != nil {
 			return "", h.wrap(next, err)
 		}
@@ -256,10 +370,11 @@ func (h *Host) Realpath(p string) (string, error) {
 		if hops > 40 {
 			return "", &fs.PathError{Op: "realpath", Path: p, Err: errors.New("too many levels of symbolic links")}
 		}
-		t, err := os.Readlink(h.Path(next))
+		t, err := h.readlinkReal(next)
 		if err != nil {
 			return "", h.wrap(next, err)
 		}
+		link = next + " -> " + t
 		if path.IsAbs(t) {
 			// An absolute link means the host's own "/", which for a plain root directory is the
 			// root, never the analysing machine's; so resolution can never leave the tree.
@@ -269,6 +384,22 @@ func (h *Host) Realpath(p string) (string, error) {
 		parts = append(strings.Split(t, "/"), parts...)
 	}
 	return cur, nil
+}
+
+// lstatReal and readlinkReal act on a path whose directories are already resolved; in a tree they
+// go through os.Root, so that a link swapped in meanwhile still cannot lead outside.
+func (h *Host) lstatReal(p string) (fs.FileInfo, error) {
+	if h.fsroot == nil {
+		return os.Lstat(p)
+	}
+	return h.fsroot.Lstat(rel(p))
+}
+
+func (h *Host) readlinkReal(p string) (string, error) {
+	if h.fsroot == nil {
+		return os.Readlink(p)
+	}
+	return h.fsroot.Readlink(rel(p))
 }
 
 // Netlink returns the RDMA netlink connection, or nil when this host has none (a plain root
@@ -281,11 +412,17 @@ func (h *Host) Devlink() NetlinkConn { return h.dl }
 
 // KernelLog returns the kernel log in /dev/kmsg record format ("pri,seq,usec,flags;text" lines
 // with " KEY=value" continuation lines), as read live or as recorded.
-func (h *Host) KernelLog() ([]byte, error) { return h.klog() }
+func (h *Host) KernelLog() ([]byte, error) {
+	defer h.begin("read the kernel log")()
+	return h.klog()
+}
 
 // Facts returns what the host is that no file says: effective uid, memlock limit, openable
 // character devices, loadable verbs libraries.
-func (h *Host) Facts() (*Facts, error) { return h.facts() }
+func (h *Host) Facts() (*Facts, error) {
+	defer h.begin("query process and verbs facts")()
+	return h.facts()
+}
 
 func (h *Host) wrap(p string, err error) error {
 	var pe *fs.PathError

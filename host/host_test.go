@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func newRoot(t *testing.T) (*Host, string) {
@@ -39,9 +41,9 @@ func TestRealpathStaysInside(t *testing.T) {
 			t.Errorf("Realpath(%s) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	// Climbing above "/" stops at "/": the host's /etc, never the analysing machine's.
-	if got, err := h.Realpath("/sys/climb"); err == nil && got != "/etc" {
-		t.Errorf("climb resolved to %q", got)
+	// A link climbing above "/" is refused and named, never resolved on the analysing machine.
+	if got, err := h.Realpath("/sys/climb"); !errors.Is(err, ErrEscapes) || !strings.Contains(err.Error(), "/sys/climb -> ") {
+		t.Errorf("climb resolved to %q, %v", got, err)
 	}
 	if _, err := h.Realpath("/sys/loop"); err == nil {
 		t.Error("symlink loop resolved")
@@ -90,4 +92,117 @@ func TestReadKmsgMissing(t *testing.T) {
 	if _, err := ReadKmsg(filepath.Join(t.TempDir(), "nope")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("got %v", err)
 	}
+}
+
+// A crafted tree must never put a file from outside it into a report: not through a direct link,
+// an absolute one, or a chain whose ".." only climbs out after other links are expanded.
+func TestReadsStayInsideTheTree(t *testing.T) {
+	outside := t.TempDir()
+	secret := filepath.Join(outside, "secret")
+	os.WriteFile(secret, []byte("outside-the-tree\n"), 0o644)
+	r := filepath.Join(t.TempDir(), "tree")
+	dev := filepath.Join(r, "sys/class/infiniband/mlx5_0")
+	os.MkdirAll(dev, 0o755)
+	// Relative from the tree to the secret, however deep the temporary directories are.
+	up, _ := filepath.Rel(dev, secret)
+	os.Symlink(up, filepath.Join(dev, "fw_ver"))
+	os.Symlink(secret, filepath.Join(dev, "board_id")) // absolute: the tree's own path, not ours
+	os.Symlink(".", filepath.Join(dev, "q"))
+	climb := "q/q/q/q" + strings.Repeat("/..", strings.Count(dev, "/")+2) + strings.TrimPrefix(secret, "/")
+	os.Symlink(climb, filepath.Join(dev, "hca_type"))
+	os.Symlink(filepath.Join(outside), filepath.Join(r, "sys/class/infiniband/mlx5_1"))
+	h, err := New(Options{Root: r, Kind: KindRoot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{
+		"/sys/class/infiniband/mlx5_0/fw_ver", "/sys/class/infiniband/mlx5_0/board_id",
+		"/sys/class/infiniband/mlx5_0/hca_type", "/sys/class/infiniband/mlx5_1/secret",
+	} {
+		b, err := h.ReadFile(p)
+		if err == nil || strings.Contains(string(b), "outside") {
+			t.Errorf("%s: read %q, %v; want an error", p, b, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), p) || strings.Contains(err.Error(), r) {
+			t.Errorf("%s: error %q should name the host path only", p, err)
+		}
+	}
+	if _, err := h.ReadFile("/sys/class/infiniband/mlx5_0/fw_ver"); !errors.Is(err, ErrEscapes) {
+		t.Errorf("escaping link: %v, want ErrEscapes", err)
+	}
+	if names, err := h.ReadDir("/sys/class/infiniband/mlx5_1"); err == nil {
+		t.Errorf("listed a directory outside the tree: %v", names)
+	}
+	if h.Exists("/sys/class/infiniband/mlx5_1/secret") {
+		t.Error("Exists followed a link out of the tree")
+	}
+}
+
+// A FIFO in a tree would block a read forever: it is refused at once and named.
+func TestTreeRefusesFIFOs(t *testing.T) {
+	r := t.TempDir()
+	dir := filepath.Join(r, "sys/class/infiniband/mlx5_0/ports/1/counters")
+	os.MkdirAll(dir, 0o755)
+	if err := syscall.Mkfifo(filepath.Join(dir, "port_rcv_data"), 0o644); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	syscall.Mkfifo(filepath.Join(r, "sys/class/infiniband/mlx5_1"), 0o644)
+	for _, kind := range []Kind{KindRoot, KindSnapshot} {
+		h, err := New(Options{Root: r, Kind: kind})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := h.ReadFile("/sys/class/infiniband/mlx5_0/ports/1/counters/port_rcv_data")
+			if err == nil {
+				_, err = h.ReadDir("/sys/class/infiniband/mlx5_1")
+				if err == nil {
+					err = errors.New("listed a FIFO")
+				}
+				done <- err
+				return
+			}
+			if _, derr := h.ReadDir("/sys/class/infiniband/mlx5_1"); derr == nil {
+				err = errors.New("listed a FIFO")
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "port_rcv_data") || !strings.Contains(err.Error(), "named pipe") {
+				t.Errorf("%s: %v; want ErrNotRegular naming the path", kind, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: a read of a FIFO blocked", kind)
+		}
+	}
+}
+
+func TestPendingNamesBlockedReads(t *testing.T) {
+	r := t.TempDir()
+	os.MkdirAll(filepath.Join(r, "sys"), 0o755)
+	fifo := filepath.Join(r, "sys/fw_ver")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	// A live host reads what the kernel gives it; only a deadline ends a blocked read.
+	h, err := New(Options{Root: r, Kind: KindLive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go h.ReadFile("/sys/fw_ver")
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if p := h.Pending(); len(p) == 1 && p[0].What == "read /sys/fw_ver" {
+			// Unblock the reader so the goroutine ends with the test.
+			if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+				w.Close()
+			}
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("pending = %v", h.Pending())
 }

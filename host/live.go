@@ -68,6 +68,7 @@ func ReadKmsg(dev string) ([]byte, error) {
 
 // LiveFacts computes Facts for the running process. root is "/" except in tests.
 func LiveFacts(root string) *Facts {
+	t := osTree(root)
 	f := &Facts{EUID: os.Geteuid()}
 	var uts unix.Utsname
 	if err := unix.Uname(&uts); err == nil {
@@ -79,10 +80,37 @@ func LiveFacts(root string) *Facts {
 		f.MemlockSoft, f.MemlockHard = rl.Cur, rl.Max
 	}
 	f.CharDevs = liveCharDevs(filepath.Join(root, "dev/infiniband"))
-	f.Libraries = findLibraries(root)
-	f.InContainer = inContainer(root)
+	f.Libraries = FindLibraries(t)
+	f.InContainer = InContainer(t)
 	return f
 }
+
+// Tree is the part of a Host that library and container detection read; a snapshot or --root
+// tree answers through its confined reads, the live process through the OS.
+type Tree interface {
+	Exists(p string) bool
+	ReadDir(p string) ([]string, error)
+	ReadFile(p string) ([]byte, error)
+}
+
+// osTree reads the running machine directly (root is "/" except in tests).
+type osTree string
+
+func (t osTree) Exists(p string) bool {
+	_, err := os.Stat(filepath.Join(string(t), p))
+	return err == nil
+}
+
+func (t osTree) ReadDir(p string) ([]string, error) {
+	ents, err := os.ReadDir(filepath.Join(string(t), p))
+	names := make([]string, len(ents))
+	for i, e := range ents {
+		names[i] = e.Name()
+	}
+	return names, err
+}
+
+func (t osTree) ReadFile(p string) ([]byte, error) { return os.ReadFile(filepath.Join(string(t), p)) }
 
 func liveCharDevs(dir string) []CharDev {
 	ents, err := os.ReadDir(dir)
@@ -130,11 +158,12 @@ var libDirs = []string{
 	"/usr/lib64", "/lib64", "/usr/lib", "/lib", "/usr/local/lib",
 }
 
-func findLibraries(root string) []Library {
+// FindLibraries looks for libibverbs and its providers where the distributions install them.
+func FindLibraries(root Tree) []Library {
 	var out []Library
 	lib := Library{Name: "libibverbs.so.1"}
 	for _, d := range libDirs {
-		if _, err := os.Stat(filepath.Join(root, d, lib.Name)); err == nil {
+		if root.Exists(d + "/" + lib.Name) {
 			lib.Path = d + "/" + lib.Name
 			break
 		}
@@ -143,12 +172,11 @@ func findLibraries(root string) []Library {
 	// Providers live in <libdir>/libibverbs/lib<name>-rdmav<abi>.so.
 	seen := map[string]bool{}
 	for _, d := range libDirs {
-		ents, err := os.ReadDir(filepath.Join(root, d, "libibverbs"))
+		ents, err := root.ReadDir(d + "/libibverbs")
 		if err != nil {
 			continue
 		}
-		for _, e := range ents {
-			n := e.Name()
+		for _, n := range ents {
 			if !strings.HasPrefix(n, "lib") || !strings.Contains(n, "-rdmav") || seen[n] {
 				continue
 			}
@@ -160,13 +188,15 @@ func findLibraries(root string) []Library {
 	return out
 }
 
-func inContainer(root string) bool {
+// InContainer guesses whether the tree is a container's view (/.dockerenv, /run/.containerenv,
+// container cgroup names of PID 1).
+func InContainer(root Tree) bool {
 	for _, p := range []string{"/.dockerenv", "/run/.containerenv"} {
-		if _, err := os.Stat(filepath.Join(root, p)); err == nil {
+		if root.Exists(p) {
 			return true
 		}
 	}
-	b, err := os.ReadFile(filepath.Join(root, "proc/1/cgroup"))
+	b, err := root.ReadFile("/proc/1/cgroup")
 	if err != nil {
 		return false
 	}

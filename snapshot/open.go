@@ -83,7 +83,18 @@ func Open(p string) (h *host.Host, cleanup func(), err error) {
 }
 
 func openDir(dir, source string) (*host.Host, error) {
-	mb, err := os.ReadFile(filepath.Join(dir, MetaFile))
+	// Every file of the snapshot is read inside it: a crafted directory may hold links that lead
+	// out, or FIFOs that would block a read forever.
+	sr, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", source, ErrNotSnapshot, err)
+	}
+	read := func(name string) ([]byte, error) { return host.ReadRegularIn(sr, name, name) }
+	isDir := func(name string) bool {
+		st, err := sr.Lstat(name)
+		return err == nil && st.IsDir()
+	}
+	mb, err := read(MetaFile)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: %v", source, ErrNotSnapshot, err)
 	}
@@ -95,21 +106,21 @@ func openDir(dir, source string) (*host.Host, error) {
 		return nil, fmt.Errorf("%s: %w: format %q, this rdmadiag reads %q", source, ErrNotSnapshot, m.Format, FormatV1)
 	}
 	root := filepath.Join(dir, RootDir)
-	if st, err := os.Stat(root); err != nil || !st.IsDir() {
+	if !isDir(RootDir) {
 		return nil, fmt.Errorf("%s: %w: no %s/ directory", source, ErrNotSnapshot, RootDir)
 	}
 	ri := m.RecordInfo
 	var nl host.NetlinkConn
-	if st, err := os.Stat(filepath.Join(dir, NetlinkDir)); err == nil && st.IsDir() {
+	if isDir(NetlinkDir) {
 		nl = nldev.NewReplay(filepath.Join(dir, NetlinkDir))
 	}
 	// devlink/ holds generic netlink replies keyed the same way, the family resolution included
 	// (see internal/devlink), so the recorded family id is the one replayed.
 	var dl host.NetlinkConn
-	if st, err := os.Stat(filepath.Join(dir, DevlinkDir)); err == nil && st.IsDir() {
+	if isDir(DevlinkDir) {
 		dl = nldev.NewReplay(filepath.Join(dir, DevlinkDir))
 	}
-	readErrs, err := loadReadErrors(filepath.Join(dir, ErrorsFile))
+	readErrs, err := loadReadErrors(read)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: %v", source, ErrNotSnapshot, err)
 	}
@@ -120,14 +131,14 @@ func openDir(dir, source string) (*host.Host, error) {
 		Netlink:    nl,
 		Devlink:    dl,
 		KernelLog: func() ([]byte, error) {
-			b, err := os.ReadFile(filepath.Join(dir, KmsgFile))
+			b, err := read(KmsgFile)
 			if os.IsNotExist(err) {
 				return nil, fmt.Errorf("kernel log: %w", host.ErrNotRecorded)
 			}
 			return b, err
 		},
 		Facts: func() (*host.Facts, error) {
-			b, err := os.ReadFile(filepath.Join(dir, FactsFile))
+			b, err := read(FactsFile)
 			if os.IsNotExist(err) {
 				return nil, fmt.Errorf("facts: %w", host.ErrNotRecorded)
 			}
@@ -140,16 +151,15 @@ func openDir(dir, source string) (*host.Host, error) {
 			}
 			return &f, nil
 		},
-		Ethtool: func(netdev string) (map[string]uint64, error) { return readEthtool(dir, netdev) },
+		Ethtool: func(netdev string) (map[string]uint64, error) { return readEthtool(read, netdev) },
 		Meta:    host.Meta{Source: source, Recorded: &ri},
 	})
 }
 
 // readEthtool replays ethtool/<netdev>.json: the statistics `rdmadiag record` read for each
 // netdev bound to an RDMA device.
-func readEthtool(dir, netdev string) (map[string]uint64, error) {
-	p := filepath.Join(dir, EthtoolDir, netdev+".json")
-	b, err := os.ReadFile(p)
+func readEthtool(read func(string) ([]byte, error), netdev string) (map[string]uint64, error) {
+	b, err := read(EthtoolDir + "/" + netdev + ".json")
 	if os.IsNotExist(err) {
 		return nil, fmt.Errorf("ethtool -S %s: %w", netdev, host.ErrNotRecorded)
 	}
@@ -165,46 +175,50 @@ func readEthtool(dir, netdev string) (map[string]uint64, error) {
 
 // OpenRoot opens a plain directory laid out like a machine's root (sys/, proc/, dev/...), as
 // --root does. What no file can say (netlink answers, the kernel log) is absent; facts are read
-// from the tree itself.
+// from the tree itself, through the same confined reads as every other file of it.
 func OpenRoot(dir string) (*host.Host, error) {
-	return host.New(host.Options{
+	var h *host.Host
+	h, err := host.New(host.Options{
 		Root:      dir,
 		Kind:      host.KindRoot,
 		KernelLog: func() ([]byte, error) { return nil, fmt.Errorf("kernel log: %w", host.ErrNotRecorded) },
-		Facts:     func() (*host.Facts, error) { return RootFacts(dir), nil },
+		Facts:     func() (*host.Facts, error) { return RootFacts(h), nil },
 		Meta:      host.Meta{Source: dir},
 	})
+	return h, err
 }
 
 // RootFacts derives Facts from a directory tree: kernel release and hostname from /proc/sys, the
 // verbs libraries from the tree's library directories, /dev/infiniband entries by name (a plain
-// tree cannot say whether they open, so they are taken to open when present).
-func RootFacts(dir string) *host.Facts {
+// tree cannot say whether they open, and a device node found in a tree is never opened, so they
+// are taken to open when present).
+func RootFacts(h *host.Host) *host.Facts {
 	read := func(p string) string {
-		b, err := os.ReadFile(filepath.Join(dir, p))
+		s, err := h.ReadString(p)
 		if err != nil {
 			return ""
 		}
-		return strings.TrimSpace(string(b))
+		return s
 	}
-	f := host.LiveFacts(dir)
-	f.Hostname = read("proc/sys/kernel/hostname")
-	f.KernelRelease = read("proc/sys/kernel/osrelease")
-	f.EUID = 0
-	f.MemlockSoft, f.MemlockHard = ^uint64(0), ^uint64(0)
-	f.CharDevs = nil
-	ents, _ := os.ReadDir(filepath.Join(dir, "dev/infiniband"))
+	f := &host.Facts{
+		Hostname:      read("/proc/sys/kernel/hostname"),
+		KernelRelease: read("/proc/sys/kernel/osrelease"),
+		EUID:          0,
+		MemlockSoft:   ^uint64(0),
+		MemlockHard:   ^uint64(0),
+		Libraries:     host.FindLibraries(h),
+	}
+	ents, _ := h.ReadDir("/dev/infiniband")
 	for _, e := range ents {
-		f.CharDevs = append(f.CharDevs, host.CharDev{Path: "/dev/infiniband/" + e.Name(), Mode: "crw-rw-rw-"})
+		f.CharDevs = append(f.CharDevs, host.CharDev{Path: "/dev/infiniband/" + e, Mode: "crw-rw-rw-"})
 	}
 	sort.Slice(f.CharDevs, func(i, j int) bool { return f.CharDevs[i].Path < f.CharDevs[j].Path })
-	f.InContainer = false
 	return f
 }
 
 // loadReadErrors reads read-errors.json: real path -> errno name (EINVAL, EACCES, ...).
-func loadReadErrors(p string) (map[string]syscall.Errno, error) {
-	b, err := os.ReadFile(p)
+func loadReadErrors(read func(string) ([]byte, error)) (map[string]syscall.Errno, error) {
+	b, err := read(ErrorsFile)
 	if os.IsNotExist(err) {
 		return nil, nil
 	}

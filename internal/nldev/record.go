@@ -83,12 +83,19 @@ func (r *replay) Exchange(req host.Request) ([]byte, error) {
 	return nil, syscall.Errno(n)
 }
 
+// readBounded reads one recorded reply: never through a symlink, never a FIFO or device (a
+// crafted snapshot could otherwise block the run or read outside it), at most MaxReplySize.
 func readBounded(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file: %w", path, ErrMalformed)
+	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxReplySize+1))
 	if err != nil {
 		return nil, err

@@ -1,0 +1,93 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"syscall"
+)
+
+// ErrNotRegular refuses a FIFO, socket or device node found where a tree or snapshot should hold a
+// plain file: reading one would block forever (a FIFO) or touch the analysing machine's hardware.
+var ErrNotRegular = errors.New("not a regular file")
+
+// ErrEscapes refuses a symbolic link whose target climbs above the tree's root.
+var ErrEscapes = errors.New("symbolic link leaves the tree")
+
+// ReadRegularIn reads name inside r: symlinks may not leave r (os.Root refuses them), only a
+// regular file is read, and at most MaxFileSize bytes. The open is non-blocking, so a FIFO
+// planted in a snapshot is refused instead of waiting for a writer. Errors name display.
+func ReadRegularIn(r *os.Root, name, display string) ([]byte, error) {
+	f, err := openRegularIn(r, name, display)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readLimited(f, display)
+}
+
+func openRegularIn(r *os.Root, name, display string) (*os.File, error) {
+	f, err := r.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, renamePathErr(err, "open", display)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, renamePathErr(err, "stat", display)
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: display, Err: fmt.Errorf("%w (%s)", ErrNotRegular, fileType(st.Mode()))}
+	}
+	return f, nil
+}
+
+func readLimited(f *os.File, display string) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, renamePathErr(err, "read", display)
+	}
+	if len(b) > MaxFileSize {
+		return nil, &fs.PathError{Op: "read", Path: display, Err: ErrTooLarge}
+	}
+	return b, nil
+}
+
+func renamePathErr(err error, op, display string) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return &fs.PathError{Op: op, Path: display, Err: pe.Err}
+	}
+	return &fs.PathError{Op: op, Path: display, Err: err}
+}
+
+func fileType(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "block device"
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeSymlink != 0:
+		return "symbolic link"
+	}
+	return "irregular file"
+}
+
+// rel turns a resolved host path ("/sys/x") into a name inside the os.Root ("sys/x", "." for "/").
+func rel(real string) string {
+	r := strings.TrimPrefix(real, "/")
+	if r == "" {
+		return "."
+	}
+	return r
+}
