@@ -3,8 +3,12 @@ package checks
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rdmadiag/rdmadiag/host"
 	"github.com/rdmadiag/rdmadiag/report"
@@ -103,5 +107,60 @@ func TestRunTurnsFailuresIntoUnknown(t *testing.T) {
 	}
 	if fs[2].Severity != report.Unknown || !strings.Contains(fs[2].Summary, "internal error") || len(fs[2].Evidence) == 0 {
 		t.Errorf("panic not reported: %+v", fs[2])
+	}
+}
+
+// A check blocked in a read (a FIFO on a live host stands for a wedged firmware-backed sysfs
+// file) must not hold the run past its deadline: Run returns within Grace, the blocked check is
+// unknown and names the path, and the checks that finished keep their findings.
+func TestRunEndsAtTheDeadlineWhateverAReadDoes(t *testing.T) {
+	r := t.TempDir()
+	os.MkdirAll(filepath.Join(r, "sys/class/infiniband/mlx5_0"), 0o755)
+	fifo := filepath.Join(r, "sys/class/infiniband/mlx5_0/fw_ver")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	h, err := host.New(host.Options{Root: r, Kind: host.KindLive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocked := Check{ID: "firmware.version", Fault: "firmware", Run: func(context.Context, *Env) ([]report.Finding, error) {
+		_, err := h.ReadFile("/sys/class/infiniband/mlx5_0/fw_ver")
+		return nil, err
+	}}
+	fine := Check{ID: "pcie.link", Fault: "pcie-interface", Run: ok}
+	ctx, cancel := context.WithTimeoutCause(context.Background(), 300*time.Millisecond, errors.New("--timeout 300ms reached"))
+	defer cancel()
+	start := time.Now()
+	fs := Run(ctx, NewEnv(h, Options{}), []Check{blocked, fine}, 2)
+	if took := time.Since(start); took > 300*time.Millisecond+Grace+time.Second {
+		t.Errorf("Run took %s", took)
+	}
+	if len(fs) != 2 {
+		t.Fatalf("findings: %+v", fs)
+	}
+	var got report.Finding
+	for _, f := range fs {
+		if f.CheckID == "firmware.version" {
+			got = f
+		} else if f.Severity != report.OK {
+			t.Errorf("finished check lost its finding: %+v", f)
+		}
+	}
+	if got.Severity != report.Unknown || !strings.Contains(got.Summary, "--timeout 300ms reached") ||
+		!strings.Contains(got.Summary, "read /sys/class/infiniband/mlx5_0/fw_ver") {
+		t.Errorf("blocked check: %v %q", got.Severity, got.Summary)
+	}
+	// Unblock the abandoned reader so its goroutine ends with the test.
+	if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+		w.Close()
+	}
+}
+
+// A check that returns no finding at all is finished, not cut short.
+func TestRunKeepsEmptyResults(t *testing.T) {
+	empty := Check{ID: "qp.state", Fault: "qp-context", Run: func(context.Context, *Env) ([]report.Finding, error) { return nil, nil }}
+	if fs := Run(context.Background(), &Env{}, []Check{empty}, 1); len(fs) != 0 {
+		t.Errorf("findings: %+v", fs)
 	}
 }

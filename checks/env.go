@@ -2,6 +2,7 @@ package checks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"strings"
@@ -100,31 +101,91 @@ func (e *Env) Inventory() *inventory.Inventory {
 	return e.inv
 }
 
+// Grace is how long Run waits, once the run's context has ended, for checks to return on their
+// own (probes destroy what they created); checks still running after it are abandoned.
+const Grace = 750 * time.Millisecond
+
 // Run executes checks concurrently (at most parallel at a time) and returns all findings. A
 // check that returns an error or panics yields one "unknown" finding saying why; the others are
-// unaffected. Order is made deterministic later by report.Build.
+// unaffected. When ctx ends (the deadline, Ctrl-C) Run returns within Grace whatever a check is
+// doing: a check still running becomes "unknown" with the cause of the end (context.Cause) and
+// the reads it may be blocked in; its goroutine is left behind. Order is made deterministic later
+// by report.Build.
 func Run(ctx context.Context, env *Env, cs []Check, parallel int) []report.Finding {
 	if parallel < 1 {
 		parallel = 1
 	}
-	results := make([][]report.Finding, len(cs))
+	type result struct {
+		i   int
+		fs  []report.Finding
+		ran bool
+	}
+	done := make(chan result, len(cs)) // buffered: an abandoned check can still finish and exit
 	sem := make(chan struct{}, parallel)
-	var wg sync.WaitGroup
 	for i, c := range cs {
-		wg.Add(1)
 		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				done <- result{i: i}
+				return
+			}
 			defer func() { <-sem }()
-			results[i] = runOne(ctx, env, c)
+			if ctx.Err() != nil {
+				done <- result{i: i}
+				return
+			}
+			done <- result{i, runOne(ctx, env, c), true}
 		}()
 	}
-	wg.Wait()
+	results := make([][]report.Finding, len(cs))
+	finished := make([]bool, len(cs))
+	var grace <-chan time.Time
+	ctxDone := ctx.Done()
+	for n := 0; n < len(cs); {
+		select {
+		case r := <-done:
+			results[r.i], finished[r.i] = r.fs, r.ran
+			n++
+		case <-ctxDone:
+			ctxDone = nil
+			t := time.NewTimer(Grace)
+			defer t.Stop()
+			grace = t.C
+		case <-grace:
+			n = len(cs)
+		}
+	}
 	var all []report.Finding
-	for _, r := range results {
+	for i, r := range results {
+		if !finished[i] {
+			all = append(all, unfinished(ctx, env, cs[i]))
+			continue
+		}
 		all = append(all, r...)
 	}
 	return all
+}
+
+// unfinished is the finding of a check that the run's end cut short: what ended the run, and
+// where the host was still blocked, so that a wedged device or a planted FIFO is named.
+func unfinished(ctx context.Context, env *Env, c Check) report.Finding {
+	why := "did not finish: " + context.Cause(ctx).Error()
+	var blocked []string
+	if env.Host != nil {
+		for _, op := range env.Host.Pending() {
+			blocked = append(blocked, fmt.Sprintf("%s (for %s)", op.What, time.Since(op.Since).Round(100*time.Millisecond)))
+		}
+	}
+	f := unknown(c, errors.New(why), "")
+	f.Summary = "could not check: " + why
+	if len(blocked) > 0 {
+		f.Summary += "; blocked in " + blocked[0]
+		for _, b := range blocked {
+			f.Evidence = append(f.Evidence, report.Ev("blocked in", b, "host reads in progress at the deadline"))
+		}
+	}
+	return f
 }
 
 func runOne(ctx context.Context, env *Env, c Check) (fs []report.Finding) {

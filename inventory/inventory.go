@@ -10,7 +10,9 @@
 package inventory
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"regexp"
 	"sort"
@@ -136,10 +138,12 @@ func first(s []string) string {
 func readDevice(h *host.Host, name string) *Device {
 	d := &Device{Name: name}
 	dir := path.Join(ClassDir, name)
+	// Optional files may be absent (board_id on rxe); any other error (a link out of a tree, a
+	// FIFO, EIO) is kept so the device's findings say what could not be read.
 	opt := func(file string) string {
 		s, err := h.ReadString(path.Join(dir, file))
-		if err != nil {
-			return ""
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			d.Errors = append(d.Errors, err)
 		}
 		return s
 	}

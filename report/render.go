@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -190,10 +191,44 @@ func RenderTable(w io.Writer, r *Report, o RenderOptions) error {
 		if len(f.ExplainedBy) > 0 {
 			fmt.Fprintf(&out, "  cause:    %s\n", strings.Join(f.ExplainedBy, ", "))
 		}
+		if f.Limit != nil {
+			fmt.Fprintf(&out, "  lift:     %s\n", f.Limit.Lift)
+		}
 	}
+	writeLimits(&out, r)
 	fmt.Fprintf(&out, "\n%s\n", r.Summary.Line)
 	_, err := w.Write(out.Bytes())
 	return err
+}
+
+// writeLimits says, once per way of lifting it, what a limit kept from being judged: the skipped
+// findings and the checks that did not run.
+func writeLimits(out *bytes.Buffer, r *Report) {
+	var lifts []string
+	what := map[string][]string{}
+	add := func(lift, item string) {
+		if _, ok := what[lift]; !ok {
+			lifts = append(lifts, lift)
+		}
+		if !slices.Contains(what[lift], item) {
+			what[lift] = append(what[lift], item)
+		}
+	}
+	for _, f := range r.Findings {
+		if f.Limit != nil && f.Severity == Skipped {
+			add(f.Limit.Lift, f.CheckID)
+		}
+	}
+	for _, n := range r.Summary.NotRun {
+		add(n.Limit.Lift, n.CheckID+" (not run)")
+	}
+	if len(lifts) == 0 {
+		return
+	}
+	out.WriteString("\nNot judged because of a limit\n")
+	for _, l := range lifts {
+		fmt.Fprintf(out, "  %s\n    to judge them: %s\n", strings.Join(what[l], ", "), l)
+	}
 }
 
 // detailOrder lists root causes before consequences, gravest first, and keeps the

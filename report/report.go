@@ -55,8 +55,30 @@ type Summary struct {
 	Devices    int            `json:"devices"`
 	Counts     map[string]int `json:"counts"`
 	RootCauses []string       `json:"root_causes"`
+	// NotRun lists the selected checks that did not run and why (--no-probe, probes on a
+	// snapshot); checks left out by --only/--skip are counted in NotSelected.
+	NotRun      []NotRun `json:"not_run,omitempty"`
+	NotSelected int      `json:"not_selected,omitempty"`
+	// Strict is set when skips held back by a limit counted as unknown (--strict).
+	Strict bool `json:"strict,omitempty"`
 	// Line is the one-line summary shown under the table.
 	Line string `json:"line"`
+}
+
+// NotRun is a check that was not run because of a limit, with how to lift it.
+type NotRun struct {
+	CheckID string `json:"check_id"`
+	Limit   Limit  `json:"limit"`
+}
+
+// BuildOptions are the run's circumstances that change the verdict, not the findings.
+type BuildOptions struct {
+	// Strict counts a skip held back by a limit (no root, no kernel log in a tree) as unknown.
+	Strict bool
+	// Interrupted: the run was stopped (Ctrl-C, SIGTERM); the verdict says so and exits 130.
+	Interrupted bool
+	NotRun      []NotRun
+	NotSelected int
 }
 
 // Exit codes: documented in the README and in `rdmadiag check --help`.
@@ -66,15 +88,25 @@ const (
 	ExitCritical = 2
 	ExitUnknown  = 3
 	ExitUsage    = 64
+	// ExitInterrupted follows the shell's 128+SIGINT.
+	ExitInterrupted = 130
 )
 
 // Build assembles a report: it fills the fault rows, links consequences to their causes, sorts
 // the findings in troubleshooting order and computes the verdict.
 func Build(findings []Finding, faults *FaultTable, tool Tool, host HostInfo) *Report {
+	return BuildWith(findings, faults, tool, host, BuildOptions{})
+}
+
+// BuildWith is Build for a run with options that change the verdict.
+func BuildWith(findings []Finding, faults *FaultTable, tool Tool, host HostInfo, o BuildOptions) *Report {
 	fs := make([]Finding, len(findings))
 	copy(fs, findings)
 	for i := range fs {
 		f := &fs[i]
+		if o.Strict && f.Severity == Skipped && f.Limit != nil {
+			f.Severity = Unknown
+		}
 		if f.Layer == "" {
 			f.Layer = layerOf(f.CheckID)
 		}
@@ -103,7 +135,7 @@ func Build(findings []Finding, faults *FaultTable, tool Tool, host HostInfo) *Re
 			r.Faults = append(r.Faults, row)
 		}
 	}
-	r.Summary = summarize(fs, len(r.Host.Devices))
+	r.Summary = summarize(fs, len(r.Host.Devices), o)
 	return r
 }
 
@@ -189,8 +221,8 @@ func link(fs []Finding, faults *FaultTable) {
 	}
 }
 
-func summarize(fs []Finding, devices int) Summary {
-	s := Summary{Devices: devices, Counts: map[string]int{}, RootCauses: []string{}}
+func summarize(fs []Finding, devices int, o BuildOptions) Summary {
+	s := Summary{Devices: devices, Counts: map[string]int{}, RootCauses: []string{}, NotRun: o.NotRun, NotSelected: o.NotSelected, Strict: o.Strict}
 	for _, n := range severityNames {
 		s.Counts[n] = 0
 	}
@@ -204,7 +236,11 @@ func summarize(fs []Finding, devices int) Summary {
 			s.RootCauses = append(s.RootCauses, f.Ref)
 		}
 	}
+	judged := len(fs) - s.Counts["skipped"]
 	switch {
+	case o.Interrupted:
+		// A partial run proves nothing either way; scripts see the shell's convention.
+		s.Verdict, s.ExitCode = "interrupted", ExitInterrupted
 	case s.Counts["critical"] > 0:
 		s.Verdict, s.ExitCode = "critical", ExitCritical
 	case s.Counts["unknown"] > 0:
@@ -213,6 +249,9 @@ func summarize(fs []Finding, devices int) Summary {
 		s.Verdict, s.ExitCode = "unknown", ExitUnknown
 	case s.Counts["warning"] > 0:
 		s.Verdict, s.ExitCode = "warning", ExitWarning
+	case judged == 0:
+		// Nothing was judged (every selected check skipped or not run): that is not health.
+		s.Verdict, s.ExitCode = "unknown", ExitUnknown
 	default:
 		s.Verdict, s.ExitCode = "healthy", ExitHealthy
 	}
@@ -223,9 +262,24 @@ func summarize(fs []Finding, devices int) Summary {
 func summaryLine(s Summary, fs []Finding) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d RDMA device(s), verdict %s", s.Devices, strings.ToUpper(s.Verdict))
+	judged := len(fs) - s.Counts["skipped"]
+	notRun := ""
+	if n := len(s.NotRun); n > 0 {
+		notRun = fmt.Sprintf("; %d check(s) not run (%s)", n, s.NotRun[0].Limit.Kind)
+	}
 	if s.Verdict == "healthy" {
 		fmt.Fprintf(&b, ": %d checks passed", s.Counts["ok"]+s.Counts["info"])
-		return b.String()
+		if n := s.Counts["skipped"]; n > 0 {
+			fmt.Fprintf(&b, ", %d skipped", n)
+		}
+		return b.String() + notRun
+	}
+	if judged == 0 && s.Verdict == "unknown" {
+		fmt.Fprintf(&b, ": nothing was judged (%d finding(s) skipped)", s.Counts["skipped"])
+		return b.String() + notRun
+	}
+	if s.Verdict == "interrupted" {
+		b.WriteString(": the run was stopped before every check finished; the findings below are partial")
 	}
 	fmt.Fprintf(&b, " (%d critical, %d warning, %d unknown)", s.Counts["critical"], s.Counts["warning"], s.Counts["unknown"])
 	// The worst root cause is what an operator should read first.

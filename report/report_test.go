@@ -97,26 +97,41 @@ func TestLinkCausesToConsequences(t *testing.T) {
 }
 
 func TestVerdictAndExitCode(t *testing.T) {
+	const limited = Severity(-1) // a skip held back by a limit (no root, no kernel log)
 	cases := []struct {
 		sevs    []Severity
+		opts    BuildOptions
 		verdict string
 		code    int
 	}{
-		{nil, "healthy", 0},
-		{[]Severity{OK, Info, Skipped}, "healthy", 0},
-		{[]Severity{OK, Warning}, "warning", 1},
-		{[]Severity{Warning, Unknown}, "unknown", 3},
-		{[]Severity{Unknown, Critical, Warning}, "critical", 2},
-		{[]Severity{Unknown}, "unknown", 3},
+		// Nothing judged is not health: no finding at all, or only skips.
+		{nil, BuildOptions{}, "unknown", 3},
+		{[]Severity{Skipped, limited}, BuildOptions{}, "unknown", 3},
+		{[]Severity{OK, Info, Skipped}, BuildOptions{}, "healthy", 0},
+		// A skip the operator's limits explain does not make the verdict unknown...
+		{[]Severity{OK, limited}, BuildOptions{}, "healthy", 0},
+		{[]Severity{Warning, limited}, BuildOptions{}, "warning", 1},
+		// ...unless --strict asks for certainty.
+		{[]Severity{OK, limited}, BuildOptions{Strict: true}, "unknown", 3},
+		{[]Severity{OK, Skipped}, BuildOptions{Strict: true}, "healthy", 0},
+		{[]Severity{OK, Warning}, BuildOptions{}, "warning", 1},
+		{[]Severity{Warning, Unknown}, BuildOptions{}, "unknown", 3},
+		{[]Severity{Unknown, Critical, Warning}, BuildOptions{}, "critical", 2},
+		{[]Severity{Unknown}, BuildOptions{}, "unknown", 3},
+		{[]Severity{Critical, OK}, BuildOptions{Interrupted: true}, "interrupted", 130},
 	}
 	for _, c := range cases {
 		var fs []Finding
 		for i, s := range c.sevs {
-			fs = append(fs, f("port.state", s, "port-link", string(rune('a'+i)), ""))
+			x := f("port.state", s, "port-link", string(rune('a'+i)), "")
+			if s == limited {
+				x = f("port.state", Skipped, "port-link", string(rune('a'+i)), "").SkippedBy(LimitPrivilege, "run as root")
+			}
+			fs = append(fs, x)
 		}
-		r := Build(fs, DefaultFaults(), Tool{}, HostInfo{})
+		r := BuildWith(fs, DefaultFaults(), Tool{}, HostInfo{}, c.opts)
 		if r.Summary.Verdict != c.verdict || r.Summary.ExitCode != c.code {
-			t.Errorf("%v: got %s/%d, want %s/%d", c.sevs, r.Summary.Verdict, r.Summary.ExitCode, c.verdict, c.code)
+			t.Errorf("%v %+v: got %s/%d, want %s/%d", c.sevs, c.opts, r.Summary.Verdict, r.Summary.ExitCode, c.verdict, c.code)
 		}
 	}
 }

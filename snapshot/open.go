@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -185,8 +186,19 @@ func OpenRoot(dir string) (*host.Host, error) {
 		Facts:     func() (*host.Facts, error) { return RootFacts(h), nil },
 		Meta:      host.Meta{Source: dir},
 	})
-	return h, err
+	if err != nil {
+		return nil, err
+	}
+	// An empty directory (an unmounted mount point, a wrong path) would otherwise read as a
+	// machine without RDMA support and earn a chain of criticals.
+	if !h.Exists("/sys") && !h.Exists("/proc") {
+		return nil, fmt.Errorf("%s: %w: it has neither sys/ nor proc/ (an unmounted mount point or a wrong path?)", dir, ErrNotRoot)
+	}
+	return h, nil
 }
+
+// ErrNotRoot means a --root directory is not laid out like a Linux root.
+var ErrNotRoot = errors.New("not a Linux root")
 
 // RootFacts derives Facts from a directory tree: kernel release and hostname from /proc/sys, the
 // verbs libraries from the tree's library directories, /dev/infiniband entries by name (a plain

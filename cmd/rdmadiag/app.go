@@ -32,6 +32,16 @@ type App struct {
 	Registry *checks.Registry
 	// Golden drops run-dependent values (start time, temporary paths) for golden files.
 	Golden bool
+	// OpenHost replaces opening --snapshot, --root or the live host; tests use it to run the
+	// live code paths on a prepared tree.
+	OpenHost func(src source) (*host.Host, func(), error)
+}
+
+func (a *App) openHost(src source) (*host.Host, func(), error) {
+	if a.OpenHost != nil {
+		return a.OpenHost(src)
+	}
+	return src.open()
 }
 
 const exitCodesHelp = `Exit codes:
@@ -40,8 +50,12 @@ const exitCodesHelp = `Exit codes:
   2   critical: at least one finding makes the host unfit for RDMA traffic
   3   could not check: a check could not run (unreadable snapshot, missing permission,
       garbled file) and nothing critical was found; the host is not known to be healthy
-  64  usage error (unknown flag, format, layer or check)
-  130 interrupted (Ctrl-C); probes have cleaned up what they created`
+  64  usage error (unknown flag, format, layer or check, invalid option file)
+  130 interrupted (Ctrl-C, SIGTERM); probes have cleaned up what they created
+
+A check that a limit kept from judging (no root, a tree without a kernel log, --no-probe) is
+"skipped" with the way to lift it and does not make the verdict unknown; --strict counts such
+skips as unknown. A run in which nothing was judged exits 3.`
 
 // Execute runs the command line and returns the exit code.
 func (a *App) Execute(ctx context.Context, args []string) int {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -33,6 +34,7 @@ type checkFlags struct {
 	opts     checks.Options
 	noColor  bool
 	parallel int
+	strict   bool
 }
 
 func (a *App) checkCmd() *cobra.Command {
@@ -44,6 +46,10 @@ func (a *App) checkCmd() *cobra.Command {
 			"Layers: " + strings.Join(report.Layers, ", ") + ". `rdmadiag list` shows every check id.\n\n" + exitCodesHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("timeout") {
+				// The default deadline covers a requested --interval; an explicit one is checked.
+				f.timeout = defaultTimeout + f.opts.Interval
+			}
 			return a.runCheck(cmd.Context(), f)
 		},
 	}
@@ -68,7 +74,33 @@ func (a *App) checkCmd() *cobra.Command {
 	fl.BoolVarP(&f.problems, "problems", "p", false, "table: list only warnings, criticals and unknowns (JSON always has every finding)")
 	fl.BoolVar(&f.noColor, "no-color", false, "never colour the table")
 	fl.IntVar(&f.parallel, "parallel", runtime.NumCPU(), "checks run at the same time")
+	fl.BoolVar(&f.strict, "strict", false, "count what a limit kept from being judged (no root, no kernel log in a tree) as unknown (exit 3)")
 	return c
+}
+
+// validate refuses values no run can honour, naming the flag, before anything is read.
+func (f *checkFlags) validate() error {
+	o := f.opts
+	switch {
+	case f.parallel < 1:
+		return usageErr("--parallel %d: must be at least 1", f.parallel)
+	case f.timeout <= 0:
+		return usageErr("--timeout %s: must be positive", f.timeout)
+	case o.ProbeTimeout <= 0:
+		return usageErr("--probe-timeout %s: must be positive", o.ProbeTimeout)
+	case o.WRConcurrency < 0:
+		return usageErr("--wr-concurrency %d: must not be negative", o.WRConcurrency)
+	case o.ExpectRate < 0 || math.IsNaN(o.ExpectRate) || math.IsInf(o.ExpectRate, 0):
+		return usageErr("--expect-rate %g: want a rate in Gb/s, 0 or more", o.ExpectRate)
+	case o.Interval < 0:
+		return usageErr("--interval %s: must not be negative", o.Interval)
+	case o.Interval > 0 && o.Interval >= f.timeout:
+		return usageErr("--interval %s does not fit in --timeout %s: raise --timeout above the interval", o.Interval, f.timeout)
+	case o.Interval > 0 && (f.src.snapshot != "" || f.src.root != ""):
+		// Refused up front rather than waited for: a recording holds one reading of each counter.
+		return usageErr("--interval needs a live host: a snapshot or --root tree holds one reading of each counter, so no rate can be judged")
+	}
+	return nil
 }
 
 func (a *App) runCheck(ctx context.Context, f *checkFlags) error {
@@ -76,26 +108,35 @@ func (a *App) runCheck(ctx context.Context, f *checkFlags) error {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	if f.opts.WRConcurrency < 0 || f.opts.ExpectRate < 0 || f.opts.Interval < 0 || f.timeout <= 0 {
-		return usageErr("--wr-concurrency, --expect-rate, --interval must not be negative and --timeout must be positive")
+	if err := f.validate(); err != nil {
+		return err
 	}
-	h, cleanup, err := f.src.open()
+	selected, err := a.Registry.Select(f.only, f.skip, false)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if len(selected) == 0 {
+		return usageErr("--only %s --skip %s select no check (see `rdmadiag list`)", strings.Join(f.only, ","), strings.Join(f.skip, ","))
+	}
+	h, cleanup, err := a.openHost(f.src)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	noProbe := f.noProbe || h.Kind() != host.KindLive
-	selected, err := a.Registry.Select(f.only, f.skip, noProbe)
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	toRun, notRun := probeLimits(selected, h.Kind(), f.noProbe)
+	runCtx, cancel := context.WithTimeoutCause(ctx, f.timeout, fmt.Errorf("--timeout %s reached", f.timeout))
 	defer cancel()
 	env := checks.NewEnv(h, f.opts)
 	env.Now = a.Now
 	started := a.Now()
-	findings := checks.Run(ctx, env, selected, f.parallel)
-	rep := report.Build(findings, report.DefaultFaults(), a.tool(f, started), a.hostInfo(env, f.src))
+	findings := checks.Run(runCtx, env, toRun, f.parallel)
+	hi := a.boundedHostInfo(runCtx, env, f.src)
+	rep := report.BuildWith(findings, report.DefaultFaults(), a.tool(f, started), hi, report.BuildOptions{
+		Strict:      f.strict,
+		Interrupted: ctx.Err() != nil,
+		NotRun:      notRun,
+		NotSelected: len(a.Registry.All()) - len(selected),
+	})
 	ro := report.RenderOptions{Color: a.IsTerminal && !f.noColor, Verbose: f.verbose, Problems: f.problems}
 	if err := render(a.Stdout, rep, ro); err != nil {
 		return err
@@ -104,6 +145,44 @@ func (a *App) runCheck(ctx context.Context, f *checkFlags) error {
 		return &exitCode{code: rep.Summary.ExitCode}
 	}
 	return nil
+}
+
+// probeLimits keeps the probes out of a run that cannot or may not create verbs resources and
+// says why, so that the report lists them as not run instead of forgetting them.
+func probeLimits(selected []checks.Check, kind host.Kind, noProbe bool) ([]checks.Check, []report.NotRun) {
+	var run []checks.Check
+	var notRun []report.NotRun
+	for _, c := range selected {
+		switch {
+		case c.Probe && kind != host.KindLive:
+			notRun = append(notRun, report.NotRun{CheckID: c.ID, Limit: report.Limit{Kind: report.LimitLiveOnly,
+				Lift: "run rdmadiag check on the host itself (probes create verbs resources, so they run only live)"}})
+		case c.Probe && noProbe:
+			notRun = append(notRun, report.NotRun{CheckID: c.ID, Limit: report.Limit{Kind: report.LimitSelection,
+				Lift: "run without --no-probe"}})
+		default:
+			run = append(run, c)
+		}
+	}
+	return run, notRun
+}
+
+// boundedHostInfo describes the host without outliving the run: after the deadline or a signal
+// the inventory or the facts may be what is blocked, and the report must still be printed.
+func (a *App) boundedHostInfo(ctx context.Context, env *checks.Env, src source) report.HostInfo {
+	ch := make(chan report.HostInfo, 1)
+	go func() { ch <- a.hostInfo(env, src) }()
+	select {
+	case hi := <-ch:
+		return hi
+	case <-ctx.Done():
+	}
+	select {
+	case hi := <-ch:
+		return hi
+	case <-time.After(checks.Grace):
+		return report.HostInfo{Source: string(env.Host.Kind()), Origin: src.snapshot + src.root}
+	}
 }
 
 func (a *App) tool(f *checkFlags, started time.Time) report.Tool {
@@ -128,6 +207,7 @@ func (a *App) tool(f *checkFlags, started time.Time) report.Tool {
 	add(f.noProbe, "no-probe")
 	add(len(f.only) > 0, "only="+strings.Join(f.only, ","))
 	add(len(f.skip) > 0, "skip="+strings.Join(f.skip, ","))
+	add(f.strict, "strict")
 	return t
 }
 

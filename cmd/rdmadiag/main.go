@@ -18,16 +18,55 @@ import (
 var version = "dev"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	app := &App{Version: version, Now: time.Now, Stdout: os.Stdout, Stderr: os.Stderr, IsTerminal: isTerminal(os.Stdout)}
-	code := app.Execute(ctx, os.Args[1:])
+	os.Exit(runMain(app, os.Args[1:]))
+}
+
+// runMain runs the command line under the signal contract: the first SIGINT or SIGTERM ends the
+// run (checks still blocked are reported as cut short, probes clean up, the report says
+// "interrupted" and the exit code is 130); a second one exits at once.
+func runMain(app *App, args []string) int {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		s, ok := <-sigs
+		if !ok {
+			return
+		}
+		fmt.Fprintf(app.Stderr, "rdmadiag: %s: stopping; a second signal exits at once\n", signalName(s))
+		cancel(&interrupted{sig: signalName(s)})
+		if _, ok := <-sigs; ok {
+			fmt.Fprintln(app.Stderr, "rdmadiag: interrupted")
+			os.Exit(report.ExitInterrupted)
+		}
+	}()
+	code := app.Execute(ctx, args)
 	if ctx.Err() != nil && code != report.ExitUsage {
 		// Interrupted: probes have cleaned up by now; say so and use the shell's convention.
-		fmt.Fprintln(os.Stderr, "rdmadiag: interrupted")
-		code = 130
+		fmt.Fprintln(app.Stderr, "rdmadiag: interrupted")
+		code = report.ExitInterrupted
 	}
-	os.Exit(code)
+	return code
+}
+
+// interrupted is the cause a signal gives the run's context; checks cut short name it.
+type interrupted struct{ sig string }
+
+func (i *interrupted) Error() string { return "interrupted by " + i.sig }
+
+func signalName(s os.Signal) string {
+	if ss, ok := s.(syscall.Signal); ok {
+		switch ss {
+		case syscall.SIGINT:
+			return "SIGINT"
+		case syscall.SIGTERM:
+			return "SIGTERM"
+		}
+	}
+	return s.String()
 }
 
 // exitError carries an exit code through cobra.

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/snapshot"
+)
+
+// unpackHealthy lays the healthy fixture out as a directory and returns the snapshot directory.
+func unpackHealthy(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	f, err := os.Open(filepath.Join(fixturesDir, "healthy", "snapshot.tar.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := snapshot.Unpack(f, dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+const rateFile = "sys/devices/virtual/infiniband/rxe0/ports/1/rate"
+
+// plantFIFO replaces a sysfs file of the tree with a FIFO: a read of it blocks until a writer
+// comes, as a firmware-backed read does on a wedged device.
+func plantFIFO(t *testing.T, root, rel string) {
+	t.Helper()
+	p := filepath.Join(root, rel)
+	os.Remove(p)
+	if err := syscall.Mkfifo(p, 0o644); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+}
+
+// A FIFO in a tree is refused at once and named, whatever the deadline: the run exits 3 (could
+// not check), well within --timeout.
+func TestFIFOInTreeEndsWithExit3NamingThePath(t *testing.T) {
+	snap := unpackHealthy(t)
+	plantFIFO(t, filepath.Join(snap, "root"), rateFile)
+	// The unpacked snapshot's root/ as a plain --root tree lacks the libraries the snapshot's
+	// facts record, so that run is critical for its own reasons; the FIFO is named in both.
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"check", "--snapshot", snap, "--timeout", "3s", "-o", "json"}, 3},
+		{[]string{"check", "--root", filepath.Join(snap, "root"), "--timeout", "3s", "-o", "json"}, 2},
+	} {
+		start := time.Now()
+		out, _, code := run(t, c.args...)
+		if took := time.Since(start); took > 6*time.Second {
+			t.Errorf("%v took %s", c.args, took)
+		}
+		if code != c.code || !strings.Contains(out, "/ports/1/rate: not a regular file (named pipe)") {
+			t.Errorf("%v: exit %d, want %d naming the FIFO:\n%s", c.args, code, c.code, out)
+		}
+	}
+}
+
+// liveOn runs the live code paths on a prepared tree (a live host reads what it finds, so a FIFO
+// blocks there just as a wedged sysfs read does).
+func liveOn(root string) func(source) (*host.Host, func(), error) {
+	return func(source) (*host.Host, func(), error) {
+		h, err := host.New(host.Options{Root: root, Kind: host.KindLive})
+		return h, func() {}, err
+	}
+}
+
+// A read that blocks on a live host ends with the run's deadline: the blocked check is unknown,
+// names the read, and the rest of the report is kept.
+func TestBlockedLiveReadEndsAtTheDeadline(t *testing.T) {
+	snap := unpackHealthy(t)
+	root := filepath.Join(snap, "root")
+	plantFIFO(t, root, rateFile)
+	var out, errb bytes.Buffer
+	app := testApp(&out, &errb)
+	app.OpenHost = liveOn(root)
+	start := time.Now()
+	code := app.Execute(context.Background(), []string{"check", "--no-probe", "--timeout", "2s", "-o", "json"})
+	took := time.Since(start)
+	// Unblock the abandoned reader so its goroutine ends.
+	defer func() {
+		if w, err := os.OpenFile(filepath.Join(root, rateFile), os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+	}()
+	if took > 5*time.Second {
+		t.Errorf("run took %s with --timeout 2s", took)
+	}
+	r := decode(t, out.String())
+	if code != 3 || r.Summary.ExitCode != 3 {
+		t.Fatalf("exit %d (report %d), want 3\n%s", code, r.Summary.ExitCode, out.String())
+	}
+	blocked := 0
+	for _, f := range r.Findings {
+		if strings.Contains(f.Summary, "--timeout 2s reached") && strings.Contains(f.Summary, "read /sys/class/infiniband/rxe0/ports/1/rate") {
+			blocked++
+		}
+	}
+	if blocked == 0 || len(r.Findings) < 10 {
+		t.Errorf("want the blocked checks named and the rest kept; %d blocked of %d:\n%s", blocked, len(r.Findings), out.String())
+	}
+}
+
+// The signal contract, tested on the real process: SIGINT during a blocked read ends the run in
+// well under 3 s with exit 130 and a report that says it was interrupted.
+func TestSIGINTDuringABlockedReadExits130(t *testing.T) {
+	if os.Getenv("RDMADIAG_TEST_LIVE_ROOT") != "" {
+		t.Skip("helper process")
+	}
+	snap := unpackHealthy(t)
+	root := filepath.Join(snap, "root")
+	plantFIFO(t, root, rateFile)
+	defer func() {
+		if w, err := os.OpenFile(filepath.Join(root, rateFile), os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+	}()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
+	cmd.Env = append(os.Environ(), "RDMADIAG_TEST_LIVE_ROOT="+root)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Let the run reach the blocked read, then interrupt it.
+	time.Sleep(1500 * time.Millisecond)
+	sent := time.Now()
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	took := time.Since(sent)
+	code := cmd.ProcessState.ExitCode()
+	if took > 3*time.Second || code != 130 {
+		t.Fatalf("exit %d after %s (%v), want 130 within 3s\nstdout:\n%s\nstderr:\n%s", code, took, err, out.String(), errb.String())
+	}
+	r := decode(t, out.String())
+	if r.Summary.Verdict != "interrupted" || r.Summary.ExitCode != 130 || !strings.Contains(out.String(), "interrupted by SIGINT") {
+		t.Errorf("report after SIGINT: %s/%d\n%s", r.Summary.Verdict, r.Summary.ExitCode, out.String())
+	}
+}
+
+// TestHelperProcess is the rdmadiag process of TestSIGINTDuringABlockedReadExits130: the real
+// signal handling of runMain on a live host rooted at a prepared tree.
+func TestHelperProcess(t *testing.T) {
+	root := os.Getenv("RDMADIAG_TEST_LIVE_ROOT")
+	if root == "" {
+		t.Skip("run by TestSIGINTDuringABlockedReadExits130")
+	}
+	app := &App{Version: "test", Now: time.Now, Stdout: os.Stdout, Stderr: os.Stderr, Golden: true, OpenHost: liveOn(root)}
+	os.Exit(runMain(app, []string{"check", "--no-probe", "--timeout", "60s", "-o", "json"}))
+}
+
+// A symlink chain out of a tree never puts the outside file into the report.
+func TestSymlinkChainOutOfATreeIsNeverRead(t *testing.T) {
+	snap := unpackHealthy(t)
+	root := filepath.Join(snap, "root")
+	secret := filepath.Join(t.TempDir(), "secret")
+	os.WriteFile(secret, []byte("99.99.9999-OUTSIDE\n"), 0o644)
+	dev := filepath.Join(root, "sys/devices/virtual/infiniband/rxe0")
+	os.Remove(filepath.Join(dev, "fw_ver"))
+	os.Symlink(".", filepath.Join(dev, "q"))
+	climb := "q/q/q" + strings.Repeat("/..", strings.Count(dev, "/")+3) + secret
+	os.Symlink(climb, filepath.Join(dev, "fw_ver"))
+	os.Remove(filepath.Join(dev, "node_desc"))
+	os.Symlink(secret, filepath.Join(dev, "node_desc")) // absolute: means the tree's own path
+	for _, args := range [][]string{{"check", "--root", root, "-o", "json"}, {"check", "--snapshot", snap, "-o", "json"}} {
+		out, _, _ := run(t, args...)
+		if strings.Contains(out, "OUTSIDE") {
+			t.Errorf("%v: the outside file leaked into the report", args)
+		}
+		if !strings.Contains(out, "leaves the tree") {
+			t.Errorf("%v: the escaping link is not named:\n%s", args, out)
+		}
+	}
+}
+
+// The verdict counts what was judged; a selection that selects nothing is a usage error; an empty
+// directory is not a Linux root; numeric flags are checked and named.
+func TestVerdictContract(t *testing.T) {
+	healthy := filepath.Join(fixturesDir, "healthy", "snapshot.tar.gz")
+	empty := t.TempDir()
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"check", "--snapshot", healthy, "--only", "*probe*"}, 3, "nothing was judged"},
+		{[]string{"check", "--snapshot", healthy, "--only", "pcie", "--skip", "pcie"}, 64, "select no check"},
+		{[]string{"check", "--root", empty}, 3, "not a Linux root"},
+		{[]string{"check", "--snapshot", healthy, "--parallel", "0"}, 64, "--parallel 0"},
+		{[]string{"check", "--snapshot", healthy, "--probe-timeout", "0s"}, 64, "--probe-timeout 0s"},
+		{[]string{"check", "--snapshot", healthy, "--timeout", "-1s"}, 64, "--timeout -1s"},
+		{[]string{"check", "--snapshot", healthy, "--wr-concurrency", "-3"}, 64, "--wr-concurrency -3"},
+		{[]string{"check", "--snapshot", healthy, "--expect-rate", "-1"}, 64, "--expect-rate -1"},
+		{[]string{"check", "--snapshot", healthy, "--interval", "-1s"}, 64, "--interval -1s"},
+		{[]string{"check", "--snapshot", healthy, "--interval", "10s"}, 64, "--interval needs a live host"},
+		{[]string{"check", "--interval", "3m", "--timeout", "2m"}, 64, "does not fit in --timeout"},
+		{[]string{"check", "--snapshot", healthy}, 0, "checks passed"},
+	}
+	for _, c := range cases {
+		start := time.Now()
+		out, errs, code := run(t, c.args...)
+		if code != c.code || !strings.Contains(out+errs, c.want) {
+			t.Errorf("%v: exit %d, want %d with %q\nstdout: %s\nstderr: %s", c.args, code, c.code, c.want, out, errs)
+		}
+		if time.Since(start) > 5*time.Second {
+			t.Errorf("%v took %s", c.args, time.Since(start))
+		}
+	}
+}
+
+// After an interrupt the report says so and carries the exit code the process returns.
+func TestInterruptedReportSaysSo(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(&interrupted{sig: "SIGINT"})
+	var out, errb bytes.Buffer
+	code := testApp(&out, &errb).Execute(ctx, []string{"check", "--snapshot", filepath.Join(fixturesDir, "port-down", "snapshot.tar.gz"), "-o", "json"})
+	r := decode(t, out.String())
+	if code != 130 || r.Summary.Verdict != "interrupted" || r.Summary.ExitCode != 130 {
+		t.Errorf("exit %d, report %s/%d", code, r.Summary.Verdict, r.Summary.ExitCode)
+	}
+}
