@@ -40,7 +40,7 @@ const exitCodesHelp = `Exit codes:
   2   critical: at least one finding makes the host unfit for RDMA traffic
   3   could not check: a check could not run (unreadable snapshot, missing permission,
       garbled file) and nothing critical was found; the host is not known to be healthy
-  64  usage error (unknown flag, format, layer or check)
+  64  usage error (unknown flag, format, layer or check; missing or invalid option file)
   130 interrupted (Ctrl-C); probes have cleaned up what they created`
 
 // Execute runs the command line and returns the exit code.

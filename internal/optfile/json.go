@@ -65,7 +65,7 @@ type parser struct {
 func (p *parser) errAt(off int64, msg string) error {
 	off = min(max(off, 0), int64(len(p.b)))
 	// The decoder's offset is the end of the last token; point at the next one.
-	for off < int64(len(p.b)) && strings.IndexByte(" \t\r\n,:", p.b[off]) >= 0 {
+	for off < int64(len(p.b)) && strings.IndexByte(" \t\r\n", p.b[off]) >= 0 {
 		off++
 	}
 	line := 1 + bytes.Count(p.b[:off], []byte("\n"))
@@ -113,6 +113,10 @@ func (p *parser) value(depth int) (*value, error) {
 		v := &value{kind: kObject, obj: map[string]*value{}}
 		for p.dec.More() {
 			at := p.dec.InputOffset()
+			// The comma before a key belongs to the key's token.
+			for at < int64(len(p.b)) && strings.IndexByte(" \t\r\n,", p.b[at]) >= 0 {
+				at++
+			}
 			kt, err := p.dec.Token()
 			if err != nil {
 				return nil, p.syntax(err)
