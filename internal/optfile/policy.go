@@ -49,8 +49,9 @@ func (p *FirmwarePolicy) Allows(psid string) bool {
 	return false
 }
 
-// MaxRateGbps bounds a believable port rate: 12X XDR is 2400 Gb/s (IBTA Volume 1, PortInfo
-// LinkSpeed and LinkWidth); ten times that is a typo (Mb/s given for Gb/s), not a plan.
+// MaxRateGbps bounds a believable port rate: 12X XDR (12 lanes of 200 Gb/s, InfiniBand
+// Architecture Specification Volume 1) is 2400 Gb/s; ten times that is a typo (Mb/s given for
+// Gb/s), not a plan.
 const MaxRateGbps = 24000
 
 var (
