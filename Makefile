@@ -46,6 +46,9 @@ fuzz:
 	$(GO) test ./internal/kmod -run XXX -fuzz FuzzParseModules -fuzztime 20s
 	$(GO) test ./internal/kmsg -run XXX -fuzz FuzzParse -fuzztime 20s
 	$(GO) test ./internal/nldev -run XXX -fuzz FuzzDecode -fuzztime 20s
+	$(GO) test ./internal/optfile -run XXX -fuzz FuzzPolicy -fuzztime 20s
+	$(GO) test ./internal/optfile -run XXX -fuzz FuzzMatrix -fuzztime 20s
+	$(GO) test ./internal/optfile -run XXX -fuzz FuzzWRProfile -fuzztime 20s
 
 bench:
 	$(GO) test -run XXX -bench . -benchmem ./internal/nldev/... ./checks/...

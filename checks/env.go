@@ -10,12 +10,15 @@ import (
 	"time"
 
 	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/internal/optfile"
 	"github.com/rdmadiag/rdmadiag/inventory"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
 // Options are the verdict-changing settings of a run. They come from flags; checks read them from
-// the Env, never from package state.
+// the Env, never from package state. The option files (--policy, --matrix, --wr-profile) arrive
+// decoded and validated (internal/optfile): a check never reads them, so a bad file is a usage
+// error before the run, not an unknown finding.
 type Options struct {
 	// WRConcurrency is the number of work requests the operator says can be outstanding on one CQ
 	// (--wr-concurrency); 0 means not declared.
@@ -23,9 +26,11 @@ type Options struct {
 	// RawContexts makes the CQ depth check read the drivers' raw QP and CQ contexts
 	// (--raw-contexts): admin only, and on mlx5 one firmware command per object, so opt-in.
 	RawContexts bool
-	// WRProfile is a JSON file mapping applications (command names, "[module]" for kernel owners)
-	// to the work requests each can have outstanding on one CQ (--wr-profile).
-	WRProfile string
+	// WRProfile maps applications (command names, "[module]" for kernel owners) to the work
+	// requests each can have outstanding on one CQ (--wr-profile); nil without one.
+	WRProfile *optfile.WRProfile
+	// WRProfileFile names the --wr-profile file.
+	WRProfileFile string
 	// ExpectRate is the port rate in Gb/s every active port should run at (--expect-rate); 0 = any.
 	ExpectRate float64
 	// Interval, when non-zero, makes counter checks read twice and judge rates (--interval).
@@ -34,9 +39,15 @@ type Options struct {
 	ProbeTimeout time.Duration
 	// ProbeCQOverrun opts in to overrunning a probe-owned CQ (--probe-cq-overrun).
 	ProbeCQOverrun bool
-	// MatrixFile extends or overrides the firmware/driver matrix (--matrix).
+	// MatrixAdditions extend or override the rows of the firmware/driver matrix (--matrix); each
+	// row's From names its file.
+	MatrixAdditions []optfile.MatrixRow
+	// MatrixFile names the --matrix file.
 	MatrixFile string
-	// PolicyFile holds fleet policy: allowed PSIDs, minimum firmware, expected rates (--policy).
+	// Policy is the fleet policy: expected port rates and link layer, allowed PSIDs, minimum
+	// firmware (--policy); nil without one.
+	Policy *optfile.Policy
+	// PolicyFile names the --policy file, for evidence.
 	PolicyFile string
 }
 

@@ -1,8 +1,6 @@
 package cq_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
 	"github.com/rdmadiag/rdmadiag/internal/nldev"
 	"github.com/rdmadiag/rdmadiag/internal/nldev/nltest"
+	"github.com/rdmadiag/rdmadiag/internal/optfile"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -90,12 +89,11 @@ func TestDepthLabRecording(t *testing.T) {
 }
 
 func TestDepthProfile(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "profile.json")
-	if err := os.WriteFile(p, []byte(`{"applications": {"trainer": 100, "[ib_core]": 2048}}`), 0o644); err != nil {
+	prof, err := optfile.DecodeWRProfile([]byte(`{"applications": {"trainer": 100, "[ib_core]": 2048}}`), "profile.json")
+	if err != nil {
 		t.Fatal(err)
 	}
-	fs := checktest.Run(t, "cq-depth-128", checks.Options{WRProfile: p, WRConcurrency: 4096}, "cq.depth")
+	fs := checktest.Run(t, "cq-depth-128", checks.Options{WRProfile: prof, WRProfileFile: "profile.json", WRConcurrency: 4096}, "cq.depth")
 	// The profile entry (100) wins over the flag for trainer; [ib_core] is judged by its entry.
 	f := one(t, fs, "cq.depth", "mlx5_0 [ib_core] cqe 1023", report.Critical)
 	if got := ev(t, f, "concurrency"); got != `2048, declared by --wr-profile entry "[ib_core]"` {
@@ -103,33 +101,6 @@ func TestDepthProfile(t *testing.T) {
 	}
 	if got := checktest.Find(fs, "cq.depth", "mlx5_0 pid 4242 (trainer) cqe 128"); len(got) != 0 {
 		t.Errorf("trainer's CQ of 128 holds its 100 declared work requests: %+v", got)
-	}
-	// A broken profile makes the check unknown, naming the file.
-	if err := os.WriteFile(p, []byte(`{"applications": {"trainer": -1}}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f = one(t, checktest.Run(t, "cq-depth-128", checks.Options{WRProfile: p}, "cq.depth"), "cq.depth", "", report.Unknown)
-	if !strings.Contains(f.Summary, "profile.json") {
-		t.Errorf("%q", f.Summary)
-	}
-}
-
-func TestParseProfile(t *testing.T) {
-	for _, c := range []struct {
-		in, err string
-	}{
-		{`{"applications": {"a": 1}}`, ""},
-		{`{"applications": {}}`, "no \"applications\""},
-		{`{"applications": {"a": 0}}`, "not in 1..2^31"},
-		{`{"applications": {" ": 5}}`, "empty application name"},
-		{`{"apps": {"a": 1}}`, "unknown field"},
-		{`not json`, "invalid character"},
-		{``, "EOF"},
-	} {
-		_, err := cq.ParseProfile([]byte(c.in))
-		if (err == nil) != (c.err == "") || (err != nil && !strings.Contains(err.Error(), c.err)) {
-			t.Errorf("ParseProfile(%q) = %v, want error containing %q", c.in, err, c.err)
-		}
 	}
 }
 
@@ -217,21 +188,6 @@ func FuzzParseInterrupts(f *testing.F) {
 	f.Add([]byte(""))
 	f.Add([]byte("CPU0 CPU1\n 121: 1 2 a b c\nNMI: 0 0\n"))
 	f.Fuzz(func(t *testing.T, b []byte) { _, _, _ = cq.ParseInterrupts(b) })
-}
-
-func FuzzParseProfile(f *testing.F) {
-	f.Add([]byte(`{"applications": {"a": 1}}`))
-	f.Add([]byte(`{"applications": {"[nvme_rdma]": 4096}}`))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		p, err := cq.ParseProfile(b)
-		if err == nil {
-			for k, v := range p.Applications {
-				if strings.TrimSpace(k) == "" || v <= 0 {
-					t.Fatalf("accepted %q=%d", k, v)
-				}
-			}
-		}
-	})
 }
 
 func FuzzClassify(f *testing.F) {

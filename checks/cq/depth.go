@@ -188,14 +188,7 @@ const derivedNote = "not derived: netlink's plain dumps say how many QPs use a C
 	"--raw-contexts reads them from the drivers' raw contexts (root; mlx5, hns)"
 
 func runDepth(_ context.Context, env *checks.Env) ([]report.Finding, error) {
-	var prof *Profile
-	if env.Opts.WRProfile != "" {
-		p, err := LoadProfile(env.Opts.WRProfile)
-		if err != nil {
-			return nil, fmt.Errorf("--wr-profile: %w", err)
-		}
-		prof = p
-	}
+	prof := env.Opts.WRProfile
 	t := rdmares.CQs(env)
 	if t.Err != nil {
 		return rdmares.Unavailable(env, t.Err), nil

@@ -6,11 +6,11 @@ package firmware
 import (
 	"context"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
 	"github.com/rdmadiag/rdmadiag/checks"
+	"github.com/rdmadiag/rdmadiag/internal/optfile"
 	"github.com/rdmadiag/rdmadiag/inventory"
 	"github.com/rdmadiag/rdmadiag/report"
 )
@@ -39,24 +39,16 @@ func init() {
 // nvidiaVendor is the PCI vendor id of Mellanox/NVIDIA.
 const nvidiaVendor = 0x15b3
 
-// loadMatrix returns the embedded matrix merged with --matrix.
+// loadMatrix returns the embedded matrix merged with the --matrix rows (decoded before the run).
 func loadMatrix(o checks.Options) (*Matrix, error) {
 	m, err := DefaultMatrix()
 	if err != nil {
 		return nil, err
 	}
-	if o.MatrixFile == "" {
+	if len(o.MatrixAdditions) == 0 {
 		return m, nil
 	}
-	b, err := os.ReadFile(o.MatrixFile)
-	if err != nil {
-		return nil, fmt.Errorf("--matrix: %w", err)
-	}
-	extra, err := ParseMatrix(b, o.MatrixFile)
-	if err != nil {
-		return nil, fmt.Errorf("--matrix: %w", err)
-	}
-	return m.Merge(extra), nil
+	return m.Merge(&Matrix{Rows: o.MatrixAdditions}), nil
 }
 
 func devSubject(d *inventory.Device) report.Subject {
@@ -218,15 +210,9 @@ func runConsistency(_ context.Context, env *checks.Env) ([]report.Finding, error
 	if f := noDevices(inv); f != nil {
 		return f, nil
 	}
-	var pol *Policy
-	if env.Opts.PolicyFile != "" {
-		b, err := os.ReadFile(env.Opts.PolicyFile)
-		if err != nil {
-			return nil, fmt.Errorf("--policy: %w", err)
-		}
-		if pol, err = ParsePolicy(b, env.Opts.PolicyFile); err != nil {
-			return nil, fmt.Errorf("--policy: %w", err)
-		}
+	var pol *optfile.FirmwarePolicy
+	if env.Opts.Policy != nil {
+		pol = env.Opts.Policy.Firmware
 	}
 	groups := map[string]*group{}
 	var keys []string
@@ -372,21 +358,22 @@ func describeSplit(m map[string][]string) string {
 	return strings.Join(parts, " vs ")
 }
 
-func judgePolicy(p *Policy, from string, d *inventory.Device) report.Finding {
+func judgePolicy(p *optfile.FirmwarePolicy, from string, d *inventory.Device) report.Finding {
 	f := report.Finding{Subject: report.Subject{Kind: "device", Name: d.Name + " policy", Device: d.Name, PCI: d.PCI.BDF}, Evidence: identity(d)}
-	if !p.allowed(d.BoardID) {
+	if !p.Allows(d.BoardID) {
 		f.Severity = report.Warning
 		f.Summary = fmt.Sprintf("%s: PSID %s is not among the fleet's allowed PSIDs", d.Name, orNone(d.BoardID))
 		f.Evidence = append(f.Evidence, report.EvExp("PSID", orNone(d.BoardID), strings.Join(p.AllowedPSIDs, " or "), from))
 		f.Remediation = "A PSID outside the policy is a board SKU or firmware configuration the fleet has not qualified: replace the card or add the PSID to the policy after qualifying it."
 		return f
 	}
-	minV, ok := p.min[d.BoardID]
+	fleetMin, ok := p.MinVersion[d.BoardID]
 	if !ok {
 		f.Severity = report.OK
 		f.Summary = fmt.Sprintf("%s: PSID %s is allowed by the fleet policy (no minimum firmware set for it)", d.Name, orNone(d.BoardID))
 		return f
 	}
+	minV := Version(fleetMin)
 	v, err := ParseVersion(d.FWVer)
 	if err != nil {
 		f.Severity = report.Unknown

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rdmadiag/rdmadiag/checks"
 	"github.com/rdmadiag/rdmadiag/checks/checktest"
+	"github.com/rdmadiag/rdmadiag/internal/optfile"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -84,7 +85,7 @@ func TestMatrix(t *testing.T) {
 	}
 	for _, r := range m.Rows {
 		if r.Source == "" {
-			t.Errorf("row %s cites no source", r.key())
+			t.Errorf("row %s cites no source", rowKey(r))
 		}
 	}
 	row, ok := m.Lookup(16, Driver{Kind: KindOFED, Version: "5.7-1.0.2"})
@@ -126,18 +127,21 @@ func TestMatrix(t *testing.T) {
 	}
 }
 
-func TestPolicy(t *testing.T) {
-	p, err := ParsePolicy([]byte(`{"ports":{"expect_rate_gbps":400},"firmware":{"allowed_psids":["MT_0000000838"],"min_version":{"MT_0000000838":"28.41.1000"}}}`), "p.json")
-	if err != nil || !p.allowed("MT_0000000838") || p.allowed("MT_1") || p.min["MT_0000000838"] != (Version{28, 41, 1000}) {
-		t.Fatalf("policy: %+v %v", p, err)
+// The embedded matrix goes through the decoder --matrix files do: strict, every row usable.
+func TestEmbeddedMatrixDecodesStrictly(t *testing.T) {
+	rows, err := optfile.DecodeMatrix(defaultMatrix, embeddedName, KnownFamily)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if p, err := ParsePolicy([]byte(`{"ports":{}}`), "p.json"); p != nil || err != nil {
-		t.Errorf("a policy without a firmware section: %+v %v", p, err)
-	}
-	for _, bad := range []string{`{"firmware":{"min_version":{"X":"1.2"}}}`, `{"firmware":{"allowed":["X"]}}`, `[]`} {
-		if _, err := ParsePolicy([]byte(bad), "p.json"); err == nil {
-			t.Errorf("ParsePolicy(%s): want an error", bad)
+	for i, r := range rows {
+		_, hasMin := r.MinVersion()
+		_, hasRec := r.RecommendedVersion()
+		if r.From != embeddedName || r.Source == "" || (!hasMin && !hasRec) {
+			t.Errorf("rows[%d] %+v is not usable", i, r)
 		}
+	}
+	if KindOFED != optfile.DriverOFED || KindInbox != optfile.DriverInbox {
+		t.Error("the driver kinds detected and the matrix's driver values must be spelt alike")
 	}
 }
 
@@ -182,7 +186,11 @@ func TestMatrixFileOverride(t *testing.T) {
 	if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fs := checktest.Run(t, "fw-matrix", checks.Options{MatrixFile: p}, "firmware.version")
+	rows, err := optfile.LoadMatrix(p, KnownFamily)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := checktest.Run(t, "fw-matrix", checks.Options{MatrixAdditions: rows, MatrixFile: p}, "firmware.version")
 	f := find(t, fs, "firmware.version", "mlx5_0")
 	if f.Severity != report.OK {
 		t.Errorf("with the override: %v %q", f.Severity, f.Summary)
@@ -190,15 +198,22 @@ func TestMatrixFileOverride(t *testing.T) {
 	if v, _ := checktest.Evidence(f, "matrix"); !strings.Contains(v, "min 16.26.1040") {
 		t.Errorf("matrix evidence %q", v)
 	}
-	fs = checktest.Run(t, "fw-matrix", checks.Options{MatrixFile: filepath.Join(t.TempDir(), "missing.json")}, "firmware.version")
-	if len(fs) != 1 || fs[0].Severity != report.Unknown || !strings.Contains(fs[0].Summary, "--matrix") {
-		t.Errorf("a missing --matrix file must make the check unknown, naming the flag: %+v", fs)
+	named := false
+	for _, e := range f.Evidence {
+		named = named || (e.Name == "matrix" && e.Source == p+": site qualification")
+	}
+	if !named {
+		t.Errorf("the matrix evidence must name the file the row came from: %+v", f.Evidence)
 	}
 }
 
 func TestDriftAndPolicy(t *testing.T) {
 	policy := filepath.Join("..", "..", "fixtures", "sysfs", "fw-drift", "policy.json")
-	fs := checktest.Run(t, "fw-drift", checks.Options{PolicyFile: policy}, "firmware")
+	pol, err := optfile.LoadPolicy(policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := checktest.Run(t, "fw-drift", checks.Options{Policy: pol, PolicyFile: policy}, "firmware")
 	g := find(t, fs, "firmware.consistency", "ConnectX-7 15b3:1021")
 	if g.Severity != report.Warning || !strings.Contains(g.Summary, "28.39.1002 on mlx5_0 vs 28.41.1000 on mlx5_1,mlx5_2") ||
 		!strings.Contains(g.Summary, "MT_0000000891 on mlx5_2") || g.Subject.Device != "mlx5_0" {
@@ -208,6 +223,13 @@ func TestDriftAndPolicy(t *testing.T) {
 		if f := find(t, fs, "firmware.consistency", dev+" policy"); f.Severity != sev {
 			t.Errorf("policy %s: %v, want %v (%s)", dev, f.Severity, sev, f.Summary)
 		}
+	}
+	named := false
+	for _, e := range find(t, fs, "firmware.consistency", "mlx5_0 policy").Evidence {
+		named = named || (e.Name == "firmware vs fleet minimum" && e.Source == policy && e.Expected == ">= 28.41.1000")
+	}
+	if !named {
+		t.Error("the fleet minimum's evidence must name the policy file it came from")
 	}
 	for _, d := range []string{"mlx5_0", "mlx5_1", "mlx5_2"} {
 		if f := find(t, fs, "firmware.version", d); f.Severity != report.OK {
@@ -252,22 +274,6 @@ func FuzzParseVersion(f *testing.F) {
 		w, err := ParseVersion(v.String())
 		if err != nil || w != v {
 			t.Fatalf("%q -> %v does not round-trip: %v %v", s, v, w, err)
-		}
-	})
-}
-
-func FuzzParseMatrix(f *testing.F) {
-	f.Add(defaultMatrix)
-	f.Add([]byte(`{"rows":[{"family":16,"driver":"ofed","min":"16.27.2000","source":"x"}]}`))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := ParseMatrix(b, "fuzz")
-		if err != nil {
-			return
-		}
-		for _, r := range m.Rows {
-			if r.Source == "" || (r.min == nil && r.rec == nil) {
-				t.Fatalf("accepted an unusable row %+v", r)
-			}
 		}
 	})
 }

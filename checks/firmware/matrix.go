@@ -1,91 +1,68 @@
 package firmware
 
 import (
-	"bytes"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"sort"
+
+	"github.com/rdmadiag/rdmadiag/internal/optfile"
 )
 
-// Row is one line of the firmware/driver compatibility matrix: for a device family and a driver
-// series, the minimum firmware (below it the driver is known not to work) and the recommended one
-// (the train validated with that driver). Every row says where it comes from.
-type Row struct {
-	Family int `json:"family"`
-	// Driver is "ofed" or "inbox"; DriverVersion the series ("5.7", "24.10", a kernel "6.1"),
-	// empty for any version of that kind.
-	Driver        string `json:"driver"`
-	DriverVersion string `json:"driver_version"`
-	Min           string `json:"min,omitempty"`
-	Recommended   string `json:"recommended,omitempty"`
-	Source        string `json:"source"`
-	// Note is shown with the remediation ("the documented case was fixed with 16.27.4000").
-	Note string `json:"note,omitempty"`
-	// From says which file the row came from (set on load).
-	From string `json:"-"`
+// Row is one line of the firmware/driver compatibility matrix (decoded and validated by
+// optfile, which --matrix files share with the embedded matrix).
+type Row = optfile.MatrixRow
 
+// Entry is a row as Lookup returns it, with its versions parsed for the judgement.
+type Entry struct {
+	Row
 	min, rec *Version
+}
+
+func entryOf(r Row) Entry {
+	e := Entry{Row: r}
+	if v, ok := r.MinVersion(); ok {
+		w := Version(v)
+		e.min = &w
+	}
+	if v, ok := r.RecommendedVersion(); ok {
+		w := Version(v)
+		e.rec = &w
+	}
+	return e
 }
 
 // Matrix is the whole table.
 type Matrix struct {
-	Comment string `json:"_comment,omitempty"`
-	Rows    []Row  `json:"rows"`
+	Rows []Row
 }
 
 //go:embed matrix.json
 var defaultMatrix []byte
 
-// DefaultMatrix returns the embedded matrix.
-func DefaultMatrix() (*Matrix, error) { return ParseMatrix(defaultMatrix, "embedded matrix.json") }
+// embeddedName is what rows of the embedded matrix say they come from.
+const embeddedName = "embedded matrix.json"
 
-// ParseMatrix reads a matrix document and validates every row: a row that cannot be used is an
-// error naming the row, because a silently ignored row would make a verdict look checked.
-func ParseMatrix(b []byte, from string) (*Matrix, error) {
-	var m Matrix
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&m); err != nil {
-		return nil, fmt.Errorf("%s: %w", from, err)
-	}
-	for i := range m.Rows {
-		r := &m.Rows[i]
-		r.From = from
-		where := fmt.Sprintf("%s: row %d (family %d, %s %q)", from, i+1, r.Family, r.Driver, r.DriverVersion)
-		if _, ok := FamilyOf(r.Family); !ok {
-			return nil, fmt.Errorf("%s: unknown family %d (want a firmware major such as 16 for ConnectX-5)", where, r.Family)
-		}
-		if r.Driver != KindOFED && r.Driver != KindInbox {
-			return nil, fmt.Errorf("%s: driver must be %q or %q", where, KindOFED, KindInbox)
-		}
-		if r.Source == "" {
-			return nil, fmt.Errorf("%s: every row must cite its source", where)
-		}
-		if r.Min == "" && r.Recommended == "" {
-			return nil, fmt.Errorf("%s: a row needs min or recommended", where)
-		}
-		for _, p := range []struct {
-			s   string
-			dst **Version
-		}{{r.Min, &r.min}, {r.Recommended, &r.rec}} {
-			if p.s == "" {
-				continue
-			}
-			v, err := ParseVersion(p.s)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", where, err)
-			}
-			if v.Major != r.Family {
-				return nil, fmt.Errorf("%s: version %s is not of family %d", where, p.s, r.Family)
-			}
-			*p.dst = &v
-		}
-	}
-	return &m, nil
+// DefaultMatrix returns the embedded matrix.
+func DefaultMatrix() (*Matrix, error) { return ParseMatrix(defaultMatrix, embeddedName) }
+
+// KnownFamily says whether the matrix can hold rows for a firmware major: a row for another
+// family could never match a device.
+func KnownFamily(major int) bool {
+	_, ok := FamilyOf(major)
+	return ok
 }
 
-func (r Row) key() string { return fmt.Sprintf("%d/%s/%s", r.Family, r.Driver, r.DriverVersion) }
+// ParseMatrix decodes a matrix document strictly (optfile.DecodeMatrix) against the families
+// this package knows.
+func ParseMatrix(b []byte, from string) (*Matrix, error) {
+	rows, err := optfile.DecodeMatrix(b, from, KnownFamily)
+	if err != nil {
+		return nil, err
+	}
+	return &Matrix{Rows: rows}, nil
+}
+
+func rowKey(r Row) string { return fmt.Sprintf("%d/%s/%s", r.Family, r.Driver, r.DriverVersion) }
 
 // Merge returns m with the rows of o added; a row of o with the same family, driver and driver
 // series replaces m's (so --matrix can correct the embedded data as well as extend it).
@@ -93,11 +70,11 @@ func (m *Matrix) Merge(o *Matrix) *Matrix {
 	out := &Matrix{}
 	idx := map[string]int{}
 	for _, r := range append(append([]Row{}, m.Rows...), o.Rows...) {
-		if i, ok := idx[r.key()]; ok {
+		if i, ok := idx[rowKey(r)]; ok {
 			out.Rows[i] = r
 			continue
 		}
-		idx[r.key()] = len(out.Rows)
+		idx[rowKey(r)] = len(out.Rows)
 		out.Rows = append(out.Rows, r)
 	}
 	return out
@@ -105,7 +82,7 @@ func (m *Matrix) Merge(o *Matrix) *Matrix {
 
 // Lookup returns the row for a family and driver: the one with the longest matching driver
 // series, so "5.8-2" beats "5.8" and "5.8" beats "".
-func (m *Matrix) Lookup(family int, d Driver) (Row, bool) {
+func (m *Matrix) Lookup(family int, d Driver) (Entry, bool) {
 	var cands []Row
 	for _, r := range m.Rows {
 		if r.Family == family && r.Driver == d.Kind && seriesMatch(r.DriverVersion, d.Version) {
@@ -113,8 +90,8 @@ func (m *Matrix) Lookup(family int, d Driver) (Row, bool) {
 		}
 	}
 	if len(cands) == 0 {
-		return Row{}, false
+		return Entry{}, false
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return len(cands[i].DriverVersion) > len(cands[j].DriverVersion) })
-	return cands[0], true
+	return entryOf(cands[0]), true
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/rdmadiag/rdmadiag/internal/optfile"
 )
 
 // Version is an NVIDIA/Mellanox firmware version MAJOR.MINOR.SUBMINOR ("%d.%d.%04d" in fw_ver,
@@ -25,24 +27,11 @@ func (v Version) Less(w Version) bool {
 }
 
 // ParseVersion reads a firmware version. Each field is a decimal number below 65536 (the
-// firmware reports 16-bit fields); anything else is an error, never a guess.
+// firmware reports 16-bit fields); anything else is an error, never a guess. The syntax is
+// optfile's, which option files (--policy, --matrix) share with fw_ver.
 func ParseVersion(s string) (Version, error) {
-	f := strings.Split(strings.TrimSpace(s), ".")
-	if len(f) != 3 {
-		return Version{}, fmt.Errorf("firmware version %q: want MAJOR.MINOR.SUBMINOR", s)
-	}
-	var n [3]int
-	for i, x := range f {
-		if x == "" || len(x) > 5 || strings.TrimLeft(x, "0123456789") != "" {
-			return Version{}, fmt.Errorf("firmware version %q: field %q is not a number", s, x)
-		}
-		v, err := strconv.Atoi(x)
-		if err != nil || v > 0xffff {
-			return Version{}, fmt.Errorf("firmware version %q: field %q is out of range", s, x)
-		}
-		n[i] = v
-	}
-	return Version{n[0], n[1], n[2]}, nil
+	v, err := optfile.ParseFirmwareVersion(s)
+	return Version(v), err
 }
 
 // Family is one NVIDIA device family, identified by its firmware major.

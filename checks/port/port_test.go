@@ -272,8 +272,7 @@ func TestVFAndHomogeneity(t *testing.T) {
 	}
 
 	// A policy's expectation for the PSID replaces the comparison: 56 Gb/s is below it.
-	pol := writePolicy(t, `{"ports":{"by_board_id":{"MT_0000000008":100}}}`)
-	fs = checktest.Run(t, "port-vf-homogeneity", checks.Options{PolicyFile: pol}, "port.rate")
+	fs = checktest.Run(t, "port-vf-homogeneity", withPolicy(t, `{"ports":{"by_board_id":{"MT_0000000008":100}}}`), "port.rate")
 	checktest.WantSeverity(t, checktest.One(t, fs, "port.rate", "mlx5_1/1"), report.Critical)
 	checktest.WantSeverity(t, checktest.One(t, fs, "port.rate", "mlx5_0/1"), report.OK)
 }

@@ -25,10 +25,7 @@ func runState(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 	if len(ports) == 0 {
 		return noPorts(inv), nil
 	}
-	pol, err := loadPolicy(env)
-	if err != nil {
-		return nil, err
-	}
+	pol := portsPolicy(env.Opts)
 	var out []report.Finding
 	for _, p := range ports {
 		f := judgeState(env, p)

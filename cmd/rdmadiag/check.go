@@ -65,11 +65,11 @@ func (a *App) checkCmd() *cobra.Command {
 	fl.IntVar(&f.opts.WRConcurrency, "wr-concurrency", 0, "work requests that can be outstanding on one CQ (judges CQ depth)")
 	fl.BoolVar(&f.opts.RawContexts, "raw-contexts", false, "derive each CQ's work-request capacity from the drivers' raw QP/CQ contexts "+
 		"(root; mlx5 and hns only; one firmware command per QP and CQ on mlx5)")
-	fl.StringVar(&f.opts.WRProfile, "wr-profile", "", `JSON file {"applications": {"<command>|[module]": N}}: outstanding work requests per CQ of each application`)
+	fl.StringVar(&f.opts.WRProfileFile, "wr-profile", "", `JSON file {"applications": {"<command>|[module]": N}}: outstanding work requests per CQ of each application (docs/options.md)`)
 	fl.Float64Var(&f.opts.ExpectRate, "expect-rate", 0, "port rate in Gb/s every active port should run at")
 	fl.DurationVar(&f.opts.Interval, "interval", 0, "read counters twice this far apart and judge rates and flaps")
-	fl.StringVar(&f.opts.MatrixFile, "matrix", "", "JSON file extending the firmware/driver compatibility matrix")
-	fl.StringVar(&f.opts.PolicyFile, "policy", "", "JSON fleet policy (allowed PSIDs, minimum firmware, expected rates)")
+	fl.StringVar(&f.opts.MatrixFile, "matrix", "", "JSON file extending the firmware/driver compatibility matrix (docs/options.md)")
+	fl.StringVar(&f.opts.PolicyFile, "policy", "", "JSON fleet policy: expected port rates and link layer, allowed PSIDs, minimum firmware (docs/options.md)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "show the evidence of passing checks too")
 	fl.BoolVarP(&f.problems, "problems", "p", false, "table: list only warnings, criticals and unknowns (JSON always has every finding)")
 	fl.BoolVar(&f.noColor, "no-color", false, "never colour the table")
@@ -109,6 +109,9 @@ func (a *App) runCheck(ctx context.Context, f *checkFlags) error {
 		return usageErr("%v", err)
 	}
 	if err := f.validate(); err != nil {
+		return err
+	}
+	if err := loadOptionFiles(&f.opts); err != nil {
 		return err
 	}
 	selected, err := a.Registry.Select(f.only, f.skip, false)
@@ -201,7 +204,7 @@ func (a *App) tool(f *checkFlags, started time.Time) report.Tool {
 	add(o.RawContexts, "raw-contexts")
 	add(o.ExpectRate > 0, fmt.Sprintf("expect-rate=%g", o.ExpectRate))
 	add(o.Interval > 0, "interval="+o.Interval.String())
-	add(o.WRProfile != "", "wr-profile="+filepath.Base(o.WRProfile))
+	add(o.WRProfileFile != "", "wr-profile="+filepath.Base(o.WRProfileFile))
 	add(o.MatrixFile != "", "matrix="+filepath.Base(o.MatrixFile))
 	add(o.PolicyFile != "", "policy="+filepath.Base(o.PolicyFile))
 	add(f.noProbe, "no-probe")
