@@ -18,6 +18,11 @@ fi
 for s in "$@"; do
   out=$LAB/out/fixtures/$s
   cmd=${FIXTURE_CMD:-rdmadiag record --redact --description \'lab scenario $s\' -o /out/snapshot.tar.gz}
+  # A scenario may ask to be recorded by an ordinary user (FIXTURE_USER), as a plugin would run.
+  user=$(bash -c ". '$LAB/scenarios/$s.sh'; echo \"\${FIXTURE_USER:-}\"")
+  if [ -n "$user" ] && [ -z "${FIXTURE_CMD:-}" ]; then
+    cmd="su -s /bin/sh $user -c \"$cmd\""
+  fi
   LAB_QUIET=1 "$LAB/vm.sh" -s "$s" -o "$out" -f "$rdmadiag" -- "$cmd"
   rc=$(cat "$out/out/payload.rc")
   if [ "$rc" != 0 ] || [ ! -s "$out/out/snapshot.tar.gz" ]; then

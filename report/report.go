@@ -31,6 +31,8 @@ type Tool struct {
 	Started *time.Time `json:"started,omitempty"`
 	// Options are the verdict-changing flags that were set, as "name=value".
 	Options []string `json:"options,omitempty"`
+	// DurationSeconds is how long the checks ran; omitted in golden outputs.
+	DurationSeconds *float64 `json:"duration_seconds,omitempty"`
 }
 
 // HostInfo describes the analysed machine.

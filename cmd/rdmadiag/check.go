@@ -134,7 +134,12 @@ func (a *App) runCheck(ctx context.Context, f *checkFlags) error {
 	started := a.Now()
 	findings := checks.Run(runCtx, env, toRun, f.parallel)
 	hi := a.boundedHostInfo(runCtx, env, f.src)
-	rep := report.BuildWith(findings, report.DefaultFaults(), a.tool(f, started), hi, report.BuildOptions{
+	tool := a.tool(f, started)
+	if !a.Golden {
+		d := math.Round(a.Now().Sub(started).Seconds()*1000) / 1000
+		tool.DurationSeconds = &d
+	}
+	rep := report.BuildWith(findings, report.DefaultFaults(), tool, hi, report.BuildOptions{
 		Strict:      f.strict,
 		Interrupted: ctx.Err() != nil,
 		NotRun:      notRun,

@@ -62,6 +62,8 @@ type Matcher struct {
 	Exists *bool `json:"exists,omitempty"`
 	// Min: the value is a number at least this large (a measured ratio, a count).
 	Min *float64 `json:"min,omitempty"`
+	// Max: the value is a number at most this large (a run's duration).
+	Max *float64 `json:"max,omitempty"`
 
 	re *regexp.Regexp
 }
@@ -151,8 +153,11 @@ func (p Predicates) compile(where string) error {
 		if m.Min != nil {
 			set++
 		}
+		if m.Max != nil {
+			set++
+		}
 		if set != 1 {
-			return fmt.Errorf("%s.%s: want exactly one of eq, in, contains, re, exists, min; have %d", where, path, set)
+			return fmt.Errorf("%s.%s: want exactly one of eq, in, contains, re, exists, min, max; have %d", where, path, set)
 		}
 		p[path] = m
 	}
@@ -359,6 +364,13 @@ func (m Matcher) match(v any, present bool) bool {
 		}
 		f, err := n.Float64()
 		return err == nil && f >= *m.Min
+	case m.Max != nil:
+		n, ok := v.(json.Number)
+		if !ok {
+			return false
+		}
+		f, err := n.Float64()
+		return err == nil && f <= *m.Max
 	}
 	return false
 }
@@ -375,6 +387,8 @@ func (m Matcher) String() string {
 		return fmt.Sprintf("contains %q", m.Contains)
 	case m.Min != nil:
 		return fmt.Sprintf("min %g", *m.Min)
+	case m.Max != nil:
+		return fmt.Sprintf("max %g", *m.Max)
 	default:
 		return fmt.Sprintf("re %q", m.Re)
 	}

@@ -184,3 +184,21 @@ func TestMinMatcher(t *testing.T) {
 		t.Error("two matchers accepted")
 	}
 }
+
+func TestMaxMatcher(t *testing.T) {
+	e, err := ParseExpectation([]byte(`{"document":{"tool.duration_seconds":{"max":20}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for out, ok := range map[string]bool{
+		`{"findings":[],"tool":{"duration_seconds":12.5}}`: true,
+		`{"findings":[],"tool":{"duration_seconds":20}}`:   true,
+		`{"tool":{"duration_seconds":20.01}}`:              false,
+		`{"tool":{"duration_seconds":"3"}}`:                false,
+		`{"tool":{}}`:                                      false,
+	} {
+		if fails := e.Check(Result{Output: []byte(out)}); (len(fails) == 0) != ok {
+			t.Errorf("%s: fails %v, want ok=%v", out, fails, ok)
+		}
+	}
+}
