@@ -23,8 +23,14 @@ func init() {
 	})
 }
 
+// builtInDrivers names the options of the common RDMA NIC drivers, for a kernel that must have
+// them built in (drivers/infiniband/hw/*/Kconfig).
+const builtInDrivers = "CONFIG_MLX5_INFINIBAND=y for ConnectX, CONFIG_INFINIBAND_IRDMA=y for Intel E810/X722, " +
+	"CONFIG_INFINIBAND_BNXT_RE=y for Broadcom, CONFIG_INFINIBAND_EFA=y for AWS EFA"
+
 func runDevices(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 	inv := env.Inventory()
+	p := sharedPresence(env)
 	if inv.Absent != nil {
 		reason := inv.Absent.Error()
 		if errors.Is(inv.Absent, fs.ErrNotExist) {
@@ -35,7 +41,7 @@ func runDevices(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 			Severity:    report.Critical,
 			Summary:     "no RDMA device: " + reason,
 			Evidence:    []report.Evidence{report.EvExp("rdma devices", "none", "at least one", inventory.ClassDir)},
-			Remediation: "Load the RDMA core and the NIC's RDMA driver (modprobe ib_core; modprobe mlx5_ib, irdma, bnxt_re, efa... for the hardware present); see the driver.modules and driver.kernel_config findings for why they are missing.",
+			Remediation: absentClassFix(p),
 		}}, nil
 	}
 	if len(inv.Devices) == 0 {
@@ -44,7 +50,7 @@ func runDevices(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 			Severity:    report.Critical,
 			Summary:     "no RDMA device registered: " + inventory.ClassDir + " is empty",
 			Evidence:    []report.Evidence{report.EvExp("rdma devices", "none", "at least one", inventory.ClassDir)},
-			Remediation: "ib_core is loaded but no RDMA driver registered a device: load the NIC's RDMA driver (mlx5_ib, irdma, bnxt_re, efa, ...) and read the kernel log for its probe errors (dmesg | grep -i -e mlx5 -e infiniband).",
+			Remediation: noDeviceFix(p),
 		}}, nil
 	}
 	var out []report.Finding
@@ -108,4 +114,28 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// absentClassFix is the fix when ib_core never registered its class.
+func absentClassFix(p *presence) string {
+	fix := p.loadFix([]string{"ib_core"}, "Load the RDMA core and the NIC's RDMA driver (modprobe ib_core; modprobe mlx5_ib, irdma, bnxt_re, efa... for the hardware present); "+
+		"see the driver.modules and driver.kernel_config findings for why they are missing.")
+	if p.noModules() {
+		fix += " The NIC's RDMA driver must be built in too (" + builtInDrivers + ")."
+	}
+	return fix
+}
+
+// noDeviceFix is the fix when ib_core is there but no driver registered a device.
+func noDeviceFix(p *presence) string {
+	const logs = "read the kernel log for its probe errors (dmesg | grep -i -e mlx5 -e infiniband)"
+	switch {
+	case p.noModules():
+		return "ib_core is there but no RDMA driver registered a device, and this kernel cannot load modules: if the NIC's RDMA driver is built in, " + logs +
+			"; if not, boot a kernel that has it built in (" + builtInDrivers + ")."
+	case p.container:
+		return "ib_core is there but no RDMA driver registered a device: on the host, not in this container (a container cannot load kernel modules), " +
+			"load the NIC's RDMA driver (mlx5_ib, irdma, bnxt_re, efa, ...) and " + logs + "."
+	}
+	return "ib_core is loaded but no RDMA driver registered a device: load the NIC's RDMA driver (mlx5_ib, irdma, bnxt_re, efa, ...) and " + logs + "."
 }

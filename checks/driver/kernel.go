@@ -48,6 +48,36 @@ func kernelConfig(h *host.Host) (kmod.Config, string, error) {
 	return nil, "", fmt.Errorf("%w: %s", fs.ErrNotExist, strings.Join(tried, ", "))
 }
 
+// sharedKernelConfig reads the kernel config once per run for the driver checks.
+func sharedKernelConfig(env *checks.Env) (kmod.Config, string, error) {
+	type res struct {
+		cfg kmod.Config
+		src string
+		err error
+	}
+	r := env.Memo("driver.kernel_config", func() any {
+		c, src, err := kernelConfig(env.Host)
+		return res{c, src, err}
+	}).(res)
+	return r.cfg, r.src, r.err
+}
+
+// configModular reports whether a kernel config has loadable-module support: CONFIG_MODULES
+// set, or any option at m, which Kconfig allows only when the MODULES symbol is on (the "modules"
+// attribute, Documentation/kbuild/kconfig-language.rst); excerpts of a config may lack the
+// CONFIG_MODULES line itself.
+func configModular(cfg kmod.Config) bool {
+	if cfg.State("CONFIG_MODULES") != "" {
+		return true
+	}
+	for _, v := range cfg {
+		if v == "m" {
+			return true
+		}
+	}
+	return false
+}
+
 // vendorOptions maps the driver of an RDMA device (or of its PCI function) to the kernel option
 // that builds its RDMA part.
 var vendorOptions = map[string]string{
@@ -65,7 +95,7 @@ var vendorOptions = map[string]string{
 }
 
 func runKernelConfig(_ context.Context, env *checks.Env) ([]report.Finding, error) {
-	cfg, src, err := kernelConfig(env.Host)
+	cfg, src, err := sharedKernelConfig(env)
 	subj := report.Subject{Kind: "host", Name: "kernel"}
 	if errors.Is(err, fs.ErrNotExist) {
 		return []report.Finding{{
@@ -80,6 +110,12 @@ func runKernelConfig(_ context.Context, env *checks.Env) ([]report.Finding, erro
 		return nil, fmt.Errorf("%s: %w", src, err)
 	}
 	var out []report.Finding
+	// A kernel without loadable-module support cannot have an option set to m, so its fixes ask
+	// for built-in options.
+	val, modular := "m", configModular(cfg)
+	if !modular {
+		val = "y"
+	}
 	judge := func(opt, why, fix string, sev report.Severity) {
 		v := cfg.State(opt)
 		if v == "y" || v == "m" {
@@ -96,14 +132,17 @@ func runKernelConfig(_ context.Context, env *checks.Env) ([]report.Finding, erro
 			Remediation: fix,
 		})
 	}
-	judge("CONFIG_INFINIBAND", "this kernel has no RDMA subsystem, so no RDMA device can ever appear",
-		"Boot a kernel built with CONFIG_INFINIBAND=m (every distribution kernel has it; custom and cloud-minimal kernels may not), "+
-			"or on Ubuntu install linux-modules-extra-$(uname -r).", report.Critical)
+	ibFix := "Boot a kernel built with CONFIG_INFINIBAND=m (every distribution kernel has it; custom and cloud-minimal kernels may not), " +
+		"or on Ubuntu install linux-modules-extra-$(uname -r)."
+	if !modular {
+		ibFix = "Boot a kernel built with CONFIG_INFINIBAND=y: this one has no loadable-module support (CONFIG_MODULES is not set), so no module package can add it."
+	}
+	judge("CONFIG_INFINIBAND", "this kernel has no RDMA subsystem, so no RDMA device can ever appear", ibFix, report.Critical)
 	if cfg.State("CONFIG_INFINIBAND") == "" {
 		return out, nil
 	}
 	judge("CONFIG_INFINIBAND_USER_ACCESS", "no /dev/infiniband/uverbs: user-space verbs (libibverbs, NCCL, MPI, perftest) cannot work",
-		"Boot a kernel built with CONFIG_INFINIBAND_USER_ACCESS=m.", report.Critical)
+		"Boot a kernel built with CONFIG_INFINIBAND_USER_ACCESS="+val+".", report.Critical)
 	judge("CONFIG_INFINIBAND_ADDR_TRANS", "no RDMA CM: RoCE and IP-addressed connections (librdmacm, NVMe-oF, SMB Direct) cannot be made",
 		"Boot a kernel built with CONFIG_INFINIBAND_ADDR_TRANS=y.", report.Warning)
 	if cfg.State("CONFIG_PCIEAER") == "" {
@@ -120,7 +159,7 @@ func runKernelConfig(_ context.Context, env *checks.Env) ([]report.Finding, erro
 		}
 		seen[opt] = true
 		judge(opt, fmt.Sprintf("the RDMA part of the %s driver is not built, yet %s uses it", drv, d.Name),
-			fmt.Sprintf("Boot a kernel built with %s=m.", opt), report.Critical)
+			fmt.Sprintf("Boot a kernel built with %s=%s.", opt, val), report.Critical)
 	}
 	return out, nil
 }

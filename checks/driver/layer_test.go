@@ -393,3 +393,32 @@ func TestPartialConfigAndUnreadableDevice(t *testing.T) {
 	checktest.WantEvidence(t, dev, "read error", "/sys/class/infiniband/rxe0/node_type")
 	checktest.WantSeverity(t, checktest.One(t, fs, "driver.user_verbs", "rxe0 uverbs"), report.OK)
 }
+
+// TestBuiltInWithoutModuleList: no /proc/modules, no module support, three registered devices.
+// The built-in stack is recognised from the config and what it registered; the one missing
+// module (ib_umad) is a warning whose fix is another kernel; no fix anywhere says modprobe.
+func TestBuiltInWithoutModuleList(t *testing.T) {
+	fs := checktest.Run(t, "drv-builtin-no-modules", checks.Options{}, "driver")
+	noModprobe(t, fs)
+	for _, f := range fs {
+		if f.Severity == report.Critical || f.Severity == report.Unknown {
+			t.Errorf("%s@%s is %s: %s", f.CheckID, f.Subject.Name, f.Severity, f.Summary)
+		}
+	}
+	f := checktest.One(t, fs, "driver.modules", "ib_core")
+	checktest.WantSeverity(t, f, report.OK)
+	checktest.WantEvidence(t, f, "/sys/class/infiniband", "3 device(s): mlx5_0, mlx5_1, mlx5_2")
+	checktest.WantEvidence(t, f, "CONFIG_INFINIBAND", "y")
+	for _, m := range []string{"mlx5_ib", "ib_uverbs", "rdma_cm", "rdma_ucm"} {
+		checktest.WantSeverity(t, checktest.One(t, fs, "driver.modules", m), report.OK)
+	}
+	checktest.WantSeverity(t, checktest.One(t, fs, "driver.modules", "/proc/modules"), report.Info)
+	f = checktest.One(t, fs, "driver.modules", "ib_umad")
+	checktest.WantSeverity(t, f, report.Warning)
+	if !strings.Contains(f.Remediation, "CONFIG_INFINIBAND_USER_MAD=y") {
+		t.Errorf("ib_umad fix %q", f.Remediation)
+	}
+	if rc := rootCauses(fs); len(rc) != 1 || rc[0] != "driver.modules@ib_umad" {
+		t.Errorf("root causes %v, want only ib_umad", rc)
+	}
+}

@@ -2,14 +2,11 @@ package driver
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"sort"
 	"strings"
 
 	"github.com/rdmadiag/rdmadiag/checks"
-	"github.com/rdmadiag/rdmadiag/host"
 	"github.com/rdmadiag/rdmadiag/internal/kmod"
 	"github.com/rdmadiag/rdmadiag/report"
 )
@@ -34,51 +31,19 @@ var vendorPairs = map[string]string{
 	"qed":       "qedr",
 }
 
-// builtin reports whether a module is built into the kernel: /sys/module/<name> exists but
-// /proc/modules does not list it.
-func builtin(h *host.Host, name string) bool {
-	return h.Exists("/sys/module/" + name)
-}
-
-type modState struct {
-	mods    kmod.Modules
-	h       *host.Host
-	builtin map[string]bool
-}
-
-func (m *modState) loaded(name string) bool {
-	if m.mods.Has(name) {
-		return true
-	}
-	if b, ok := m.builtin[name]; ok {
-		return b
-	}
-	b := builtin(m.h, name) && !m.mods.Has(name)
-	m.builtin[name] = b
-	return b
-}
-
 func runModules(_ context.Context, env *checks.Env) ([]report.Finding, error) {
-	const src = "/proc/modules"
-	b, err := env.Host.ReadFile(src)
-	noModules := errors.Is(err, fs.ErrNotExist)
-	if err != nil && !noModules {
-		return nil, err
-	}
-	// Without /proc/modules the kernel was built without loadable modules: everything it has is
-	// built in and shows up under /sys/module only.
-	mods, perr := kmod.ParseModules(b)
-	st := &modState{mods: mods, h: env.Host, builtin: map[string]bool{}}
+	const src = procModules
+	p := sharedPresence(env)
+	mods := p.mods
 	var out []report.Finding
-	if perr != nil {
+	if p.parseErr != nil {
 		out = append(out, report.Finding{Subject: report.Subject{Kind: "file", Name: src}, Severity: report.Unknown,
-			Summary: "part of /proc/modules could not be parsed: " + perr.Error()})
+			Summary: "part of /proc/modules could not be parsed: " + p.parseErr.Error()})
 	}
-	mod := func(name string) report.Subject { return report.Subject{Kind: "module", Name: name} }
 	inv := env.Inventory()
 	// A module that is stuck or misses a dependency gets that finding instead of an OK "loaded":
 	// the two side by side would contradict each other.
-	deps := dependencyFindings(st, mods, src)
+	deps := dependencyFindings(p, mods, src)
 	broken := map[string]bool{}
 	for _, f := range deps {
 		broken[f.Subject.Name] = true
@@ -88,30 +53,14 @@ func runModules(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 			broken[name] = true
 		}
 	}
-	present := func(out []report.Finding, name string, mods kmod.Modules, src string) []report.Finding {
+	present := func(out []report.Finding, name string) []report.Finding {
 		if broken[name] {
 			return out
 		}
-		return append(out, okModule(name, mods, src))
+		f, _ := p.presentFinding(name)
+		return append(out, f)
 	}
-	if noModules {
-		out = append(out, report.Finding{Subject: report.Subject{Kind: "file", Name: src}, Severity: report.Info,
-			Summary:  "the kernel has no loadable-module support (no /proc/modules): only built-in drivers exist",
-			Evidence: []report.Evidence{report.Ev(src, "absent", src)}})
-	}
-
-	if !st.loaded("ib_core") {
-		out = append(out, report.Finding{
-			Subject:  mod("ib_core"),
-			Severity: report.Critical,
-			Summary:  "ib_core is not loaded: no RDMA device can register, so every RDMA device is invisible (a driver problem, not a hardware fault)",
-			Evidence: []report.Evidence{report.EvExp("ib_core", "absent", "loaded", src), report.EvExp("/sys/module/ib_core", "absent", "present", "/sys/module/ib_core")},
-			Remediation: "modprobe ib_core, then the NIC's RDMA driver (modprobe mlx5_ib / irdma / bnxt_re / efa); if modprobe fails, " +
-				"the modules are not installed for this kernel (Ubuntu: linux-modules-extra-$(uname -r)) or the kernel lacks CONFIG_INFINIBAND.",
-		})
-		return out, nil
-	}
-	out = present(out, "ib_core", mods, src)
+	out = append(out, p.listFindings()...)
 
 	// The vendor pair: for every core driver bound to a PCI function, its RDMA module.
 	cores := map[string]bool{}
@@ -127,78 +76,90 @@ func runModules(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 			}
 		}
 	}
+
+	if !p.present("ib_core") {
+		want := []string{"ib_core"}
+		for _, core := range sortedKeys(cores) {
+			want = append(want, vendorPairs[core])
+		}
+		out = append(out, p.missing("ib_core", report.Critical,
+			"no RDMA device can register, so every RDMA device is invisible (a driver problem, not a hardware fault)",
+			p.loadFix(want, "modprobe ib_core, then the NIC's RDMA driver (modprobe mlx5_ib / irdma / bnxt_re / efa); if modprobe fails, "+
+				"the modules are not installed for this kernel (Ubuntu: linux-modules-extra-$(uname -r)) or the kernel lacks CONFIG_INFINIBAND.")))
+		return out, nil
+	}
+	out = present(out, "ib_core")
+
 	for _, core := range sortedKeys(cores) {
 		ib := vendorPairs[core]
-		if st.loaded(ib) {
-			out = present(out, ib, mods, src)
+		if p.present(ib) {
+			out = present(out, ib)
 			continue
 		}
 		if core == "ice" || core == "i40e" || core == "qed" {
 			// These Ethernet drivers are common on hosts that never use RDMA on them; without an
 			// RDMA device expected there, a missing RDMA module is only worth a note.
-			out = append(out, report.Finding{Subject: mod(ib), Severity: report.Info,
-				Summary:  fmt.Sprintf("%s is loaded without %s: its functions offer no RDMA (fine unless RDMA is expected on them)", core, ib),
-				Evidence: []report.Evidence{report.EvExp(ib, "absent", "loaded if RDMA is used", src)}})
+			out = append(out, report.Finding{Subject: report.Subject{Kind: "module", Name: ib}, Severity: report.Info,
+				Summary:  fmt.Sprintf("%s is %s without %s: its functions offer no RDMA (fine unless RDMA is expected on them)", core, p.state(core), ib),
+				Evidence: p.checked(ib)})
 			continue
 		}
-		out = append(out, report.Finding{
-			Subject:     mod(ib),
-			Severity:    report.Critical,
-			Summary:     fmt.Sprintf("%s is loaded but %s is not: its functions have no RDMA device", core, ib),
-			Evidence:    append([]report.Evidence{report.EvExp(ib, "absent", "loaded", src), report.Ev(core, "loaded", src)}, moduleLog(env, ib)...),
-			Remediation: fmt.Sprintf("modprobe %s; if it fails, read the kernel log (dmesg | grep %s): a firmware/driver mismatch or an 'Unknown symbol' (mixed in-box and OFED modules) keeps it from loading.", ib, ib),
-		})
+		f := p.missing(ib, report.Critical, fmt.Sprintf("%s is %s, but its functions have no RDMA device", core, p.state(core)),
+			p.loadFix([]string{ib}, fmt.Sprintf("modprobe %s; if it fails, read the kernel log (dmesg | grep %s): a firmware/driver mismatch or an 'Unknown symbol' (mixed in-box and OFED modules) keeps it from loading.", ib, ib)))
+		if p.absent(ib) {
+			f.Summary = fmt.Sprintf("%s is %s but %s is not: its functions have no RDMA device", core, p.state(core), ib)
+		}
+		f.Evidence = append(append(f.Evidence, report.Ev(core, p.state(core), src)), moduleLog(env, ib)...)
+		out = append(out, f)
 	}
 
 	devs := len(inv.Devices) > 0
-	if st.loaded("ib_uverbs") {
-		out = present(out, "ib_uverbs", mods, src)
+	if p.present("ib_uverbs") {
+		out = present(out, "ib_uverbs")
 	} else {
 		sev := report.Warning
 		why := "no user-space verbs once a device appears"
 		if devs {
 			sev, why = report.Critical, "the RDMA devices are visible to the kernel but no user-space program (libibverbs, NCCL, MPI, perftest) can open them"
 		}
-		out = append(out, report.Finding{Subject: mod("ib_uverbs"), Severity: sev, Fault: "user-verbs",
-			Summary:     "ib_uverbs is not loaded: " + why,
-			Evidence:    []report.Evidence{report.EvExp("ib_uverbs", "absent", "loaded", src)},
-			Remediation: "modprobe ib_uverbs (rdma-core's udev rules and rdma-load-modules@.service load it at boot)."})
+		f := p.missing("ib_uverbs", sev, why,
+			p.loadFix([]string{"ib_uverbs"}, "modprobe ib_uverbs (rdma-core's udev rules and rdma-load-modules@.service load it at boot)."))
+		f.Fault = "user-verbs"
+		out = append(out, f)
 	}
 	for _, m := range []struct{ name, why string }{
 		{"rdma_cm", "RDMA CM missing: librdmacm connections (RoCE, NVMe-oF, MPI/UCX over rdmacm) fail"},
 		{"rdma_ucm", "user-space RDMA CM missing: /dev/infiniband/rdma_cm is absent, librdmacm programs fail"},
 	} {
-		if st.loaded(m.name) {
-			out = present(out, m.name, mods, src)
+		if p.present(m.name) {
+			out = present(out, m.name)
 			continue
 		}
 		// Filed under user-verbs: a missing connection manager breaks connection setup only; under
 		// driver-module it would be taken for the cause of unrelated device and port findings
 		// (lab no-uverbs: rdma_ucm missing was linked as the cause of the absent uverbs0).
-		out = append(out, report.Finding{Subject: mod(m.name), Severity: report.Warning, Fault: "user-verbs",
-			Summary:     m.name + " is not loaded: " + m.why,
-			Evidence:    []report.Evidence{report.EvExp(m.name, "absent", "loaded", src)},
-			Remediation: "modprobe " + m.name})
+		f := p.missing(m.name, report.Warning, m.why, p.loadFix([]string{m.name}, "modprobe "+m.name))
+		f.Fault = "user-verbs"
+		out = append(out, f)
 	}
 	ib := false
 	for _, d := range inv.Devices {
-		for _, p := range d.Ports {
-			ib = ib || p.LinkLayer == "InfiniBand"
+		for _, port := range d.Ports {
+			ib = ib || port.LinkLayer == "InfiniBand"
 		}
 	}
-	if st.loaded("ib_umad") {
-		out = present(out, "ib_umad", mods, src)
+	if p.present("ib_umad") {
+		out = present(out, "ib_umad")
 	} else {
 		sev, why := report.Info, "ibstat, perfquery and subnet tools cannot send MADs (not needed on RoCE-only hosts)"
 		if ib {
 			sev, why = report.Warning, "InfiniBand ports present but ibstat, perfquery, ibdiagnet and a local subnet manager cannot work"
 		}
-		out = append(out, report.Finding{Subject: mod("ib_umad"), Severity: sev,
-			Summary: "ib_umad is not loaded: " + why, Evidence: []report.Evidence{report.EvExp("ib_umad", "absent", "loaded", src)},
-			Remediation: "modprobe ib_umad"})
+		out = append(out, p.missing("ib_umad", sev, why, p.loadFix([]string{"ib_umad"}, "modprobe ib_umad")))
 	}
 
 	// Stuck modules and taints, over the whole RDMA stack.
+	mod := func(name string) report.Subject { return report.Subject{Kind: "module", Name: name} }
 	for _, name := range sortedKeys(rdmaModules(mods)) {
 		m := mods[name]
 		if m.State != "Live" {
@@ -238,22 +199,6 @@ func runModules(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 	return out, nil
 }
 
-func okModule(name string, mods kmod.Modules, src string) report.Finding {
-	m, listed := mods[name]
-	obs := "built in"
-	if listed {
-		obs = m.State
-		if len(m.UsedBy) > 0 {
-			obs += ", used by " + strings.Join(m.UsedBy, ",")
-		}
-		if m.Taints != "" {
-			obs += ", taints " + m.Taints
-		}
-	}
-	return report.Finding{Subject: report.Subject{Kind: "module", Name: name}, Severity: report.OK,
-		Summary: name + " loaded", Evidence: []report.Evidence{report.Ev(name, obs, src)}}
-}
-
 // rdmaModules picks the RDMA-related entries of /proc/modules.
 func rdmaModules(mods kmod.Modules) map[string]bool {
 	out := map[string]bool{}
@@ -289,12 +234,12 @@ var needs = map[string][]string{
 	"rdma_rxe": {"ib_core"}, "siw": {"ib_core"},
 }
 
-func dependencyFindings(st *modState, mods kmod.Modules, src string) []report.Finding {
+func dependencyFindings(p *presence, mods kmod.Modules, src string) []report.Finding {
 	var out []report.Finding
 	for _, name := range sortedKeys(rdmaModules(mods)) {
 		var missing []string
 		for _, dep := range needs[name] {
-			if !st.loaded(dep) {
+			if !p.present(dep) {
 				missing = append(missing, dep)
 			}
 		}

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/rdmadiag/rdmadiag/checks"
-	"github.com/rdmadiag/rdmadiag/internal/kmod"
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
 	"github.com/rdmadiag/rdmadiag/report"
 )
@@ -93,7 +93,7 @@ func runRegistration(_ context.Context, env *checks.Env) ([]report.Finding, erro
 		}
 	}
 	recs, _, logErr := kernelLogRecords(h)
-	mods := loadedModules(env)
+	p := sharedPresence(env)
 	var out []report.Finding
 	for _, bdf := range bdfs {
 		dir := path.Join(bus, bdf)
@@ -138,24 +138,43 @@ func runRegistration(_ context.Context, env *checks.Env) ([]report.Finding, erro
 		case drv == "":
 			f.Severity = report.Critical
 			f.Fault = "driver-module"
-			if mods != nil && !mods[fn.core] {
+			const probeFix = "The kernel log lines below give the probe error; a firmware/driver mismatch (command failures, cmdif revision) needs the matching firmware, a hung firmware a cold reset."
+			switch {
+			case p.absent(fn.core):
 				f.Summary = fmt.Sprintf("%s %s is bound to no driver: %s is not loaded", fn.name, bdf, fn.core)
-				f.Remediation = fmt.Sprintf("modprobe %s (and %s); if it fails, the kernel log says why.", fn.core, fn.rdma)
-			} else {
-				f.Summary = fmt.Sprintf("%s %s is bound to no driver although %s is loaded: the driver's probe failed", fn.name, bdf, fn.core)
-				f.Remediation = "The kernel log lines below give the probe error; a firmware/driver mismatch (command failures, cmdif revision) needs the matching firmware, a hung firmware a cold reset."
+				f.Remediation = p.loadFix(uniq(fn.core, fn.rdma), fmt.Sprintf("modprobe %s (and %s); if it fails, the kernel log says why.", fn.core, fn.rdma))
+			case p.present(fn.core):
+				f.Summary = fmt.Sprintf("%s %s is bound to no driver although %s is %s: the driver's probe failed", fn.name, bdf, fn.core, p.state(fn.core))
+				f.Remediation = probeFix
+			default:
+				// No module list in this capture and nothing else shows the driver: either cause fits.
+				f.Summary = fmt.Sprintf("%s %s is bound to no driver: %s is not loaded or its probe failed (this capture has no module list to tell which)", fn.name, bdf, fn.core)
+				f.Remediation = "If " + fn.core + " is not loaded, load it (modprobe " + fn.core + "); otherwise " + strings.ToLower(probeFix[:1]) + probeFix[1:]
 			}
 		default:
 			f.Severity = report.Critical
 			why := fmt.Sprintf("%s did not register one", fn.rdma)
-			if mods != nil && !mods["ib_core"] {
+			if p.absent("ib_core") {
 				why = "ib_core is not loaded"
-			} else if mods != nil && fn.rdma != fn.core && !mods[fn.rdma] {
+			} else if fn.rdma != fn.core && p.absent(fn.rdma) {
 				why = fn.rdma + " is not loaded"
 			}
 			f.Summary = fmt.Sprintf("%s %s is bound to %s but has no RDMA device: %s", fn.name, bdf, drv, why)
-			f.Remediation = fmt.Sprintf("Load the RDMA stack (modprobe ib_core %s ib_uverbs); if %s does not load or registers nothing, the kernel log lines below say why "+
-				"(Unknown symbol: mixed in-box/OFED modules; command failures: firmware older than the driver needs).", fn.rdma, fn.rdma)
+			const causes = "(Unknown symbol: mixed in-box/OFED modules; command failures: firmware older than the driver needs)."
+			var load []string
+			for _, m := range uniq("ib_core", fn.rdma, "ib_uverbs") {
+				if !p.present(m) {
+					load = append(load, m)
+				}
+			}
+			if len(load) == 0 {
+				// Everything is there already (built in, or loaded): reloading cannot help, the
+				// driver's own messages say why it registered nothing.
+				f.Remediation = fmt.Sprintf("%s is %s but registered no RDMA device for %s: the kernel log lines below say why %s", fn.rdma, p.state(fn.rdma), bdf, causes)
+			} else {
+				f.Remediation = p.loadFix(load, fmt.Sprintf("Load the RDMA stack (modprobe %s); if %s does not load or registers nothing, the kernel log lines below say why %s",
+					strings.Join(load, " "), fn.rdma, causes))
+			}
 		}
 		if f.Severity == report.Critical {
 			f.Evidence = append(f.Evidence, bdfLogEvidence(recs, logErr, bdf, fn)...)
@@ -195,27 +214,13 @@ func bdfLogEvidence(recs []kmsg.Record, logErr error, bdf string, fn rdmaFunctio
 	return out
 }
 
-// loadedModules returns the loaded (or built-in) module names, nil when /proc/modules cannot be
-// read and /sys/module cannot be listed.
-func loadedModules(env *checks.Env) map[string]bool {
-	out := map[string]bool{}
-	ok := false
-	if b, err := env.Host.ReadFile("/proc/modules"); err == nil {
-		ok = true
-		// A line that does not parse is judged by driver.modules; the good ones count here.
-		mods, _ := kmod.ParseModules(b)
-		for n := range mods {
-			out[n] = true
+// uniq drops repeated names, keeping the order (efa is its own PCI and RDMA driver).
+func uniq(names ...string) []string {
+	var out []string
+	for _, n := range names {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
 		}
-	}
-	if names, err := env.Host.ReadDir("/sys/module"); err == nil {
-		ok = true
-		for _, n := range names {
-			out[n] = true
-		}
-	}
-	if !ok {
-		return nil
 	}
 	return out
 }

@@ -52,9 +52,9 @@ func runUserVerbs(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 		out = append(out, report.Finding{Subject: report.Subject{Kind: "host", Name: "user verbs"}, Severity: report.Unknown,
 			Summary: "process facts (character devices, libraries, memlock) unavailable: " + ferr.Error()})
 	}
-	mods := loadedModules(env)
+	p := sharedPresence(env)
 	for _, d := range inv.Devices {
-		out = append(out, charDevFinding(env, d, facts, mods))
+		out = append(out, charDevFinding(env, d, facts, p))
 	}
 	if facts != nil {
 		out = append(out, libibverbsFinding(facts))
@@ -66,13 +66,13 @@ func runUserVerbs(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 	return out, nil
 }
 
-func charDevFinding(env *checks.Env, d *inventory.Device, facts *host.Facts, mods map[string]bool) report.Finding {
+func charDevFinding(env *checks.Env, d *inventory.Device, facts *host.Facts, p *presence) report.Finding {
 	f := report.Finding{Subject: report.Subject{Kind: "chardev", Name: d.Name + " uverbs", Device: d.Name}}
 	if d.PCI != nil {
 		f.Subject.PCI = d.PCI.BDF
 	}
 	if d.UverbsDev == "" {
-		if mods != nil && !mods["ib_uverbs"] {
+		if p.absent("ib_uverbs") {
 			// driver.modules reports the missing module; this is its consequence.
 			f.Severity = report.Skipped
 			f.Summary = d.Name + ": no uverbs device because ib_uverbs is not loaded (see driver.modules)"
@@ -81,7 +81,12 @@ func charDevFinding(env *checks.Env, d *inventory.Device, facts *host.Facts, mod
 		f.Severity = report.Critical
 		f.Summary = d.Name + " has no uverbs character device registered (/sys/class/infiniband_verbs): user-space verbs cannot open it"
 		f.Evidence = []report.Evidence{report.EvExp("uverbs", "none", "uverbsN with ibdev "+d.Name, "/sys/class/infiniband_verbs")}
-		f.Remediation = "Reload ib_uverbs (modprobe -r ib_uverbs; modprobe ib_uverbs) and read the kernel log for its errors."
+		f.Remediation = p.loadFix([]string{"ib_uverbs"}, "Reload ib_uverbs (modprobe -r ib_uverbs; modprobe ib_uverbs) and read the kernel log for its errors.")
+		if p.state("ib_uverbs") == "built in" {
+			// A built-in module cannot be removed and loaded again.
+			f.Remediation = "ib_uverbs is built into this kernel, so it cannot be reloaded: read the kernel log for its errors (dmesg | grep -i uverbs); " +
+				"it adds a uverbs device each time an RDMA device registers (ib_uverbs_add_one, drivers/infiniband/core/uverbs_main.c), so registering " + d.Name + " again (unbinding and binding its driver, or a reboot) retries."
+		}
 		return f
 	}
 	node := "/dev/infiniband/" + d.UverbsDev
