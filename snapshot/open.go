@@ -164,15 +164,14 @@ func readEthtool(dir, netdev string) (map[string]uint64, error) {
 }
 
 // OpenRoot opens a plain directory laid out like a machine's root (sys/, proc/, dev/...), as
-// --root does. What no file can say (netlink answers, the kernel log) is absent; facts are read
-// from the tree itself.
+// --root does. What no file can say (netlink answers) is absent; the kernel log is read from the
+// tree's log files when it has one (host.TreeKernelLogs); facts are read from the tree itself.
 func OpenRoot(dir string) (*host.Host, error) {
 	return host.New(host.Options{
-		Root:      dir,
-		Kind:      host.KindRoot,
-		KernelLog: func() ([]byte, error) { return nil, fmt.Errorf("kernel log: %w", host.ErrNotRecorded) },
-		Facts:     func() (*host.Facts, error) { return RootFacts(dir), nil },
-		Meta:      host.Meta{Source: dir},
+		Root:  dir,
+		Kind:  host.KindRoot,
+		Facts: func() (*host.Facts, error) { return RootFacts(dir), nil },
+		Meta:  host.Meta{Source: dir},
 	})
 }
 
