@@ -44,7 +44,9 @@ golden:
 fuzz:
 	@echo ">> fuzzing each parser for 20s"
 	$(GO) test ./internal/kmod -run XXX -fuzz FuzzParseModules -fuzztime 20s
-	$(GO) test ./internal/kmsg -run XXX -fuzz FuzzParse -fuzztime 20s
+	$(GO) test ./internal/kmsg -run XXX -fuzz 'FuzzParse$$' -fuzztime 20s
+	$(GO) test ./internal/kmsg -run XXX -fuzz FuzzParseSyslog -fuzztime 20s
+	$(GO) test ./internal/kmsg -run XXX -fuzz FuzzParseDmesg -fuzztime 20s
 	$(GO) test ./internal/nldev -run XXX -fuzz FuzzDecode -fuzztime 20s
 	$(GO) test ./internal/optfile -run XXX -fuzz FuzzPolicy -fuzztime 20s
 	$(GO) test ./internal/optfile -run XXX -fuzz FuzzMatrix -fuzztime 20s

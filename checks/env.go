@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/internal/kmsg"
 	"github.com/rdmadiag/rdmadiag/internal/optfile"
 	"github.com/rdmadiag/rdmadiag/inventory"
 	"github.com/rdmadiag/rdmadiag/report"
@@ -63,6 +66,12 @@ type Env struct {
 	invOnce sync.Once
 	inv     *inventory.Inventory
 
+	klogOnce sync.Once
+	klog     *kmsg.Log
+	klogErr  error
+	// klogRead is set once the log was read, for KernelLogSource.
+	klogRead atomic.Pointer[kmsg.Log]
+
 	memoMu sync.Mutex
 	memo   map[string]*memoEntry
 }
@@ -72,7 +81,7 @@ type memoEntry struct {
 	v    any
 }
 
-// Memo computes a value once per run and shares it among checks (a parsed kernel log, the verbs
+// Memo computes a value once per run and shares it among checks (the verbs
 // library handle, a lock that serialises probes). compute runs at most once per key, even when
 // checks ask concurrently.
 func (e *Env) Memo(key string, compute func() any) any {
@@ -115,6 +124,34 @@ func (e *Env) Inventory() *inventory.Inventory {
 // Grace is how long Run waits, once the run's context has ended, for checks to return on their
 // own (probes destroy what they created); checks still running after it are abandoned.
 const Grace = 750 * time.Millisecond
+
+// KernelLog reads and parses the host's kernel log once per run, so that every check judges the
+// same records: a live ring buffer changes between two reads. The Log is shared and read-only.
+// When a limit of the run keeps the log away the error is a *host.LogUnavailable (see
+// KernelLogFinding); any other error is a failure.
+func (e *Env) KernelLog() (*kmsg.Log, error) {
+	e.klogOnce.Do(func() {
+		b, o, err := e.Host.ReadKernelLog()
+		if err != nil {
+			e.klogErr = err
+			return
+		}
+		recs, skipped := kmsg.Parse(b)
+		sort.SliceStable(recs, func(i, j int) bool { return recs[i].Seq < recs[j].Seq })
+		e.klog = &kmsg.Log{Records: recs, Skipped: skipped, Source: o.Source, Cite: o.Cite()}
+		e.klogRead.Store(e.klog)
+	})
+	return e.klog, e.klogErr
+}
+
+// KernelLogSource names where this run's kernel log was read, for the report; empty when no
+// check read it (the run did not use one) or it could not be read. It never reads the log.
+func (e *Env) KernelLogSource() string {
+	if l := e.klogRead.Load(); l != nil {
+		return l.Source
+	}
+	return ""
+}
 
 // Run executes checks concurrently (at most parallel at a time) and returns all findings. A
 // check that returns an error or panics yields one "unknown" finding saying why; the others are

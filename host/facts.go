@@ -70,6 +70,8 @@ type RecordInfo struct {
 	Redacted    bool      `json:"redacted"`
 	// Unreadable lists what could not be captured and why (not root, permission, vanished).
 	Unreadable []Unreadable `json:"unreadable,omitempty"`
+	// KernelLog says where the recorded kernel log was read, or which limit kept it out.
+	KernelLog *KernelLogInfo `json:"kernel_log,omitempty"`
 }
 
 // Unreadable is one path or source that could not be recorded.

@@ -100,7 +100,9 @@ type Options struct {
 	Netlink NetlinkConn
 	// Devlink is a generic netlink (NETLINK_GENERIC) connection for devlink queries; nil means
 	// none (a plain root, or a snapshot recorded without devlink answers).
-	Devlink   NetlinkConn
+	Devlink NetlinkConn
+	// KernelLog returns /dev/kmsg records (live, or as recorded); nil means none, except for a
+	// KindRoot host, which then reads its tree's log files (TreeKernelLogs).
 	KernelLog func() ([]byte, error)
 	Facts     func() (*Facts, error)
 	// Ethtool returns a netdev's driver statistics (ethtool -S); nil means not available.
@@ -139,7 +141,8 @@ func New(o Options) (*Host, error) {
 	if h.dl != nil {
 		h.dl = trackedConn{h.dl, h, "devlink request"}
 	}
-	if h.klog == nil {
+	// A plain root without a KernelLog function reads the tree's log files (kernlog.go).
+	if h.klog == nil && o.Kind != KindRoot {
 		h.klog = func() ([]byte, error) { return nil, ErrNotRecorded }
 	}
 	if h.facts == nil {
@@ -409,13 +412,6 @@ func (h *Host) Netlink() NetlinkConn { return h.nl }
 // Devlink returns the generic netlink connection devlink is asked through (internal/devlink
 // resolves the family on it), or nil when this host has none.
 func (h *Host) Devlink() NetlinkConn { return h.dl }
-
-// KernelLog returns the kernel log in /dev/kmsg record format ("pri,seq,usec,flags;text" lines
-// with " KEY=value" continuation lines), as read live or as recorded.
-func (h *Host) KernelLog() ([]byte, error) {
-	defer h.begin("read the kernel log")()
-	return h.klog()
-}
 
 // Facts returns what the host is that no file says: effective uid, memlock limit, openable
 // character devices, loadable verbs libraries.

@@ -175,16 +175,16 @@ func readEthtool(read func(string) ([]byte, error), netdev string) (map[string]u
 }
 
 // OpenRoot opens a plain directory laid out like a machine's root (sys/, proc/, dev/...), as
-// --root does. What no file can say (netlink answers, the kernel log) is absent; facts are read
-// from the tree itself, through the same confined reads as every other file of it.
+// --root does. What no file can say (netlink answers) is absent; the kernel log is read from the
+// tree's log files when it has one (host.TreeKernelLogs); facts are read from the tree itself,
+// through the same confined reads as every other file of it.
 func OpenRoot(dir string) (*host.Host, error) {
 	var h *host.Host
 	h, err := host.New(host.Options{
-		Root:      dir,
-		Kind:      host.KindRoot,
-		KernelLog: func() ([]byte, error) { return nil, fmt.Errorf("kernel log: %w", host.ErrNotRecorded) },
-		Facts:     func() (*host.Facts, error) { return RootFacts(h), nil },
-		Meta:      host.Meta{Source: dir},
+		Root:  dir,
+		Kind:  host.KindRoot,
+		Facts: func() (*host.Facts, error) { return RootFacts(h), nil },
+		Meta:  host.Meta{Source: dir},
 	})
 	if err != nil {
 		return nil, err

@@ -52,10 +52,19 @@ func Record(h *host.Host, dir string, o RecordOptions) error {
 		meta.Unreadable = append(meta.Unreadable, prev.Unreadable...)
 	}
 
-	if klog, err := h.KernelLog(); err != nil {
+	klog, origin, err := h.ReadKernelLog()
+	if err != nil {
 		rec.fail("kmsg", err)
+		// A limit (no privilege, a tree without a log) is kept with its lift, so that the
+		// snapshot says why as the host did.
+		var lu *host.LogUnavailable
+		if errors.As(err, &lu) {
+			meta.KernelLog = &host.KernelLogInfo{Limit: lu.Limit, Source: lu.Source, Reason: lu.Reason, Lift: lu.Lift}
+		}
 	} else if err := os.WriteFile(filepath.Join(dir, KmsgFile), klog, 0o644); err != nil {
 		return err
+	} else if origin.Path != "" {
+		meta.KernelLog = &host.KernelLogInfo{Path: origin.Path}
 	}
 	if facts, err := h.Facts(); err != nil {
 		rec.fail("facts", err)

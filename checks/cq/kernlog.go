@@ -2,7 +2,6 @@ package cq
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/rdmadiag/rdmadiag/checks"
 	"github.com/rdmadiag/rdmadiag/checks/qp/rdmares"
-	"github.com/rdmadiag/rdmadiag/host"
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
 	"github.com/rdmadiag/rdmadiag/report"
 )
@@ -115,17 +113,10 @@ func runErrors(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 
 func kernelLogFindings(env *checks.Env) []report.Finding {
 	inv := env.Inventory()
-	b, err := env.Host.KernelLog()
+	klog, err := env.KernelLog()
 	if err != nil {
-		sev := report.Unknown
-		if errors.Is(err, host.ErrNotRecorded) {
-			sev = report.Skipped
-		}
-		return []report.Finding{{Subject: report.Subject{Kind: "host"}, Severity: sev,
-			Summary:     "kernel log not available, so past CQ overruns and EQ errors cannot be seen: " + err.Error(),
-			Remediation: "Run as root (reading /dev/kmsg needs CAP_SYSLOG when kernel.dmesg_restrict=1)."}}
+		return []report.Finding{checks.KernelLogFinding(err, "past CQ overruns and EQ errors")}
 	}
-	recs, _ := kmsg.Parse(b)
 	// An RDMA device is named in the log by itself (ibdev messages) or by its PCI function.
 	owner := map[string]string{}
 	for _, d := range inv.Devices {
@@ -136,7 +127,7 @@ func kernelLogFindings(env *checks.Env) []report.Finding {
 	}
 	byDev := map[string][]Event{}
 	var unattributed []Event
-	for _, r := range recs {
+	for _, r := range klog.Records {
 		e, ok := Classify(r)
 		if !ok {
 			continue
@@ -154,18 +145,18 @@ func kernelLogFindings(env *checks.Env) []report.Finding {
 		if len(evs) == 0 {
 			out = append(out, report.Finding{Subject: subj, Severity: report.OK,
 				Summary:  d.Name + ": no CQ overrun or EQ error in the kernel log",
-				Evidence: []report.Evidence{report.EvExp("CQ/EQ error records", "0", "0", "kmsg")}})
+				Evidence: []report.Evidence{report.EvExp("CQ/EQ error records", "0", "0", klog.Cite)}})
 			continue
 		}
-		out = append(out, eventFinding(subj, d.Name, evs))
+		out = append(out, eventFinding(subj, d.Name, evs, klog.Cite))
 	}
 	if len(unattributed) > 0 {
-		out = append(out, eventFinding(report.Subject{Kind: "host", Name: "kernel log"}, "an unidentified device", unattributed))
+		out = append(out, eventFinding(checks.KernelLogSubject, "an unidentified device", unattributed, klog.Cite))
 	}
 	return out
 }
 
-func eventFinding(subj report.Subject, dev string, evs []Event) report.Finding {
+func eventFinding(subj report.Subject, dev string, evs []Event, cite string) report.Finding {
 	sev := report.Warning
 	counts := map[string]int{}
 	var order []string
@@ -188,11 +179,11 @@ func eventFinding(subj report.Subject, dev string, evs []Event) report.Finding {
 	const maxShown = 10
 	for i, e := range evs {
 		if i == maxShown {
-			f.Evidence = append(f.Evidence, report.Ev("more", fmt.Sprintf("%d more record(s)", len(evs)-maxShown), "kmsg"))
+			f.Evidence = append(f.Evidence, report.Ev("more", fmt.Sprintf("%d more record(s)", len(evs)-maxShown), cite))
 			break
 		}
 		obs := fmt.Sprintf("[%s] %s", e.Rec.Timestamp(), e.Rec.Text)
-		f.Evidence = append(f.Evidence, report.Ev(e.Kind, obs, "kmsg"))
+		f.Evidence = append(f.Evidence, report.Ev(e.Kind, obs, cite))
 	}
 	f.Remediation = "A CQ overrun means an application (or kernel consumer) let more completions pile up than its CQ holds: " +
 		"the CQ and the QPs completing into it are dead until recreated. Size CQs to at least the outstanding work " +

@@ -2,14 +2,11 @@ package driver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/rdmadiag/rdmadiag/checks"
-	"github.com/rdmadiag/rdmadiag/host"
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
 	"github.com/rdmadiag/rdmadiag/inventory"
 	"github.com/rdmadiag/rdmadiag/report"
@@ -149,17 +146,6 @@ func fatalSensor(n string) string {
 	return ""
 }
 
-// kernelLogRecords reads and parses the kernel log once.
-func kernelLogRecords(h *host.Host) ([]kmsg.Record, int, error) {
-	b, err := h.KernelLog()
-	if err != nil {
-		return nil, 0, err
-	}
-	recs, skipped := kmsg.Parse(b)
-	sort.SliceStable(recs, func(i, j int) bool { return recs[i].Seq < recs[j].Seq })
-	return recs, skipped, nil
-}
-
 // recordDevice ties a record to an RDMA device and PCI function: by the dictionary
 // (DEVICE=+pci:BDF, DEVICE=+infiniband:mlx5_0), by a "driver BDF: " prefix, or by an
 // "infiniband mlx5_0: " prefix.
@@ -199,18 +185,12 @@ type logGroup struct {
 }
 
 func runKernelLog(_ context.Context, env *checks.Env) ([]report.Finding, error) {
-	recs, skipped, err := kernelLogRecords(env.Host)
-	subj := report.Subject{Kind: "host", Name: "kernel log"}
+	klog, err := env.KernelLog()
 	if err != nil {
-		why := err.Error()
-		if errors.Is(err, host.ErrNotRecorded) {
-			why = "the snapshot holds no kernel log"
-		}
-		return []report.Finding{{Subject: subj, Severity: report.Unknown,
-			Summary:     "kernel log unreadable, its fault signatures are unknown: " + why,
-			Evidence:    []report.Evidence{report.Ev("kmsg", why, "/dev/kmsg")},
-			Remediation: "Run as root (reading /dev/kmsg needs CAP_SYSLOG when kernel.dmesg_restrict=1), or record the snapshot as root."}}, nil
+		return []report.Finding{checks.KernelLogFinding(err, "RDMA fault signatures")}, nil
 	}
+	recs, skipped, cite := klog.Records, klog.Skipped, klog.Cite
+	subj := checks.KernelLogSubject
 	inv := env.Inventory()
 	var matches []logMatch
 	var recovered []kmsg.Record
@@ -233,12 +213,12 @@ func runKernelLog(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 	if len(matches) == 0 {
 		return []report.Finding{{Subject: subj, Severity: report.OK,
 			Summary:  fmt.Sprintf("kernel log: %d record(s) read, no RDMA fault signature", len(recs)),
-			Evidence: []report.Evidence{report.Ev("records", fmt.Sprint(len(recs)), "kmsg"), report.Ev("unparsed records", fmt.Sprint(skipped), "kmsg")}}}, nil
+			Evidence: []report.Evidence{report.Ev("records", fmt.Sprint(len(recs)), cite), report.Ev("unparsed records", fmt.Sprint(skipped), cite)}}}, nil
 	}
 	events, merged := healthEvents(recs, matches)
 	var out []report.Finding
 	for _, ev := range events {
-		out = append(out, eventFinding(ev))
+		out = append(out, eventFinding(ev, cite))
 	}
 	groups := map[string]*logGroup{}
 	var order []string
@@ -267,7 +247,7 @@ func runKernelLog(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 		}
 	}
 	for _, key := range order {
-		out = append(out, groupFinding(groups[key], recovered))
+		out = append(out, groupFinding(groups[key], recovered, cite))
 	}
 	return out, nil
 }
@@ -361,7 +341,7 @@ const maxEventLines = 12
 // eventFinding turns one firmware-health event into one finding: the worst of its lines decides
 // the severity, except that a recovery that succeeded after the last critical line makes the
 // event history (a warning), as the kernel reset the device and it runs again.
-func eventFinding(ev *healthEvent) report.Finding {
+func eventFinding(ev *healthEvent, cite string) report.Finding {
 	first, last := ev.recs[0], ev.recs[len(ev.recs)-1]
 	sev := report.Info
 	var outcome *logMatch
@@ -437,16 +417,16 @@ func eventFinding(ev *healthEvent) report.Finding {
 		}
 	}
 	f.Evidence = []report.Evidence{
-		report.Ev("signature", "mlx5-health-event", "kmsg"),
-		report.Ev("signatures", strings.Join(ids, ", "), "kmsg"),
-		report.Ev("count", fmt.Sprint(len(ev.recs)), "kmsg"),
+		report.Ev("signature", "mlx5-health-event", cite),
+		report.Ev("signatures", strings.Join(ids, ", "), cite),
+		report.Ev("count", fmt.Sprint(len(ev.recs)), cite),
 	}
 	for i, r := range ev.recs {
 		if i == maxEventLines {
-			f.Evidence = append(f.Evidence, report.Ev("more", fmt.Sprintf("%d more line(s) up to %s", len(ev.recs)-i, logLine(last)), "kmsg"))
+			f.Evidence = append(f.Evidence, report.Ev("more", fmt.Sprintf("%d more line(s) up to %s", len(ev.recs)-i, logLine(last)), cite))
 			break
 		}
-		f.Evidence = append(f.Evidence, report.Ev(fmt.Sprintf("log %d", i+1), logLine(r), "kmsg"))
+		f.Evidence = append(f.Evidence, report.Ev(fmt.Sprintf("log %d", i+1), logLine(r), cite))
 	}
 	return f
 }
@@ -466,7 +446,7 @@ func rdmaFramesFollow(recs []kmsg.Record, i int) bool {
 	return false
 }
 
-func groupFinding(g *logGroup, recovered []kmsg.Record) report.Finding {
+func groupFinding(g *logGroup, recovered []kmsg.Record, cite string) report.Finding {
 	s := g.sig
 	first, last := g.recs[0], g.recs[len(g.recs)-1]
 	f := report.Finding{Severity: s.sev, Fault: s.fault, Remediation: s.fix}
@@ -507,15 +487,15 @@ func groupFinding(g *logGroup, recovered []kmsg.Record) report.Finding {
 		f.Summary = fmt.Sprintf("%s: %s, %d times between %ss and %ss after boot", where, what, len(g.recs), first.Timestamp(), last.Timestamp())
 	}
 	f.Evidence = []report.Evidence{
-		report.Ev("signature", s.id, "kmsg"),
-		report.Ev("count", fmt.Sprint(len(g.recs)), "kmsg"),
-		report.Ev("first", logLine(first), "kmsg"),
+		report.Ev("signature", s.id, cite),
+		report.Ev("count", fmt.Sprint(len(g.recs)), cite),
+		report.Ev("first", logLine(first), cite),
 	}
 	if len(g.recs) > 1 {
-		f.Evidence = append(f.Evidence, report.Ev("last", logLine(last), "kmsg"))
+		f.Evidence = append(f.Evidence, report.Ev("last", logLine(last), cite))
 	}
 	if g.recoveredAt != nil {
-		f.Evidence = append(f.Evidence, report.Ev("recovered", logLine(*g.recoveredAt), "kmsg"))
+		f.Evidence = append(f.Evidence, report.Ev("recovered", logLine(*g.recoveredAt), cite))
 	}
 	return f
 }

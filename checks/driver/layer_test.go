@@ -310,7 +310,7 @@ func TestHealthEvents(t *testing.T) {
 			evs, merged := healthEvents(tc.recs, ms)
 			var got []string
 			for _, ev := range evs {
-				f := eventFinding(ev)
+				f := eventFinding(ev, "kmsg")
 				got = append(got, fmt.Sprintf("%s %s %d", f.Subject.Device, f.Severity, len(ev.recs)))
 				if f.Fault != "firmware-health" {
 					t.Errorf("fault %s", f.Fault)

@@ -286,18 +286,18 @@ func taintFindings(mods kmod.Modules, src string) []report.Finding {
 // moduleLog returns the kernel log lines a module printed about itself ("mlx5_ib: ..."), at most
 // five, so that a module that failed to load carries its reason.
 func moduleLog(env *checks.Env, name string) []report.Evidence {
-	recs, _, err := kernelLogRecords(env.Host)
+	klog, err := env.KernelLog()
 	if err != nil {
-		return []report.Evidence{report.Ev("kernel log", "unavailable: "+err.Error(), "kmsg")}
+		return []report.Evidence{checks.KernelLogNote(err)}
 	}
 	var out []report.Evidence
-	for _, r := range recs {
+	for _, r := range klog.Records {
 		if strings.HasPrefix(r.Text, name+": ") && len(out) < 5 {
-			out = append(out, report.Ev(fmt.Sprintf("log %d", len(out)+1), logLine(r), "kmsg"))
+			out = append(out, report.Ev(fmt.Sprintf("log %d", len(out)+1), logLine(r), klog.Cite))
 		}
 	}
 	if len(out) == 0 {
-		out = append(out, report.Ev("kernel log", "no message from "+name+" (never tried to load)", "kmsg"))
+		out = append(out, report.Ev("kernel log", "no message from "+name+" (never tried to load)", klog.Cite))
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -92,7 +93,7 @@ func runRegistration(_ context.Context, env *checks.Env) ([]report.Finding, erro
 			registered[d.PCI.BDF] = append(registered[d.PCI.BDF], d.Name)
 		}
 	}
-	recs, _, logErr := kernelLogRecords(h)
+	klog, logErr := env.KernelLog()
 	p := sharedPresence(env)
 	var out []report.Finding
 	for _, bdf := range bdfs {
@@ -177,7 +178,7 @@ func runRegistration(_ context.Context, env *checks.Env) ([]report.Finding, erro
 			}
 		}
 		if f.Severity == report.Critical {
-			f.Evidence = append(f.Evidence, bdfLogEvidence(recs, logErr, bdf, fn)...)
+			f.Evidence = append(f.Evidence, bdfLogEvidence(klog, logErr, bdf, fn)...)
 		}
 		out = append(out, f)
 	}
@@ -189,29 +190,42 @@ func runRegistration(_ context.Context, env *checks.Env) ([]report.Finding, erro
 }
 
 // bdfLogEvidence picks the kernel log lines about one function (and about its RDMA module),
-// errors and warnings first, at most eight, so a ticket carries the probe failure's cause.
-func bdfLogEvidence(recs []kmsg.Record, logErr error, bdf string, fn rdmaFunction) []report.Evidence {
+// errors and warnings only, at most eight, so a ticket carries the probe failure's cause.
+func bdfLogEvidence(klog *kmsg.Log, logErr error, bdf string, fn rdmaFunction) []report.Evidence {
 	if logErr != nil {
-		return []report.Evidence{report.Ev("kernel log", "unavailable: "+logErr.Error(), "kmsg")}
+		return []report.Evidence{checks.KernelLogNote(logErr)}
 	}
 	var lines []string
-	for _, r := range recs {
+	for _, r := range klog.Records {
 		if len(lines) >= 8 {
 			break
 		}
 		about := r.BDF() == bdf || strings.HasPrefix(r.Text, fn.rdma+": ") || strings.HasPrefix(r.Text, fn.core+": ")
-		if about && r.Level <= 4 {
+		if about && severe(r) {
 			lines = append(lines, logLine(r))
 		}
 	}
 	if len(lines) == 0 {
-		return []report.Evidence{report.Ev("kernel log", "no error or warning for "+bdf, "kmsg")}
+		return []report.Evidence{report.Ev("kernel log", "no error or warning for "+bdf, klog.Cite)}
 	}
 	out := make([]report.Evidence, len(lines))
 	for i, l := range lines {
-		out[i] = report.Ev(fmt.Sprintf("log %d", i+1), l, "kmsg")
+		out[i] = report.Ev(fmt.Sprintf("log %d", i+1), l, klog.Cite)
 	}
 	return out
+}
+
+// failureText matches the words the kernel's failure messages use ("probe ... failed with error",
+// "Unknown symbol", "disagrees about version", command "timeout", "err -22").
+var failureText = regexp.MustCompile(`(?i)\b(fail(ed|ure)?|error|err|unknown symbol|disagrees|time(d)? ?out|unable|cannot|can't|invalid)\b`)
+
+// severe reports whether a record is an error or a warning: by its level (KERN_WARNING or
+// graver) when the source gave one, by its words when it came from a text log without levels.
+func severe(r kmsg.Record) bool {
+	if r.NoLevel {
+		return failureText.MatchString(r.Text)
+	}
+	return r.Level <= 4
 }
 
 // uniq drops repeated names, keeping the order (efa is its own PCI and RDMA driver).

@@ -11,7 +11,6 @@ import (
 
 	"github.com/rdmadiag/rdmadiag/checks"
 	"github.com/rdmadiag/rdmadiag/host"
-	"github.com/rdmadiag/rdmadiag/internal/kmsg"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -102,7 +101,7 @@ func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 		return f, nil
 	}
 	ts, out := resolveTargets(env.Host, inv)
-	recs, klogErr := kernelLog(env.Host)
+	klog := kernelLog(env)
 	// Each function is judged once even when several devices share a root port.
 	seen := map[string]bool{}
 	type item struct {
@@ -136,7 +135,7 @@ func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 	anyPresent := false
 	for i, it := range items {
 		s := first[i]
-		lines := recordsFor(recs, []string{s.BDF}, aerLine)
+		lines := recordsFor(klog.recs, []string{s.BDF}, aerLine)
 		if !s.Present && len(s.Errs) == 0 && len(s.Root) == 0 {
 			if len(lines) > 0 {
 				// No counters (no AER capability, as the lab's virtio endpoint), but the kernel
@@ -146,7 +145,7 @@ func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 					Subject:     report.Subject{Kind: "pci", Name: s.BDF, Device: it.t.Device(), PCI: s.BDF},
 					Severity:    report.Warning,
 					Summary:     fmt.Sprintf("%s: no AER counters, but the kernel log has %d AER/link line(s) for it", s.BDF, len(lines)),
-					Evidence:    append([]report.Evidence{report.Ev("aer_dev_* files", "absent", s.Dir)}, kmsgEvidence("kernel log", lines, 5)...),
+					Evidence:    append([]report.Evidence{report.Ev("aer_dev_* files", "absent", s.Dir)}, klog.evidence("kernel log", lines, 5)...),
 					Remediation: "Read the kernel log lines: a failed recovery or a link down means the function may have lost transactions; reseat or replace the card if they recur.",
 				})
 			}
@@ -157,7 +156,7 @@ func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 		if second != nil {
 			later = &second[i]
 		}
-		out = append(out, judgeAER(it.t, s, later, env.Opts.Interval, lines))
+		out = append(out, judgeAER(it.t, s, later, env.Opts.Interval, klog.evidence("kernel log", lines, 5)))
 	}
 	if !anyPresent {
 		for _, t := range ts {
@@ -167,22 +166,19 @@ func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 				Summary:  fmt.Sprintf("skipped: no AER counters on %s or its upstream ports (kernel without CONFIG_PCIEAER, or no AER capability on the path)", t.BDF),
 				Evidence: append(viaEvidence(t), report.Ev("aer_dev_* files", "absent", t.Nodes[0].Dir)),
 			}
-			if lines := recordsFor(recs, bdfList(t), aerLine); len(lines) > 0 {
+			if lines := recordsFor(klog.recs, bdfList(t), aerLine); len(lines) > 0 {
 				f.Severity = report.Warning
 				f.Summary = fmt.Sprintf("%s: no AER counters, but the kernel log has %d AER/link lines for the path", t.BDF, len(lines))
-				f.Evidence = append(f.Evidence, kmsgEvidence("kernel log", lines, 5)...)
+				f.Evidence = append(f.Evidence, klog.evidence("kernel log", lines, 5)...)
 				f.Remediation = "Read the kernel log lines: uncorrectable errors or link downs mean reseat the card or replace card/riser; see the fault table's PCIe row."
 			}
 			out = append(out, f)
 		}
 	}
 	linkLogOnly(out)
-	if klogErr != nil {
-		out = append(out, report.Finding{
-			Subject:  report.Subject{Kind: "host", Name: "kmsg"},
-			Severity: report.Info,
-			Summary:  "kernel log not available: AER and link-down lines were not searched (" + klogErr.Error() + ")",
-		})
+	// The counters are judged without the log; only its AER and link-down lines are missing.
+	if klog.err != nil {
+		out = append(out, checks.KernelLogFinding(klog.err, "AER and link-down lines"))
 	}
 	return out, nil
 }
@@ -203,7 +199,8 @@ func linkLogOnly(out []report.Finding) {
 	}
 }
 
-func judgeAER(t *target, s aerSnap, later *aerSnap, interval time.Duration, lines []kmsg.Record) report.Finding {
+// judgeAER judges one function's AER counters; logLines is the evidence of its kernel log lines.
+func judgeAER(t *target, s aerSnap, later *aerSnap, interval time.Duration, logLines []report.Evidence) report.Finding {
 	role := "function"
 	if s.BDF != t.BDF {
 		role = "upstream port of " + t.BDF
@@ -233,7 +230,7 @@ func judgeAER(t *target, s aerSnap, later *aerSnap, interval time.Duration, line
 			f.Evidence = append(f.Evidence, report.Ev("root port total "+k, fmt.Sprintf("%d since boot (errors reported by all functions below)", v), s.Dir+"/aer_rootport_total_err_*"))
 		}
 	}
-	f.Evidence = append(f.Evidence, kmsgEvidence("kernel log", lines, 5)...)
+	f.Evidence = append(f.Evidence, logLines...)
 	fatal, nonfatal, cor := s.Totals["fatal"], s.Totals["non-fatal"], s.Totals["correctable"]
 	// Root-port totals count what the functions below reported, including ones not on any
 	// inventory path; an uncorrectable error there is the same link's problem.

@@ -121,7 +121,7 @@ func runDMA(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 	}
 	h := env.Host
 	ts, out := resolveTargets(h, inv)
-	recs, klogErr := kernelLog(h)
+	klog := kernelLog(env)
 	type perTarget struct {
 		nets  []netErrs
 		errs  []error
@@ -183,7 +183,7 @@ func runDMA(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 	}
 	for i, t := range ts {
 		f := report.Finding{Subject: t.subject(), Evidence: viaEvidence(t)}
-		iommu, dma := dmaRecords(recs, t)
+		iommu, dma := dmaRecords(klog.recs, t)
 		var txrx []string
 		grew := false
 		for j, n := range pts[i].nets {
@@ -226,10 +226,10 @@ func runDMA(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 			f.Evidence = append(f.Evidence, report.EvExp("driver counters "+n, obs, "none", src))
 			drv = append(drv, n+" "+countersString(cs))
 		}
-		f.Evidence = append(f.Evidence, kmsgEvidence("IOMMU fault", iommu, 5)...)
-		f.Evidence = append(f.Evidence, kmsgEvidence("DMA error", dma, 5)...)
-		if klogErr != nil {
-			f.Evidence = append(f.Evidence, report.Ev("kernel log", "not available: "+klogErr.Error(), "kmsg"))
+		f.Evidence = append(f.Evidence, klog.evidence("IOMMU fault", iommu, 5)...)
+		f.Evidence = append(f.Evidence, klog.evidence("DMA error", dma, 5)...)
+		if klog.err != nil {
+			f.Evidence = append(f.Evidence, checks.KernelLogNote(klog.err))
 		}
 		switch {
 		case len(iommu) > 0:
@@ -261,6 +261,9 @@ func runDMA(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 		default:
 			f.Severity = report.OK
 			f.Summary = fmt.Sprintf("%s (%s): no netdev errors, IOMMU faults or DMA errors", t.BDF, t.deviceNames())
+			if klog.err != nil {
+				f.Summary = fmt.Sprintf("%s (%s): no netdev or driver-counted DMA errors (the kernel log was not searched for IOMMU faults and DMA errors)", t.BDF, t.deviceNames())
+			}
 		}
 		if len(pts[i].errs) > 0 && f.Severity < report.Warning {
 			f.Severity = report.Unknown
@@ -270,6 +273,10 @@ func runDMA(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 			f.Evidence = append(f.Evidence, report.Ev("read error", e.Error(), ""))
 		}
 		out = append(out, f)
+	}
+	// The counters are judged without the log; only its IOMMU and DMA error lines are missing.
+	if klog.err != nil && len(ts) > 0 {
+		out = append(out, checks.KernelLogFinding(klog.err, "IOMMU faults and DMA errors in the kernel log"))
 	}
 	return out, nil
 }

@@ -237,15 +237,20 @@ func judgeLink(l link) linkVerdict {
 // kernel-interfaces.md §2.5).
 var limitedRe = regexp.MustCompile(`available PCIe bandwidth, limited by (.+?) x(\d+) link at ([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])`)
 
-// kernelLog reads and parses the kernel log once per check run; a log that cannot be read is
-// reported as evidence, not as a failure.
-func kernelLog(h *host.Host) ([]kmsg.Record, error) {
-	b, err := h.KernelLog()
+// pcieLog is the run's kernel log as the pcie checks use it: its records, the source lines are
+// cited by, and the error that kept it away (the records are then empty).
+type pcieLog struct {
+	recs []kmsg.Record
+	cite string
+	err  error
+}
+
+func kernelLog(env *checks.Env) pcieLog {
+	l, err := env.KernelLog()
 	if err != nil {
-		return nil, err
+		return pcieLog{err: err, cite: "kmsg"}
 	}
-	recs, _ := kmsg.Parse(b)
-	return recs, nil
+	return pcieLog{recs: l.Records, cite: l.Cite}
 }
 
 // recordsFor returns the records that concern one of the BDFs (by dictionary, dev_printk prefix
@@ -276,15 +281,16 @@ func containsAny(s string, subs []string) bool {
 	return false
 }
 
-func kmsgEvidence(name string, recs []kmsg.Record, max int) []report.Evidence {
+// evidence quotes the last max of recs (lines of this log) under name.
+func (l pcieLog) evidence(name string, recs []kmsg.Record, max int) []report.Evidence {
 	var ev []report.Evidence
 	start := 0
 	if len(recs) > max {
 		start = len(recs) - max
-		ev = append(ev, report.Ev(name, fmt.Sprintf("%d matching lines; the last %d follow", len(recs), max), "kmsg"))
+		ev = append(ev, report.Ev(name, fmt.Sprintf("%d matching lines; the last %d follow", len(recs), max), l.cite))
 	}
 	for _, r := range recs[start:] {
-		ev = append(ev, report.Ev(name, fmt.Sprintf("[%s] %s", r.Timestamp(), r.Text), "kmsg"))
+		ev = append(ev, report.Ev(name, fmt.Sprintf("[%s] %s", r.Timestamp(), r.Text), l.cite))
 	}
 	return ev
 }
@@ -295,14 +301,18 @@ func runLink(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 		return f, nil
 	}
 	ts, out := resolveTargets(env.Host, inv)
-	recs, klogErr := kernelLog(env.Host)
+	klog := kernelLog(env)
 	for _, t := range ts {
-		out = append(out, judgePath(env.Host, t, recs, klogErr))
+		out = append(out, judgePath(env.Host, t, klog))
+	}
+	// The links are judged from sysfs alone; only the kernel's own bandwidth report is missing.
+	if klog.err != nil && len(ts) > 0 {
+		out = append(out, checks.KernelLogFinding(klog.err, "the kernel's PCIe bandwidth reports (\"limited by\" lines)"))
 	}
 	return out, nil
 }
 
-func judgePath(h *host.Host, t *target, recs []kmsg.Record, klogErr error) report.Finding {
+func judgePath(h *host.Host, t *target, klog pcieLog) report.Finding {
 	f := report.Finding{Subject: t.subject(), Evidence: viaEvidence(t)}
 	var states []linkState
 	for _, n := range t.Nodes {
@@ -353,13 +363,13 @@ func judgePath(h *host.Host, t *target, recs []kmsg.Record, klogErr error) repor
 			worst = v
 		}
 	}
-	if lim := recordsFor(recs, bdfList(t), func(s string) bool { return strings.Contains(s, "available PCIe bandwidth") }); len(lim) > 0 {
-		f.Evidence = append(f.Evidence, kmsgEvidence("kernel link report", lim, 2)...)
+	if lim := recordsFor(klog.recs, bdfList(t), func(s string) bool { return strings.Contains(s, "available PCIe bandwidth") }); len(lim) > 0 {
+		f.Evidence = append(f.Evidence, klog.evidence("kernel link report", lim, 2)...)
 		if m := limitedRe.FindStringSubmatch(lim[len(lim)-1].Text); m != nil {
-			f.Evidence = append(f.Evidence, report.Ev("kernel names the limiting hop", m[3]+" ("+m[1]+" x"+m[2]+")", "kmsg"))
+			f.Evidence = append(f.Evidence, report.Ev("kernel names the limiting hop", m[3]+" ("+m[1]+" x"+m[2]+")", klog.cite))
 		}
-	} else if klogErr != nil {
-		f.Evidence = append(f.Evidence, report.Ev("kernel link report", "kernel log not available: "+klogErr.Error(), "kmsg"))
+	} else if klog.err != nil {
+		f.Evidence = append(f.Evidence, checks.KernelLogNote(klog.err))
 	}
 	switch {
 	case len(readErrs) > 0 && (worst == nil || worst.Severity < report.Warning):

@@ -55,6 +55,9 @@ type synth struct {
 	rawQPs    []rawctx.QP
 	rawCQs    []rawctx.CQ
 	rawLayout rawctx.Layout
+	// unprivileged: recorded by a user whom kernel.dmesg_restrict=1 keeps from /dev/kmsg, so the
+	// snapshot holds no kernel log and meta.json says why, as `rdmadiag record` writes it.
+	unprivileged bool
 }
 
 func mlx5Device() nldev.Device {
@@ -164,6 +167,20 @@ func synthetics() []synth {
 			maxQP:     262144, comms: map[uint32]string{4242: "trainer"},
 		},
 		{
+			name: "klog-unprivileged",
+			desc: "Synthetic: a healthy mlx5_0 RoCE host recorded by a user (uid 1000) on a kernel with kernel.dmesg_restrict=1: " +
+				"opening /dev/kmsg failed with EPERM (kernel/printk/printk.c check_syslog_permissions: without CAP_SYSLOG, " +
+				"dmesg_restrict refuses SYSLOG_ACTION_READ_ALL), so the snapshot holds no kmsg and meta.json lists it as " +
+				"unreadable with the error `rdmadiag record` reports. Everything else is as a root recording has it, so that " +
+				"only the kernel log is missing. The kernel-log parts of driver.kernel_log, cq.errors, pcie.link, pcie.aer " +
+				"and pcie.dma are skipped with a source limit (record as root) and the verdict is not unknown; args skip " +
+				"firmware.version, which has no matrix row for this in-box ConnectX-6 Dx and would be unknown for that reason.",
+			qps:   append([]nldev.QP{gsi()}, userQPs(0x100, 2, nldev.QPStateRTS, 4242)...),
+			cqs:   []nldev.CQ{kernCQ(), {CQN: 1, CQE: 1023, Users: 4, PID: 4242, CtxN: 1, HasCtxN: true, HasDIM: true}},
+			maxQP: 262144, comms: map[uint32]string{4242: "trainer"},
+			unprivileged: true,
+		},
+		{
 			name: "cq-error-logged",
 			desc: "Synthetic: mlx5 logged \"CQ error on CQN 0x407, syndrome 0x1\" (a CQ overrun) for pid 4242's CQ; the two QPs " +
 				"completing into it went to ERR.",
@@ -179,13 +196,22 @@ func (s synth) files() map[string]string {
 	f := map[string]string{}
 	meta := map[string]any{"format": "rdmadiag-snapshot/1", "tool_version": "synthetic", "time": "2026-01-01T00:00:00Z",
 		"redacted": false, "synthetic": true, "sources": sources, "description": s.desc}
+	if s.unprivileged {
+		// The reason is the *os.PathError host.ReadKmsg returns for an EPERM open.
+		meta["unreadable"] = []host.Unreadable{{Path: "kmsg", Reason: "open /dev/kmsg: operation not permitted"}}
+	}
 	f["meta.json"] = checktest.JSON(meta)
 	facts := host.Facts{Hostname: "synthetic", KernelRelease: "6.1.0-56-amd64", EUID: 0, MemlockSoft: ^uint64(0), MemlockHard: ^uint64(0),
 		CharDevs:     []host.CharDev{{Path: "/dev/infiniband/uverbs0", Major: 231, Minor: 192, Mode: "-rw-rw-rw-"}},
 		Libraries:    []host.Library{{Name: "libibverbs.so.1", Path: "/usr/lib/x86_64-linux-gnu/libibverbs.so.1"}, {Name: "libmlx5-rdmav34.so", Path: "/usr/lib/x86_64-linux-gnu/libibverbs/libmlx5-rdmav34.so"}},
 		VerbsDevices: []host.VerbsDevice{{Name: "mlx5_0", MaxQP: s.maxQP, MaxQPWR: 32768, MaxCQ: 16777216, MaxCQE: 4194303, MaxSRQ: 8388608, MaxMR: 16777216, MaxPD: 8388608, NumCompVectors: compVectors(s)}}}
+	if s.unprivileged {
+		facts.EUID = 1000
+	}
 	f["facts.json"] = checktest.JSON(facts)
-	f["kmsg"] = "6,1201,5012345,-;mlx5_core " + bdf + ": firmware version: 22.39.1002\n SUBSYSTEM=pci\n DEVICE=+pci:" + bdf + "\n" + s.kmsg
+	if !s.unprivileged {
+		f["kmsg"] = "6,1201,5012345,-;mlx5_core " + bdf + ": firmware version: 22.39.1002\n SUBSYSTEM=pci\n DEVICE=+pci:" + bdf + "\n" + s.kmsg
+	}
 	dev := mlx5Device()
 	m := nltest.Model{Devices: []nldev.Device{dev},
 		Ports: []nldev.Port{{DevIndex: 0, Index: 1, State: nldev.PortStateActive, PhysState: 5, NetdevIndex: 4, NetdevName: "ens1f0np0"}},

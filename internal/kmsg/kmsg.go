@@ -20,7 +20,19 @@ type Record struct {
 	// Subsystem and Device come from the dictionary: "pci" and "+pci:0000:3b:00.0".
 	Subsystem string
 	Device    string
+	// NoLevel is set when the source gave no priority (a syslog file or dmesg output without
+	// one); Level is then NeutralLevel and says nothing about how grave the message is.
+	NoLevel bool
 }
+
+// NeutralLevel is the Level of a record whose source gave none: KERN_INFO, a level that claims
+// no severity, so that nothing ranks such a line as an error or warning because of its level.
+const NeutralLevel = 6
+
+// noLevelField marks, in the header of a record written by Encode, a record whose source gave no
+// priority. The kernel's format lets readers add and ignore fields before the ';'
+// (Documentation/ABI/testing/dev-kmsg: "Unknown fields and values should be gracefully ignored").
+const noLevelField = "nolevel"
 
 // BDF returns the PCI address the record is about: from the dictionary when the kernel gave one,
 // else from a "driver 0000:3b:00.0: " prefix in the text (dev_printk format).
@@ -58,6 +70,8 @@ func Parse(b []byte) (recs []Record, skipped int) {
 				continue
 			}
 			k, v, _ := strings.Cut(string(line[1:]), "=")
+			// The kernel escapes dictionary values as it escapes the text.
+			v = unescape(v)
 			switch k {
 			case "SUBSYSTEM":
 				recs[len(recs)-1].Subsystem = v
@@ -83,7 +97,13 @@ func Parse(b []byte) (recs []Record, skipped int) {
 			skipped++
 			continue
 		}
-		recs = append(recs, Record{Level: pri & 7, Seq: seq, Usec: usec, Text: unescape(string(text))})
+		r := Record{Level: pri & 7, Seq: seq, Usec: usec, Text: unescape(string(text))}
+		for _, x := range f[3:] {
+			if x == noLevelField {
+				r.NoLevel = true
+			}
+		}
+		recs = append(recs, r)
 	}
 	return recs, skipped
 }

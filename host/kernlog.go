@@ -1,0 +1,254 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rdmadiag/rdmadiag/internal/kmsg"
+)
+
+// LogLimit is why a host gives no kernel log when the cause is a limit of the run, not a fault.
+type LogLimit string
+
+// Kernel log limits; the values are report.LimitPrivilege and report.LimitSource.
+const (
+	// LogLimitPrivilege: the run may not read the log (not root, kernel.dmesg_restrict=1).
+	LogLimitPrivilege LogLimit = "privilege"
+	// LogLimitSource: the snapshot or tree holds no log.
+	LogLimitSource LogLimit = "source"
+)
+
+// LogUnavailable is the error ReadKernelLog returns when a limit of the run keeps the kernel log
+// from it. Any other error means reading failed (EIO, a garbled snapshot) and the log's part of a
+// judgement is unknown.
+type LogUnavailable struct {
+	Limit LogLimit
+	// Source is what was tried: "/dev/kmsg", "kmsg (recorded)", the tree's log files.
+	Source string
+	// Reason says in one line why there is no log; Lift what the operator can do about it.
+	Reason string
+	Lift   string
+	Err    error
+}
+
+func (e *LogUnavailable) Error() string { return e.Reason }
+func (e *LogUnavailable) Unwrap() error { return e.Err }
+
+// LogOrigin says where a host's kernel log was read.
+type LogOrigin struct {
+	// Path is where the records were first read: "/dev/kmsg" or a file of a tree
+	// ("/var/log/kern.log"); empty when a snapshot does not say.
+	Path string
+	// Source names it in the report: "/dev/kmsg", "kmsg (recorded)", "/var/log/kern.log".
+	Source string
+}
+
+// Cite is the evidence source of a line quoted from the log: "kmsg" for records the kernel gave
+// through /dev/kmsg (live or recorded), else the file they were read from.
+func (o LogOrigin) Cite() string {
+	if o.Path == "" || o.Path == "/dev/kmsg" {
+		return "kmsg"
+	}
+	return o.Path
+}
+
+// KernelLogInfo is what a snapshot remembers of its kernel log (meta.json "kernel_log"): where it
+// was read, or which limit kept it from the recording.
+type KernelLogInfo struct {
+	Path  string   `json:"path,omitempty"`
+	Limit LogLimit `json:"limit,omitempty"`
+	// Source, Reason and Lift are the LogUnavailable of the recorded host.
+	Source string `json:"source,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	Lift   string `json:"lift,omitempty"`
+}
+
+// TreeKernelLogs are the files a --root tree's kernel log is read from, in this order; the first
+// that holds a kernel message is used. Debian and Ubuntu's rsyslog writes kern.* to kern.log;
+// /var/log/dmesg is the boot's dmesg some distributions save; a sosreport holds the output of
+// dmesg and dmesg -T under sos_commands/kernel/ (sos/report/plugins/kernel.py, the command line
+// mangled into the file name); RHEL's rsyslog writes kernel messages to /var/log/messages.
+var TreeKernelLogs = []struct {
+	Path  string
+	Parse func([]byte) ([]kmsg.Record, int)
+}{
+	{"/var/log/kern.log", kmsg.ParseSyslog},
+	{"/var/log/dmesg", kmsg.ParseDmesg},
+	{"/sos_commands/kernel/dmesg", kmsg.ParseDmesg},
+	{"/sos_commands/kernel/dmesg_-T", kmsg.ParseDmesg},
+	{"/var/log/messages", kmsg.ParseSyslog},
+}
+
+// KernelLog returns the kernel log in /dev/kmsg record format ("pri,seq,usec,flags;text" lines
+// with " KEY=value" continuation lines), as read live, as recorded, or converted from a tree's
+// log file.
+func (h *Host) KernelLog() ([]byte, error) {
+	b, _, err := h.ReadKernelLog()
+	return b, err
+}
+
+// ReadKernelLog is KernelLog with where the log came from. When a limit of the run keeps the log
+// away (no privilege, a source without one) the error is a *LogUnavailable.
+func (h *Host) ReadKernelLog() ([]byte, LogOrigin, error) {
+	defer h.begin("read the kernel log")()
+	if h.klog == nil && h.kind == KindRoot {
+		return h.treeKernelLog()
+	}
+	o := h.logOrigin()
+	b, err := h.klog()
+	if err != nil {
+		return nil, o, h.classifyLogErr(err, o)
+	}
+	return b, o, nil
+}
+
+// logOrigin names where a host's KernelLog function reads.
+func (h *Host) logOrigin() LogOrigin {
+	switch h.kind {
+	case KindLive:
+		return LogOrigin{Path: "/dev/kmsg", Source: "/dev/kmsg"}
+	case KindSnapshot:
+		o := LogOrigin{Source: "kmsg (recorded)"}
+		if r := h.meta.Recorded; r != nil && r.KernelLog != nil && r.KernelLog.Path != "" {
+			o.Path = r.KernelLog.Path
+			if o.Path != "/dev/kmsg" {
+				o.Source = "kmsg (recorded from " + o.Path + ")"
+			}
+		}
+		return o
+	}
+	return LogOrigin{Source: "kmsg"}
+}
+
+// classifyLogErr tells a limit of the run from a failure.
+func (h *Host) classifyLogErr(err error, o LogOrigin) error {
+	var lu *LogUnavailable
+	if errors.As(err, &lu) {
+		return err
+	}
+	switch {
+	case h.kind == KindLive && errors.Is(err, fs.ErrPermission):
+		return h.kmsgPermission(err)
+	case h.kind == KindLive && errors.Is(err, fs.ErrNotExist):
+		return &LogUnavailable{Limit: LogLimitSource, Source: o.Source, Err: err,
+			Reason: "/dev/kmsg does not exist here (a container without it): " + err.Error(),
+			Lift:   "run on the host, or give the container /dev/kmsg (docker run --device /dev/kmsg)"}
+	case h.kind == KindSnapshot && errors.Is(err, ErrNotRecorded):
+		return h.snapshotWithoutLog(err, o)
+	case errors.Is(err, ErrNotRecorded):
+		return &LogUnavailable{Limit: LogLimitSource, Source: o.Source, Err: err,
+			Reason: "no kernel log was given: " + err.Error(), Lift: "provide the kernel log"}
+	}
+	return err
+}
+
+// kmsgPermission explains a refused /dev/kmsg. devkmsg_open() asks check_syslog_permissions()
+// for SYSLOG_ACTION_READ_ALL, which kernel/printk/printk.c refuses with EPERM without CAP_SYSLOG
+// only when kernel.dmesg_restrict is 1; with 0 an EPERM comes from a security module
+// (security_syslog) and an EACCES from the device node's permissions.
+func (h *Host) kmsgPermission(err error) error {
+	e := &LogUnavailable{Limit: LogLimitPrivilege, Source: "/dev/kmsg", Err: err}
+	errno := err.Error()
+	var en syscall.Errno
+	if errors.As(err, &en) && unix.ErrnoName(en) != "" {
+		errno = unix.ErrnoName(en)
+	}
+	restrict, rerr := h.ReadString("/proc/sys/kernel/dmesg_restrict")
+	switch {
+	case rerr != nil:
+		e.Reason = fmt.Sprintf("/dev/kmsg refused (%s): not root, or kernel.dmesg_restrict=1 (%v)", errno, rerr)
+		e.Lift = "run as root or with CAP_SYSLOG, or sysctl kernel.dmesg_restrict=0"
+	case restrict == "1":
+		e.Reason = fmt.Sprintf("/dev/kmsg refused (%s): kernel.dmesg_restrict=1 lets only root or CAP_SYSLOG read the kernel log", errno)
+		e.Lift = "run as root or with CAP_SYSLOG, or sysctl kernel.dmesg_restrict=0"
+	case errno == "EACCES":
+		e.Reason = fmt.Sprintf("/dev/kmsg refused (%s) with kernel.dmesg_restrict=%s: the device node is not readable by this user", errno, restrict)
+		e.Lift = "run as root"
+	default:
+		e.Reason = fmt.Sprintf("/dev/kmsg refused (%s) although kernel.dmesg_restrict=%s: a security module (SELinux, AppArmor) denies this process syslog access", errno, restrict)
+		e.Lift = "run as root in a context the security policy allows to read the kernel log (syslog_read)"
+	}
+	return e
+}
+
+// snapshotWithoutLog says why a snapshot holds no kernel log: as the recording said when it
+// recorded a limit, else from meta.json's list of what it could not read.
+func (h *Host) snapshotWithoutLog(err error, o LogOrigin) error {
+	e := &LogUnavailable{Limit: LogLimitSource, Source: o.Source, Err: err,
+		Reason: "the snapshot holds no kernel log", Lift: "record the snapshot as root (rdmadiag record)"}
+	r := h.meta.Recorded
+	if r == nil {
+		return e
+	}
+	if k := r.KernelLog; k != nil && k.Limit != "" {
+		if k.Limit == LogLimitSource {
+			// A tree without a log, or a snapshot of one: the same limit and the same lift.
+			e.Source, e.Reason, e.Lift = k.Source, k.Reason, k.Lift
+			return e
+		}
+		e.Reason = "the snapshot was recorded without the kernel log: " + k.Reason
+		e.Lift = "record the snapshot as root (or with CAP_SYSLOG)"
+		return e
+	}
+	for _, u := range r.Unreadable {
+		if u.Path == "kmsg" {
+			e.Reason = "the snapshot was recorded without the kernel log: " + u.Reason
+			e.Lift = "record the snapshot as root (or with CAP_SYSLOG)"
+		}
+	}
+	return e
+}
+
+// treeKernelLog reads a plain root tree's kernel log from the first of TreeKernelLogs that holds
+// a kernel message, through the host's confined, size-limited reads, and converts it to
+// /dev/kmsg records. A file that exists but cannot be read is passed over for the next; when
+// none can be read, the first error says why.
+func (h *Host) treeKernelLog() ([]byte, LogOrigin, error) {
+	var firstErr error
+	// fallback is the first file that was read but held no kernel message (a file just rotated,
+	// a messages file without kernel lines): used when no other file holds more.
+	var fallback []byte
+	var fallbackO *LogOrigin
+	var tried []string
+	for _, c := range TreeKernelLogs {
+		tried = append(tried, strings.TrimPrefix(c.Path, "/"))
+		b, err := h.ReadFile(c.Path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		o := LogOrigin{Path: c.Path, Source: c.Path}
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+				if errors.Is(err, fs.ErrPermission) {
+					firstErr = &LogUnavailable{Limit: LogLimitPrivilege, Source: c.Path, Err: err,
+						Reason: "the tree's kernel log is not readable by this user: " + err.Error(),
+						Lift:   "run as root (log files are often readable only by root and group adm)"}
+				}
+			}
+			continue
+		}
+		recs, skipped := c.Parse(b)
+		enc := kmsg.Encode(recs, skipped)
+		if len(recs) > 0 {
+			return enc, o, nil
+		}
+		if fallbackO == nil {
+			fallback, fallbackO = enc, &o
+		}
+	}
+	switch {
+	case firstErr != nil:
+		return nil, LogOrigin{}, firstErr
+	case fallbackO != nil:
+		return fallback, *fallbackO, nil
+	}
+	return nil, LogOrigin{}, &LogUnavailable{Limit: LogLimitSource, Source: "the tree's log files", Err: ErrNotRecorded,
+		Reason: "the tree holds no kernel log (looked for " + strings.Join(tried, ", ") + ")",
+		Lift:   "copy the host's kernel log into the tree as var/log/kern.log (syslog) or var/log/dmesg (dmesg output)"}
+}

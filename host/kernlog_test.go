@@ -1,0 +1,196 @@
+package host
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/rdmadiag/rdmadiag/internal/kmsg"
+)
+
+// tree builds a root directory holding the given files (host path -> content).
+func tree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	r := t.TempDir()
+	for p, v := range files {
+		full := filepath.Join(r, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r
+}
+
+func unavailable(t *testing.T, err error) *LogUnavailable {
+	t.Helper()
+	var lu *LogUnavailable
+	if !errors.As(err, &lu) {
+		t.Fatalf("want a *LogUnavailable, got %T %v", err, err)
+	}
+	return lu
+}
+
+func TestLiveKmsgRefused(t *testing.T) {
+	eperm := &fs.PathError{Op: "open", Path: "/dev/kmsg", Err: syscall.EPERM}
+	eacces := &fs.PathError{Op: "open", Path: "/dev/kmsg", Err: syscall.EACCES}
+	for _, c := range []struct {
+		name     string
+		restrict string // "" = the sysctl file is absent
+		err      error
+		reason   string
+		lift     string
+	}{
+		{"dmesg_restrict=1", "1\n", eperm, "kernel.dmesg_restrict=1 lets only root or CAP_SYSLOG", "sysctl kernel.dmesg_restrict=0"},
+		{"sysctl unreadable", "", eperm, "not root, or kernel.dmesg_restrict=1", "run as root or with CAP_SYSLOG"},
+		{"security module", "0\n", eperm, "a security module", "security policy"},
+		{"node permissions", "0\n", eacces, "not readable by this user", "run as root"},
+	} {
+		files := map[string]string{}
+		if c.restrict != "" {
+			files["proc/sys/kernel/dmesg_restrict"] = c.restrict
+		}
+		h, err := New(Options{Root: tree(t, files), Kind: KindLive, KernelLog: func() ([]byte, error) { return nil, c.err }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, o, err := h.ReadKernelLog()
+		lu := unavailable(t, err)
+		if lu.Limit != LogLimitPrivilege || !strings.Contains(lu.Reason, c.reason) || !strings.Contains(lu.Lift, c.lift) ||
+			!errors.Is(err, fs.ErrPermission) || o.Source != "/dev/kmsg" {
+			t.Errorf("%s: %+v (origin %+v)", c.name, lu, o)
+		}
+	}
+}
+
+func TestLiveKmsgFailures(t *testing.T) {
+	r := tree(t, nil)
+	missing := &fs.PathError{Op: "open", Path: "/dev/kmsg", Err: syscall.ENOENT}
+	h, _ := New(Options{Root: r, Kind: KindLive, KernelLog: func() ([]byte, error) { return nil, missing }})
+	if lu := unavailable(t, func() error { _, err := h.KernelLog(); return err }()); lu.Limit != LogLimitSource {
+		t.Errorf("no /dev/kmsg: %+v", lu)
+	}
+	// A read error is a failure, not a limit: the log's part stays unknown.
+	eio := &fs.PathError{Op: "read", Path: "/dev/kmsg", Err: syscall.EIO}
+	h, _ = New(Options{Root: r, Kind: KindLive, KernelLog: func() ([]byte, error) { return nil, eio }})
+	var lu *LogUnavailable
+	if _, err := h.KernelLog(); errors.As(err, &lu) || !errors.Is(err, syscall.EIO) {
+		t.Errorf("EIO: %v", err)
+	}
+	h, _ = New(Options{Root: r, Kind: KindLive, KernelLog: func() ([]byte, error) { return []byte("6,1,2,-;x\n"), nil }})
+	if b, o, err := h.ReadKernelLog(); err != nil || string(b) != "6,1,2,-;x\n" || o.Cite() != "kmsg" {
+		t.Errorf("live log: %q %+v %v", b, o, err)
+	}
+}
+
+func TestSnapshotWithoutKmsg(t *testing.T) {
+	notRecorded := func() ([]byte, error) { return nil, ErrNotRecorded }
+	for _, c := range []struct {
+		name   string
+		rec    *RecordInfo
+		reason string
+		lift   string
+	}{
+		{"no meta", nil, "the snapshot holds no kernel log", "record the snapshot as root"},
+		{"listed unreadable", &RecordInfo{Unreadable: []Unreadable{{Path: "kmsg", Reason: "open /dev/kmsg: operation not permitted"}}},
+			"recorded without the kernel log: open /dev/kmsg: operation not permitted", "record the snapshot as root"},
+		{"recorded privilege limit", &RecordInfo{KernelLog: &KernelLogInfo{Limit: LogLimitPrivilege, Reason: "/dev/kmsg refused (EPERM): kernel.dmesg_restrict=1"}},
+			"recorded without the kernel log: /dev/kmsg refused (EPERM): kernel.dmesg_restrict=1", "record the snapshot as root"},
+		{"recorded tree without a log", &RecordInfo{KernelLog: &KernelLogInfo{Limit: LogLimitSource, Source: "the tree's log files", Reason: "the tree holds no kernel log", Lift: "copy it in"}},
+			"the tree holds no kernel log", "copy it in"},
+	} {
+		h, err := New(Options{Root: tree(t, nil), Kind: KindSnapshot, KernelLog: notRecorded, Meta: Meta{Recorded: c.rec}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = h.KernelLog()
+		lu := unavailable(t, err)
+		if lu.Limit != LogLimitSource || lu.Reason != c.reason && !strings.Contains(lu.Reason, c.reason) || !strings.Contains(lu.Lift, c.lift) || !errors.Is(err, ErrNotRecorded) {
+			t.Errorf("%s: %+v", c.name, lu)
+		}
+	}
+	// A snapshot recorded from a tree's file cites that file.
+	h, _ := New(Options{Root: tree(t, nil), Kind: KindSnapshot, KernelLog: func() ([]byte, error) { return nil, nil },
+		Meta: Meta{Recorded: &RecordInfo{KernelLog: &KernelLogInfo{Path: "/var/log/kern.log"}}}})
+	if _, o, _ := h.ReadKernelLog(); o.Source != "kmsg (recorded from /var/log/kern.log)" || o.Cite() != "/var/log/kern.log" {
+		t.Errorf("origin %+v", o)
+	}
+}
+
+const (
+	kernLog = "Dec  1 09:00:00 node17 kernel: [14280.445220] mlx5_core 0000:61:00.0: wait_func_handle_exec_timeout:1104:(pid 141183): cmd[22]: CREATE_DCT(0x710) No done completion\n"
+	dmesg   = "[    5.663152] mlx5_core: probe of 0000:01:00.0 failed with error -22\n"
+)
+
+func TestTreeKernelLog(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		files map[string]string
+		path  string // the source used
+		text  string // the first record's text
+	}{
+		{"kern.log first", map[string]string{"var/log/kern.log": kernLog, "var/log/dmesg": dmesg}, "/var/log/kern.log", "CREATE_DCT(0x710) No done completion"},
+		{"var/log/dmesg", map[string]string{"var/log/dmesg": dmesg}, "/var/log/dmesg", "probe of 0000:01:00.0 failed"},
+		{"a rotated, empty kern.log is passed over", map[string]string{"var/log/kern.log": "", "var/log/dmesg": dmesg}, "/var/log/dmesg", "probe of"},
+		{"sosreport dmesg", map[string]string{"sos_commands/kernel/dmesg": dmesg, "sos_commands/kernel/dmesg_-T": "[Tue Dec  1 09:00:00 2026] other\n"}, "/sos_commands/kernel/dmesg", "probe of"},
+		{"sosreport dmesg -T", map[string]string{"sos_commands/kernel/dmesg_-T": "[Tue Dec  1 09:00:00 2026] mlx5_core: probe of 0000:01:00.0 failed with error -22\n"}, "/sos_commands/kernel/dmesg_-T", "probe of"},
+		{"messages: kernel lines only", map[string]string{"var/log/messages": "Dec  1 09:00:00 h sshd[1]: hello\n" + kernLog}, "/var/log/messages", "No done completion"},
+		{"messages without kernel lines is used when nothing else is", map[string]string{"var/log/messages": "Dec  1 09:00:00 h sshd[1]: hello\n"}, "/var/log/messages", ""},
+	} {
+		h, err := New(Options{Root: tree(t, c.files), Kind: KindRoot})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, o, err := h.ReadKernelLog()
+		if err != nil || o.Path != c.path || o.Source != c.path || o.Cite() != c.path {
+			t.Errorf("%s: origin %+v, %v", c.name, o, err)
+			continue
+		}
+		recs, _ := kmsg.Parse(b)
+		if c.text == "" {
+			if len(recs) != 0 {
+				t.Errorf("%s: %+v", c.name, recs)
+			}
+			continue
+		}
+		if len(recs) == 0 || !strings.Contains(recs[0].Text, c.text) || !recs[0].NoLevel {
+			t.Errorf("%s: records %+v", c.name, recs)
+		}
+	}
+}
+
+func TestTreeWithoutKernelLog(t *testing.T) {
+	h, _ := New(Options{Root: tree(t, map[string]string{"proc/modules": ""}), Kind: KindRoot})
+	_, err := h.KernelLog()
+	lu := unavailable(t, err)
+	if lu.Limit != LogLimitSource || !strings.Contains(lu.Reason, "var/log/kern.log") || !strings.Contains(lu.Lift, "var/log/kern.log") || !errors.Is(err, ErrNotRecorded) {
+		t.Errorf("%+v", lu)
+	}
+	// A log that cannot be read is a failure (unknown) unless another source can be read.
+	big := strings.Repeat("x", MaxFileSize+1)
+	h, _ = New(Options{Root: tree(t, map[string]string{"var/log/kern.log": big}), Kind: KindRoot})
+	if _, err := h.KernelLog(); !errors.Is(err, ErrTooLarge) || errors.As(err, &lu) {
+		t.Errorf("oversized log: %v", err)
+	}
+	h, _ = New(Options{Root: tree(t, map[string]string{"var/log/kern.log": big, "var/log/dmesg": dmesg}), Kind: KindRoot})
+	if _, o, err := h.ReadKernelLog(); err != nil || o.Path != "/var/log/dmesg" {
+		t.Errorf("next source after an oversized one: %+v %v", o, err)
+	}
+}
+
+func TestTreeKernelLogNotReadable(t *testing.T) {
+	// kern.log is usually mode 0640 root:adm; the refusal is replayed as a snapshot replays one,
+	// so that the test needs no unprivileged user.
+	r := tree(t, map[string]string{"var/log/kern.log": kernLog})
+	h, _ := New(Options{Root: r, Kind: KindRoot, ReadErrors: map[string]syscall.Errno{"/var/log/kern.log": syscall.EACCES}})
+	_, err := h.KernelLog()
+	if lu := unavailable(t, err); lu.Limit != LogLimitPrivilege || !strings.Contains(lu.Lift, "root") || lu.Source != "/var/log/kern.log" {
+		t.Errorf("%+v", lu)
+	}
+}

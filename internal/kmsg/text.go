@@ -1,0 +1,212 @@
+package kmsg
+
+import (
+	"bytes"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Kernel logs kept as text: what a plain root tree or a sosreport holds instead of /dev/kmsg
+// records. The parsers below turn them into Records so that the checks read them as they read
+// /dev/kmsg. What text loses, they fill in as follows:
+//   - priority: a "<N>" prefix (dmesg -r) gives it; otherwise the record gets NeutralLevel and
+//     NoLevel, and nothing may rank it by level.
+//   - time since boot: the "[   12.345678]" stamp printk adds (kernel/printk/printk.c
+//     print_time, "[%5lu.%06lu] ") when the line carries it; otherwise the previous record's
+//     time plus the wall-clock time elapsed since it, which keeps order and gaps right.
+//   - sequence: the line order, from 1.
+//   - dictionary (SUBSYSTEM, DEVICE): none. The checks fall back to the "driver 0000:3b:00.0: "
+//     and "infiniband mlx5_0: " prefixes dev_printk and ibdev_printk put in the text.
+//
+// A file such as kern.log spans several boots, /dev/kmsg only the running one. Only the last
+// boot's records are kept, so that a fault fixed by a reboot is not reported again: a boot
+// starts at the kernel's banner (init/main.c linux_banner, "Linux version ...") or where the
+// stamp since boot goes backwards.
+
+// ParseSyslog reads a syslog file (/var/log/kern.log, /var/log/messages) and returns the kernel's
+// messages, those tagged "kernel:". Both timestamp formats are read: the traditional
+// "Dec  1 09:00:00 host kernel: ..." (RFC 3164) and rsyslog's
+// "2026-12-01T09:00:00.123456+00:00 host kernel: ..." (RFC 3339). Lines of other programs are
+// passed over; lines that do not have the syslog layout are counted as skipped.
+func ParseSyslog(b []byte) (recs []Record, skipped int) {
+	var p textParser
+	forLines(b, func(line string) {
+		t, rest, ok := syslogTime(line)
+		if !ok {
+			p.skip()
+			return
+		}
+		// HOSTNAME TAG: MSG
+		_, rest, ok = strings.Cut(rest, " ")
+		if !ok {
+			p.skip()
+			return
+		}
+		tag, msg, ok := strings.Cut(rest, " ")
+		if !ok || !strings.HasSuffix(tag, ":") {
+			p.skip()
+			return
+		}
+		if tag != "kernel:" {
+			return
+		}
+		p.add(-1, t, true, msg)
+	})
+	return p.recs, p.skipped
+}
+
+// ParseDmesg reads dmesg output (/var/log/dmesg, a sosreport's sos_commands/kernel/dmesg):
+// "[   12.345678] text" lines, "<4>[   12.345678] text" (dmesg -r), "[Tue Dec  1 09:00:00 2026]
+// text" (dmesg -T, sos_commands/kernel/dmesg_-T) or bare text (a kernel without printk times).
+// Every non-empty line is a message; a line holding NUL bytes (the tail a crash leaves in a
+// log file) is counted as skipped.
+func ParseDmesg(b []byte) (recs []Record, skipped int) {
+	var p textParser
+	forLines(b, func(line string) {
+		if strings.IndexByte(line, 0) >= 0 {
+			p.skip()
+			return
+		}
+		level := -1
+		if len(line) >= 3 && line[0] == '<' {
+			if end := strings.IndexByte(line, '>'); end > 1 && end <= 4 {
+				if n, err := strconv.Atoi(line[1:end]); err == nil && n >= 0 {
+					level, line = n&7, line[end+1:]
+				}
+			}
+		}
+		var t time.Time
+		hasTime := false
+		if strings.HasPrefix(line, "[") {
+			if end := strings.IndexByte(line, ']'); end > 0 {
+				if wt, err := time.Parse("Mon Jan _2 15:04:05 2006", line[1:end]); err == nil {
+					t, hasTime, line = wt, true, strings.TrimPrefix(line[end+1:], " ")
+				}
+			}
+		}
+		p.add(level, t, hasTime, line)
+	})
+	return p.recs, p.skipped
+}
+
+// forLines calls fn with each non-empty line, without its line end.
+func forLines(b []byte, fn func(string)) {
+	for len(b) > 0 {
+		var line []byte
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			line, b = b, nil
+		}
+		line = bytes.TrimRight(line, "\r")
+		if len(line) > 0 {
+			fn(string(line))
+		}
+	}
+}
+
+// syslogTime reads the timestamp a syslog line starts with and returns the rest after it.
+func syslogTime(line string) (time.Time, string, bool) {
+	// RFC 3164: "Mmm dd hh:mm:ss " with a space-padded day (journalctl's short format pads it
+	// with a zero); the year is not written.
+	if len(line) > 16 && line[15] == ' ' {
+		if t, err := time.Parse("Jan _2 15:04:05", line[:15]); err == nil {
+			return t, line[16:], true
+		}
+	}
+	// RFC 3339, as rsyslog's RSYSLOG_FileFormat writes it.
+	if f, rest, ok := strings.Cut(line, " "); ok && len(f) >= 20 && f[4] == '-' && f[10] == 'T' {
+		if t, err := time.Parse(time.RFC3339Nano, f); err == nil {
+			return t, rest, true
+		}
+	}
+	return time.Time{}, "", false
+}
+
+// textParser assembles records from text lines: times, sequence numbers, boots.
+type textParser struct {
+	recs    []Record
+	skipped int
+	// last is the previous record's wall-clock time, when its line had one.
+	last    time.Time
+	hasLast bool
+	// prevStamped says whether the previous record had printk's stamp.
+	prevStamped bool
+}
+
+func (p *textParser) skip() { p.skipped++ }
+
+// add appends one message. level is -1 when the line gave none; t is its wall-clock time when
+// hasTime. The text may still start with printk's "[secs]" stamp and caller id.
+func (p *textParser) add(level int, t time.Time, hasTime bool, text string) {
+	usec, stamped, text := cutStamp(text)
+	text = cutCaller(text)
+	var prev *Record
+	if n := len(p.recs); n > 0 {
+		prev = &p.recs[n-1]
+	}
+	newBoot := strings.HasPrefix(text, "Linux version ") || (stamped && prev != nil && p.prevStamped && usec < prev.Usec)
+	if newBoot {
+		p.recs, p.skipped, prev = p.recs[:0], 0, nil
+	}
+	if !stamped && prev != nil {
+		usec = prev.Usec
+		if hasTime && p.hasLast && t.After(p.last) {
+			usec += uint64(t.Sub(p.last) / time.Microsecond)
+		}
+	}
+	if hasTime {
+		p.last, p.hasLast = t, true
+	}
+	p.prevStamped = stamped
+	r := Record{Level: level, Seq: uint64(len(p.recs) + 1), Usec: usec, Text: text}
+	if level < 0 {
+		r.Level, r.NoLevel = NeutralLevel, true
+	}
+	p.recs = append(p.recs, r)
+}
+
+// cutStamp removes printk's "[%5lu.%06lu] " time stamp from the start of text and returns it in
+// microseconds.
+func cutStamp(text string) (usec uint64, ok bool, rest string) {
+	if !strings.HasPrefix(text, "[") {
+		return 0, false, text
+	}
+	end := strings.IndexByte(text, ']')
+	if end < 0 {
+		return 0, false, text
+	}
+	secs, frac, found := strings.Cut(strings.TrimLeft(text[1:end], " "), ".")
+	if !found || secs == "" || len(frac) != 6 {
+		return 0, false, text
+	}
+	s, err1 := strconv.ParseUint(secs, 10, 64)
+	us, err2 := strconv.ParseUint(frac, 10, 64)
+	// A stamp beyond what microseconds in a uint64 hold is not one.
+	if err1 != nil || err2 != nil || s > math.MaxUint64/1000000-1 {
+		return 0, false, text
+	}
+	return s*1e6 + us, true, strings.TrimPrefix(text[end+1:], " ")
+}
+
+// cutCaller removes the "[  T123] " or "[    C1] " caller id that kernels built with
+// CONFIG_PRINTK_CALLER print after the time stamp (printk.c info_print_prefix).
+func cutCaller(text string) string {
+	if !strings.HasPrefix(text, "[") {
+		return text
+	}
+	end := strings.IndexByte(text, ']')
+	if end < 0 {
+		return text
+	}
+	id := strings.TrimLeft(text[1:end], " ")
+	if len(id) < 2 || (id[0] != 'T' && id[0] != 'C') {
+		return text
+	}
+	if _, err := strconv.ParseUint(id[1:], 10, 32); err != nil {
+		return text
+	}
+	return strings.TrimPrefix(text[end+1:], " ")
+}

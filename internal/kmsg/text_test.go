@@ -1,0 +1,168 @@
+package kmsg
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// mlx5Timeout is a real mlx5 command-timeout message, as posted in openucx/ucx issue #7738
+// (https://github.com/openucx/ucx/issues/7738, dmesg of node b1360).
+const mlx5Timeout = "mlx5_core 0000:61:00.0: wait_func_handle_exec_timeout:1104:(pid 141183): cmd[22]: CREATE_DCT(0x710) No done completion"
+
+type want struct {
+	text    string
+	usec    uint64
+	level   int
+	noLevel bool
+}
+
+func check(t *testing.T, name string, recs []Record, skipped int, wantSkipped int, ws []want) {
+	t.Helper()
+	if skipped != wantSkipped || len(recs) != len(ws) {
+		t.Fatalf("%s: %d records, %d skipped, want %d and %d: %+v", name, len(recs), skipped, len(ws), wantSkipped, recs)
+	}
+	for i, w := range ws {
+		r := recs[i]
+		if r.Text != w.text || r.Usec != w.usec || r.Level != w.level || r.NoLevel != w.noLevel || r.Seq != uint64(i+1) {
+			t.Errorf("%s: record %d = %+v, want %+v (seq %d)", name, i, r, w, i+1)
+		}
+	}
+}
+
+func TestParseSyslog(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		in      string
+		skipped int
+		want    []want
+	}{
+		{name: "traditional with stamp",
+			in: "Dec  1 09:00:00 node17 kernel: [14280.445220] " + mlx5Timeout + "\n" +
+				"Dec  1 09:00:01 node17 systemd[1]: Started Daily apt upgrade.\n" +
+				"Dec  1 09:00:02 node17 kernel: [14281.000001] mlx5_core 0000:61:00.0: second\n",
+			want: []want{{mlx5Timeout, 14280445220, NeutralLevel, true}, {"mlx5_core 0000:61:00.0: second", 14281000001, NeutralLevel, true}}},
+		{name: "journalctl zero-padded day, no stamp: wall-clock gaps",
+			in:   "Dec 01 09:00:00 node17 kernel: first\nDec 01 09:00:02 node17 kernel: two seconds later\n",
+			want: []want{{"first", 0, NeutralLevel, true}, {"two seconds later", 2000000, NeutralLevel, true}}},
+		{name: "rfc3339 without stamp",
+			in: "2026-12-01T09:00:00.123456+00:00 node17 kernel: " + mlx5Timeout + "\n" +
+				"2026-12-01T09:00:00.623456+00:00 node17 kernel: infiniband mlx5_0: half a second later\n",
+			want: []want{{mlx5Timeout, 0, NeutralLevel, true}, {"infiniband mlx5_0: half a second later", 500000, NeutralLevel, true}}},
+		{name: "rfc3339 with stamp and caller id",
+			in:   "2026-12-01T09:00:00.123456+01:00 node17 kernel: [   12.345678] [  T412] " + mlx5Timeout + "\n",
+			want: []want{{mlx5Timeout, 12345678, NeutralLevel, true}}},
+		{name: "malformed lines are counted, other programs passed over",
+			in: "garbage\nDec  1 09:00:00\nDec  1 09:00:00 hostonly\nDec  1 09:00:00 host notatag rest\n" +
+				"2026-13-45T99:00:00Z host kernel: bad date\n\x00\x00\x00\n" +
+				"Dec  1 09:00:00 host sshd[99]: kernel: not the kernel\n" +
+				"Dec  1 09:00:03 host kernel: [    1.000000] kept\n",
+			skipped: 6,
+			want:    []want{{"kept", 1000000, NeutralLevel, true}}},
+		{name: "only the last boot is kept",
+			in: "Nov 30 10:00:00 host kernel: [    0.000000] Linux version 6.8.0-45-generic (buildd@lcy02-amd64-075)\n" +
+				"Nov 30 10:00:05 host kernel: [    5.000000] " + mlx5Timeout + "\n" +
+				"Dec  1 08:00:00 host kernel: [    0.000000] Linux version 6.8.0-45-generic (buildd@lcy02-amd64-075)\n" +
+				"Dec  1 08:00:09 host kernel: [    9.000000] after reboot\n",
+			want: []want{{"Linux version 6.8.0-45-generic (buildd@lcy02-amd64-075)", 0, NeutralLevel, true}, {"after reboot", 9000000, NeutralLevel, true}}},
+		{name: "a stamp going backwards starts a boot even without the banner",
+			in:   "Dec  1 08:00:00 host kernel: [  500.000000] old boot\nDec  1 08:10:00 host kernel: [    3.000000] new boot\n",
+			want: []want{{"new boot", 3000000, NeutralLevel, true}}},
+		{name: "empty and CRLF",
+			in:   "\r\n\nDec  1 09:00:00 host kernel: [    2.000000] crlf\r\n",
+			want: []want{{"crlf", 2000000, NeutralLevel, true}}},
+	} {
+		recs, skipped := ParseSyslog([]byte(c.in))
+		check(t, c.name, recs, skipped, c.skipped, c.want)
+	}
+}
+
+func TestParseDmesg(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		in      string
+		skipped int
+		want    []want
+	}{
+		// pocopico/rp-ext issue #129 (https://github.com/pocopico/rp-ext/issues/129): dmesg | grep mlx5.
+		{name: "plain dmesg",
+			in: "[    5.376443] mlx5_core 0000:01:00.0: firmware version: 14.32.1010\n" +
+				"[    5.663152] mlx5_core: probe of 0000:01:00.0 failed with error -22\n",
+			want: []want{{"mlx5_core 0000:01:00.0: firmware version: 14.32.1010", 5376443, NeutralLevel, true},
+				{"mlx5_core: probe of 0000:01:00.0 failed with error -22", 5663152, NeutralLevel, true}}},
+		{name: "dmesg -r keeps the level",
+			in:   "<3>[    5.663152] mlx5_core: probe of 0000:01:00.0 failed with error -22\n<12>[    6.000000] user facility\n",
+			want: []want{{"mlx5_core: probe of 0000:01:00.0 failed with error -22", 5663152, 3, false}, {"user facility", 6000000, 4, false}}},
+		{name: "dmesg -T: wall clock gaps",
+			in:   "[Tue Dec  1 09:00:00 2026] " + mlx5Timeout + "\n[Tue Dec  1 09:01:00 2026] a minute later\n",
+			want: []want{{mlx5Timeout, 0, NeutralLevel, true}, {"a minute later", 60000000, NeutralLevel, true}}},
+		{name: "no printk time, odd brackets kept as text",
+			in: "plain line\n[not a stamp] text\n[ 1.5] short fraction\n<x>[    1.000000] bad level\n[99999999999999999999.000000] huge\n",
+			want: []want{{"plain line", 0, NeutralLevel, true}, {"[not a stamp] text", 0, NeutralLevel, true}, {"[ 1.5] short fraction", 0, NeutralLevel, true},
+				{"<x>[    1.000000] bad level", 0, NeutralLevel, true}, {"[99999999999999999999.000000] huge", 0, NeutralLevel, true}}},
+		{name: "NUL tail of a crashed log",
+			in:      "[    1.000000] before\n\x00\x00\x00\x00\n",
+			skipped: 1,
+			want:    []want{{"before", 1000000, NeutralLevel, true}}},
+	} {
+		recs, skipped := ParseDmesg([]byte(c.in))
+		check(t, c.name, recs, skipped, c.skipped, c.want)
+	}
+}
+
+// The records a text parser gives go through Encode and Parse unchanged, with the unparsed
+// lines still counted; and the signature helpers read the device from the text.
+func TestEncodeRoundTrip(t *testing.T) {
+	recs := []Record{
+		{Level: 3, Seq: 1, Usec: 12, Text: `ctl` + "\x01\t\\x41\xff" + `end`, Subsystem: "pci", Device: "+pci:0000:3b:00.0"},
+		{Level: NeutralLevel, NoLevel: true, Seq: 2, Usec: 13, Text: mlx5Timeout},
+	}
+	got, skipped := Parse(Encode(recs, 2))
+	if skipped != 2 || !reflect.DeepEqual(got, recs) {
+		t.Fatalf("round trip: %d skipped\n got %+v\nwant %+v", skipped, got, recs)
+	}
+	if got[1].BDF() != "0000:61:00.0" {
+		t.Errorf("BDF from text: %q", got[1].BDF())
+	}
+	if strings.Contains(string(Encode(recs, 0)), "\t") {
+		t.Error("control bytes must be escaped")
+	}
+}
+
+func fuzzText(f *testing.F, parse func([]byte) ([]Record, int), seeds ...string) {
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		recs, skipped := parse(b)
+		if skipped < 0 {
+			t.Fatal("negative skip count")
+		}
+		back, unparsed := Parse(Encode(recs, skipped))
+		if unparsed != skipped || !reflect.DeepEqual(back, recs) && len(recs) > 0 {
+			t.Fatalf("encode/parse changed the records: %+v -> %+v (%d/%d)", recs, back, skipped, unparsed)
+		}
+		for i, r := range recs {
+			if r.Seq != uint64(i+1) || r.Level < 0 || r.Level > 7 || strings.ContainsAny(r.Text, "\n") {
+				t.Fatalf("record %d: %+v", i, r)
+			}
+			_ = r.BDF()
+		}
+	})
+}
+
+func FuzzParseSyslog(f *testing.F) {
+	fuzzText(f, ParseSyslog,
+		"Dec  1 09:00:00 node17 kernel: [14280.445220] "+mlx5Timeout+"\n",
+		"2026-12-01T09:00:00.123456+00:00 node17 kernel: [   12.345678] [  T412] x\n",
+		"Dec  1 09:00:00 host kernel: [    0.000000] Linux version 6\nDec  1 09:00:01 host kernel: y\n",
+		"garbage\n\x00\n")
+}
+
+func FuzzParseDmesg(f *testing.F) {
+	fuzzText(f, ParseDmesg,
+		"[    5.376443] mlx5_core 0000:01:00.0: firmware version: 14.32.1010\n",
+		"<3>[    5.663152] mlx5_core: probe of 0000:01:00.0 failed with error -22\n",
+		"[Tue Dec  1 09:00:00 2026] x\n[Tue Dec  1 09:01:00 2026] y\n",
+		"[ 1.5] z\n\x00\n")
+}
