@@ -10,7 +10,9 @@ import (
 
 // Row is one line of the firmware/driver compatibility matrix: for a device family and a driver
 // series, the minimum firmware (below it the driver is known not to work) and the recommended one
-// (the train validated with that driver). Every row says where it comes from.
+// (for a driver release, the firmware NVIDIA bundles with it; for the in-box driver, the newest
+// firmware NVIDIA publishes), or that the release does not support the family at all. Every row
+// says where it comes from.
 type Row struct {
 	Family int `json:"family"`
 	// Driver is "ofed" or "inbox"; DriverVersion the series ("5.7", "24.10", a kernel "6.1"),
@@ -26,6 +28,10 @@ type Row struct {
 	From string `json:"-"`
 
 	min, rec *Version
+
+	// Unsupported says the driver release does not support the family (its release notes do not
+	// list it); such a row has neither min nor recommended.
+	Unsupported bool `json:"unsupported,omitempty"`
 }
 
 // Matrix is the whole table.
@@ -62,8 +68,11 @@ func ParseMatrix(b []byte, from string) (*Matrix, error) {
 		if r.Source == "" {
 			return nil, fmt.Errorf("%s: every row must cite its source", where)
 		}
-		if r.Min == "" && r.Recommended == "" {
-			return nil, fmt.Errorf("%s: a row needs min or recommended", where)
+		if r.Min == "" && r.Recommended == "" && !r.Unsupported {
+			return nil, fmt.Errorf("%s: a row needs min or recommended, or unsupported", where)
+		}
+		if r.Unsupported && (r.Min != "" || r.Recommended != "") {
+			return nil, fmt.Errorf("%s: an unsupported row has no firmware to compare with (drop min and recommended)", where)
 		}
 		for _, p := range []struct {
 			s   string
