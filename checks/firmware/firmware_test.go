@@ -314,6 +314,29 @@ func TestMatrixFileOverride(t *testing.T) {
 	}
 }
 
+// A healthy ConnectX-6 Dx on a distribution's in-box mlx5_core: NVIDIA documents no minimum, so
+// the finding compares with the newest published firmware and is never unknown.
+func TestInboxDriver(t *testing.T) {
+	fs := checktest.Run(t, "fw-inbox-cx6dx", checks.Options{}, "firmware")
+	f := find(t, fs, "firmware.version", "mlx5_0")
+	if f.Severity != report.OK || !strings.Contains(f.Summary, "newest firmware NVIDIA publishes for ConnectX-6 Dx") ||
+		!strings.Contains(f.Summary, "no minimum is documented") {
+		t.Errorf("%v: %s", f.Severity, f.Summary)
+	}
+	if v, _ := checktest.Evidence(f, "matrix"); !strings.Contains(v, "no minimum documented, newest 22.48.1000") {
+		t.Errorf("matrix evidence %q", v)
+	}
+	// An older in-box ConnectX-6 Dx (22.39.1002) is information, not a fault.
+	fs = checktest.Run(t, "port-roce", checks.Options{}, "firmware.version")
+	for _, d := range []string{"mlx5_0", "mlx5_1"} {
+		f := find(t, fs, "firmware.version", d)
+		if f.Severity != report.Info || !strings.Contains(f.Summary, "the newest firmware it publishes for ConnectX-6 Dx is 22.48.1000") ||
+			!strings.HasPrefix(f.Remediation, "Optional: ") {
+			t.Errorf("%s: %v %q %q", d, f.Severity, f.Summary, f.Remediation)
+		}
+	}
+}
+
 func dev(vendor, id uint16, fw string) *inventory.Device {
 	return &inventory.Device{Name: "dev0", FWVer: fw, Driver: "drv", HCAType: "",
 		PCI: &inventory.PCIFunction{BDF: "0000:3b:00.0", Vendor: vendor, DeviceID: id, SysPath: "/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0"}}
