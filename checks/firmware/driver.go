@@ -33,8 +33,11 @@ func (d Driver) String() string {
 	return fmt.Sprintf("%s in-box, kernel %s", d.Module, d.Version)
 }
 
-// detectDriver tells OFED from in-box: upstream mlx5_core removed MODULE_VERSION, so the version
-// file exists only for the OFED driver, which sets DRIVER_VERSION (kernel-interfaces.md §5.3).
+// detectDriver tells OFED from in-box: upstream mlx5_core declares no MODULE_VERSION
+// (drivers/net/ethernet/mellanox/mlx5/core/main.c has only MODULE_AUTHOR, _DESCRIPTION and
+// _LICENSE), and the kernel creates /sys/module/<m>/version only for a module that declares one
+// (kernel/module/main.c, modinfo_version), so the file exists only for the OFED driver, whose
+// version reads like "24.10-1.1.4".
 func detectDriver(h *host.Host, module string) (Driver, error) {
 	d := Driver{Module: module}
 	p := "/sys/module/" + module + "/version"

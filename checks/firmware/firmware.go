@@ -110,10 +110,12 @@ func judgeVersion(env *checks.Env, m *Matrix, d *inventory.Device) report.Findin
 	}
 	f.Evidence = identity(d)
 	if d.PCI.Vendor != nvidiaVendor {
-		f.Severity = report.Unknown
-		f.Summary = fmt.Sprintf("%s: firmware %s not judged: the matrix covers NVIDIA/Mellanox families only (vendor %04x, driver %s)",
+		// No compatibility matrix exists for other vendors, and --matrix cannot add one (rows are
+		// keyed by NVIDIA firmware majors): nothing failed, so this is information, not "unknown".
+		f.Severity = report.Info
+		f.Summary = fmt.Sprintf("%s: firmware %s not judged: rdmadiag has a firmware/driver matrix for NVIDIA/Mellanox (vendor 15b3) only, not for vendor %04x (driver %s)",
 			d.Name, orNone(d.FWVer), d.PCI.Vendor, orNone(d.Driver))
-		f.Remediation = "Compare the firmware with the vendor's release notes for this driver, or add the family to a --matrix file."
+		f.Remediation = "Compare the firmware with the release notes of the vendor's driver for this kernel."
 		return f
 	}
 	v, err := ParseVersion(d.FWVer)
@@ -151,51 +153,131 @@ func judgeVersion(env *checks.Env, m *Matrix, d *inventory.Device) report.Findin
 	}
 	f.Evidence = append(f.Evidence, report.Ev("driver", drv.String(), drv.Source))
 	row, ok := m.Lookup(fam.Major, drv)
-	if !ok {
-		f.Severity = report.Unknown
-		f.Summary = fmt.Sprintf("%s: firmware %s (%s): the matrix has no row for %s, compatibility not judged", d.Name, v, fam.Name, drv)
-		f.Remediation = fmt.Sprintf("Add a row for family %d and this driver to a --matrix file from the driver's release notes (\"Supported NIC Firmware Versions\").", fam.Major)
-		if mismatch != "" {
+	judgeRow(&f, d, v, fam, drv, row, ok, mismatch)
+	return f
+}
+
+// judgeRow sets the verdict of a parsed firmware version against the matrix row for its family
+// and driver (found says whether there is one); f already carries the identity evidence.
+func judgeRow(f *report.Finding, d *inventory.Device, v Version, fam Family, drv Driver, row Entry, found bool, mismatch string) {
+	reflash := "Query the card (mlxfwmanager --query -d " + d.PCI.BDF + ") and reflash the image for its PSID."
+	if !found {
+		switch {
+		case mismatch != "":
 			f.Severity = report.Warning
 			f.Summary = fmt.Sprintf("%s: %s", d.Name, mismatch)
-			f.Remediation = "Query the card (mlxfwmanager --query -d " + d.PCI.BDF + ") and reflash the image for its PSID."
+			f.Remediation = reflash
+		case drv.Kind == KindInbox:
+			// NVIDIA states no minimum firmware for any family on the in-box driver, so a family
+			// without a row hides no known incompatibility: only the newest firmware is not known.
+			f.Severity = report.Info
+			f.Summary = fmt.Sprintf("%s: firmware %s (%s) on %s: NVIDIA documents no minimum firmware for the in-box driver; the matrix lists no newest firmware for %s",
+				d.Name, v, fam.Name, drv, fam.Name)
+		default:
+			// The driver release is one whose bundled firmware the matrix does not know: whether
+			// this firmware fits it was not checked, so the host cannot be called healthy.
+			f.Severity = report.Unknown
+			f.Summary = fmt.Sprintf("%s: firmware %s (%s): the matrix has no row for %s, compatibility not judged", d.Name, v, fam.Name, drv)
+			f.Remediation = fmt.Sprintf("Add a row for family %d and this driver release to a --matrix file, from the release's documentation (\"General Support\" or \"Legal Notices and 3rd Party Licenses\" name the bundled firmware).", fam.Major)
 		}
-		return f
+		return
 	}
-	f.Evidence = append(f.Evidence, report.Ev("matrix", fmt.Sprintf("min %s, recommended %s", orNone(row.Min), orNone(row.Recommended)),
-		row.From+": "+row.Source))
+	src := row.From + ": " + row.Source
+	if row.Unsupported {
+		f.Evidence = append(f.Evidence, report.Ev("matrix", "not supported", src))
+		f.Severity = report.Warning
+		f.Summary = fmt.Sprintf("%s: %s is not supported by %s", d.Name, fam.Name, drv)
+		f.Remediation = "Run a driver that supports this card"
+		if row.Note != "" {
+			f.Remediation += ": " + row.Note
+		}
+		f.Remediation += "."
+		return
+	}
+	f.Evidence = append(f.Evidence, report.Ev("matrix", matrixValue(row.Row, drv), src))
 	target := row.Recommended
 	if row.min != nil {
 		target = row.Min
 	}
-	fix := fmt.Sprintf("Update the firmware with mlxup, or mlxfwmanager --online -u -d %s, to %s or newer", d.PCI.BDF, target)
+	// A VF runs its PF's firmware: the card is flashed and reset through the PF.
+	bdf := d.PCI.BDF
+	if d.PCI.IsVF() {
+		bdf = d.PCI.PF
+	}
+	fix := fmt.Sprintf("update the firmware with mlxup, or mlxfwmanager --online -u -d %s, to %s or newer", bdf, target)
 	if row.rec != nil && row.Recommended != target {
 		fix += fmt.Sprintf(" (recommended %s)", row.Recommended)
 	}
 	if row.Note != "" {
 		fix += "; " + row.Note
 	}
-	fix += fmt.Sprintf(", then reset the card (mlxfwreset -d %s reset, or reboot) so that the new image runs.", d.PCI.BDF)
+	fix += fmt.Sprintf(", then reset the card (mlxfwreset -d %s reset, or reboot) so that the new image runs.", bdf)
+	noMin := ""
+	if row.min == nil {
+		noMin = "; no minimum is documented"
+	}
 	switch {
 	case row.min != nil && v.Less(*row.min):
 		f.Severity = report.Critical
 		f.Summary = fmt.Sprintf("%s: firmware %s is older than %s, the minimum for %s on %s", d.Name, v, row.Min, fam.Name, drv)
-		f.Remediation = fix
+		f.Remediation = capitalize(fix)
 	case mismatch != "":
 		f.Severity = report.Warning
 		f.Summary = fmt.Sprintf("%s: %s", d.Name, mismatch)
-		f.Remediation = "Query the card (mlxfwmanager --query -d " + d.PCI.BDF + ") and reflash the image for its PSID."
-	case row.rec != nil && v.Less(*row.rec):
-		// NVIDIA supports the bundled firmware "and the previous ones" (kernel-interfaces.md §6.2),
-		// so being behind the validated train is notable, not a fault.
+		f.Remediation = reflash
+	case row.rec != nil && v.Less(*row.rec) && drv.Kind == KindInbox:
+		// Being behind the newest firmware is worth knowing, not a fault: no document ties the
+		// in-box driver to a firmware version.
 		f.Severity = report.Info
-		f.Summary = fmt.Sprintf("%s: firmware %s meets the minimum but is older than %s, the train validated with %s", d.Name, v, row.Recommended, drv)
-		f.Remediation = fix
+		f.Summary = fmt.Sprintf("%s: firmware %s (%s) on %s: NVIDIA documents no minimum firmware for the in-box driver; the newest firmware it publishes for %s is %s",
+			d.Name, v, fam.Name, drv, fam.Name, row.Recommended)
+		f.Remediation = "Optional: " + fix
+	case row.rec != nil && v.Less(*row.rec):
+		// NVIDIA validates each release with the firmware it bundles and documents no minimum,
+		// so being behind it is notable, not a fault.
+		f.Severity = report.Info
+		f.Summary = fmt.Sprintf("%s: firmware %s (%s) is older than %s, bundled with MLNX_OFED/DOCA-OFED %s (running %s %s)%s",
+			d.Name, v, fam.Name, row.Recommended, row.DriverVersion, drv.Module, drv.Version, noMin)
+		f.Remediation = capitalize(fix)
+	case row.rec != nil:
+		f.Severity = report.OK
+		if drv.Kind == KindInbox {
+			f.Summary = fmt.Sprintf("%s: firmware %s (%s) is at or past %s, the newest firmware NVIDIA publishes for %s; no minimum is documented for %s",
+				d.Name, v, fam.Name, row.Recommended, fam.Name, drv)
+		} else {
+			f.Summary = fmt.Sprintf("%s: firmware %s (%s) is at or past %s, bundled with MLNX_OFED/DOCA-OFED %s (running %s %s)%s",
+				d.Name, v, fam.Name, row.Recommended, row.DriverVersion, drv.Module, drv.Version, noMin)
+		}
 	default:
 		f.Severity = report.OK
-		f.Summary = fmt.Sprintf("%s: firmware %s (%s) is supported by %s", d.Name, v, fam.Name, drv)
+		f.Summary = fmt.Sprintf("%s: firmware %s (%s) meets the minimum %s for %s", d.Name, v, fam.Name, row.Min, drv)
 	}
-	return f
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// matrixValue says what the row gives: the minimum (only a --matrix file sets one) and the
+// firmware bundled with the release, or the newest one NVIDIA publishes for the in-box driver.
+func matrixValue(row Row, drv Driver) string {
+	var parts []string
+	if row.Min != "" {
+		parts = append(parts, "min "+row.Min)
+	} else {
+		parts = append(parts, "no minimum documented")
+	}
+	if row.Recommended != "" {
+		if drv.Kind == KindInbox {
+			parts = append(parts, "newest "+row.Recommended)
+		} else {
+			parts = append(parts, "bundled "+row.Recommended)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // group is identical cards: same PCI id and hca_type.

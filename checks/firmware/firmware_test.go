@@ -1,14 +1,18 @@
 package firmware
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/rdmadiag/rdmadiag/checks"
 	"github.com/rdmadiag/rdmadiag/checks/checktest"
 	"github.com/rdmadiag/rdmadiag/internal/optfile"
+	"github.com/rdmadiag/rdmadiag/inventory"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -54,12 +58,19 @@ func TestHCAType(t *testing.T) {
 	}
 }
 
-// The families the issue names, by firmware major.
+// Firmware majors as NVIDIA's MFT "Supported Adapter Cards Firmware Versions" tables give them, and
+// the PF device ids of mlx5_core_pci_table (drivers/net/ethernet/mellanox/mlx5/core/main.c).
 func TestFamilies(t *testing.T) {
 	for major, name := range map[int]string{12: "ConnectX-4", 14: "ConnectX-4 Lx", 16: "ConnectX-5", 20: "ConnectX-6",
 		22: "ConnectX-6 Dx", 26: "ConnectX-6 Lx", 28: "ConnectX-7", 40: "ConnectX-8", 18: "BlueField", 24: "BlueField-2", 32: "BlueField-3"} {
 		if f, ok := FamilyOf(major); !ok || f.Name != name {
 			t.Errorf("family %d = %+v, want %s", major, f, name)
+		}
+	}
+	for id, major := range map[uint16]int{0x1015: 14, 0x1017: 16, 0x1019: 16, 0x101b: 20, 0x101d: 22, 0xa2d6: 24,
+		0x101f: 26, 0x1021: 28, 0xa2dc: 32, 0x1023: 40} {
+		if f, ok := familyOfPCI(id); !ok || f.Major != major {
+			t.Errorf("PCI id %04x = %+v, want firmware major %d", id, f, major)
 		}
 	}
 }
@@ -83,42 +94,59 @@ func TestMatrix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range m.Rows {
-		if r.Source == "" {
-			t.Errorf("row %s cites no source", rowKey(r))
+	for _, tc := range []struct {
+		family int
+		drv    Driver
+		rec    string
+	}{
+		{22, Driver{Kind: KindInbox, Version: "6.8.0-45-generic"}, "22.48.1000"},
+		{28, Driver{Kind: KindOFED, Version: "23.10-0.5.5"}, "28.39.1002"},
+		// The LTS update row wins over the series row.
+		{28, Driver{Kind: KindOFED, Version: "23.10-1.1.9"}, "28.39.2048"},
+		{16, Driver{Kind: KindOFED, Version: "24.10-1.1.4"}, "16.35.4030"},
+		{22, Driver{Kind: KindOFED, Version: "25.07-0.9.7"}, "22.46.1006"},
+		{16, Driver{Kind: KindOFED, Version: "5.8-7.0.6"}, "16.35.4554"},
+	} {
+		row, ok := m.Lookup(tc.family, tc.drv)
+		if !ok || row.Recommended != tc.rec || row.Min != "" {
+			t.Errorf("family %d on %s: %+v %v; want recommended %s and no minimum", tc.family, tc.drv, row, ok, tc.rec)
 		}
 	}
-	row, ok := m.Lookup(16, Driver{Kind: KindOFED, Version: "5.7-1.0.2"})
-	if !ok || row.Min != "16.27.2000" {
-		t.Fatalf("ConnectX-5 with OFED 5.7-1.0.2: %+v %v; want min 16.27.2000", row, ok)
+	if r, ok := m.Lookup(28, Driver{Kind: KindOFED, Version: "4.9-7.1.0"}); !ok || !r.Unsupported {
+		t.Errorf("ConnectX-7 on MLNX_OFED 4.9: %+v %v; want an unsupported row", r, ok)
 	}
 	if _, ok := m.Lookup(16, Driver{Kind: KindOFED, Version: "4.9-7.1.0"}); ok {
-		t.Error("no row for OFED 4.9: Lookup must say so, not pick another series")
+		t.Error("no ConnectX-5 row for OFED 4.9: Lookup must say so, not pick another series")
+	}
+	if _, ok := m.Lookup(16, Driver{Kind: KindOFED, Version: "5.7-1.0.2"}); ok {
+		t.Error("no row for OFED 5.7 (no public document gives its firmware)")
 	}
 	extra, err := ParseMatrix([]byte(`{"rows":[
-		{"family":16,"driver":"ofed","driver_version":"5.7","min":"16.28.1002","source":"site qualification"},
-		{"family":16,"driver":"ofed","driver_version":"5.7-2","min":"16.33.1048","source":"site"}]}`), "extra.json")
+		{"family":16,"driver":"ofed","driver_version":"24.10","min":"16.28.1002","source":"site qualification"},
+		{"family":16,"driver":"ofed","driver_version":"24.10-2","min":"16.33.1048","source":"site"},
+		{"family":40,"driver":"ofed","driver_version":"5.8","unsupported":true,"source":"site"}]}`), "extra.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	merged := m.Merge(extra)
-	if r, _ := merged.Lookup(16, Driver{Kind: KindOFED, Version: "5.7-1.0.2"}); r.Min != "16.28.1002" || r.From != "extra.json" {
+	if r, _ := merged.Lookup(16, Driver{Kind: KindOFED, Version: "24.10-1.1.4"}); r.Min != "16.28.1002" || r.Recommended != "" || r.From != "extra.json" {
 		t.Errorf("override: %+v", r)
 	}
-	if r, _ := merged.Lookup(16, Driver{Kind: KindOFED, Version: "5.7-2.0.1"}); r.Min != "16.33.1048" {
+	if r, _ := merged.Lookup(16, Driver{Kind: KindOFED, Version: "24.10-2.1.8"}); r.Min != "16.33.1048" {
 		t.Errorf("the longest matching series must win: %+v", r)
 	}
-	if len(merged.Rows) != len(m.Rows)+1 {
-		t.Errorf("merge: %d rows, want %d", len(merged.Rows), len(m.Rows)+1)
+	if len(merged.Rows) != len(m.Rows)+2 {
+		t.Errorf("merge: %d rows, want %d", len(merged.Rows), len(m.Rows)+2)
 	}
 	for _, bad := range []string{
-		`{"rows":[{"family":16,"driver":"ofed","min":"16.27.2000"}]}`,                        // no source
-		`{"rows":[{"family":99,"driver":"ofed","min":"99.1.1","source":"x"}]}`,               // unknown family
-		`{"rows":[{"family":16,"driver":"mofed","min":"16.27.2000","source":"x"}]}`,          // driver kind
-		`{"rows":[{"family":16,"driver":"ofed","min":"20.27.2000","source":"x"}]}`,           // wrong family
-		`{"rows":[{"family":16,"driver":"ofed","min":"16.27","source":"x"}]}`,                // version
-		`{"rows":[{"family":16,"driver":"ofed","source":"x"}]}`,                              // nothing to judge
-		`{"rows":[{"family":16,"driver":"ofed","min":"16.27.2000","source":"x","max":"1"}]}`, // typo'd field
+		`{"rows":[{"family":16,"driver":"ofed","min":"16.27.2000"}]}`,                                         // no source
+		`{"rows":[{"family":99,"driver":"ofed","min":"99.1.1","source":"x"}]}`,                                // unknown family
+		`{"rows":[{"family":16,"driver":"mofed","min":"16.27.2000","source":"x"}]}`,                           // driver kind
+		`{"rows":[{"family":16,"driver":"ofed","min":"20.27.2000","source":"x"}]}`,                            // wrong family
+		`{"rows":[{"family":16,"driver":"ofed","min":"16.27","source":"x"}]}`,                                 // version
+		`{"rows":[{"family":16,"driver":"ofed","source":"x"}]}`,                                               // nothing to judge
+		`{"rows":[{"family":16,"driver":"ofed","min":"16.27.2000","source":"x","max":"1"}]}`,                  // typo'd field
+		`{"rows":[{"family":16,"driver":"ofed","recommended":"16.35.2000","unsupported":true,"source":"x"}]}`, // both
 		`not json`,
 	} {
 		if _, err := ParseMatrix([]byte(bad), "bad.json"); err == nil || !strings.Contains(err.Error(), "bad.json") {
@@ -136,12 +164,93 @@ func TestEmbeddedMatrixDecodesStrictly(t *testing.T) {
 	for i, r := range rows {
 		_, hasMin := r.MinVersion()
 		_, hasRec := r.RecommendedVersion()
-		if r.From != embeddedName || r.Source == "" || (!hasMin && !hasRec) {
+		if r.From != embeddedName || r.Source == "" || (!hasMin && !hasRec && !r.Unsupported) {
 			t.Errorf("rows[%d] %+v is not usable", i, r)
 		}
 	}
 	if KindOFED != optfile.DriverOFED || KindInbox != optfile.DriverInbox {
 		t.Error("the driver kinds detected and the matrix's driver values must be spelt alike")
+	}
+}
+
+// Every embedded row is printed as evidence to operators: its source must name a public
+// document (title with version and the section in quotes), never private notes or how the
+// work is organised.
+var (
+	docTitle   = regexp.MustCompile(`(Documentation|Release Notes) (Rev |v)?[0-9]`)
+	docSection = regexp.MustCompile(`"[A-Z][^"]+"`)
+	notPublic  = regexp.MustCompile(`(?i:\.md\b|shared/|kernel-interfaces)|\b(issue|work item|session|helper)s?\b`)
+)
+
+// sourceProblem says what is wrong with a row's source, or "".
+func sourceProblem(source, note string) string {
+	for _, text := range []string{source, note} {
+		if bad := notPublic.FindString(text); bad != "" {
+			return fmt.Sprintf("cites %q, not a public document", bad)
+		}
+	}
+	if !docTitle.MatchString(source) || !docSection.MatchString(source) {
+		return "names no document title with its version and the section"
+	}
+	return ""
+}
+
+func TestMatrixSourcesArePublic(t *testing.T) {
+	for _, bad := range []string{
+		"MLNX_OFED 23.10-0.5.5.0 bundles xx.39.1002, kernel-interfaces.md §6.2 (NVIDIA release notes)",
+		`NVIDIA Firmware Tools (MFT) Documentation v4.35.0, "Supported Adapter Cards Firmware Versions", see shared/reference`,
+		`MFT Documentation v4.23.0, "Supported Adapter Cards Firmware Versions" and the rdmadiag issue 'firmware layers'`,
+		"MLNX_OFED 5.9-0.5.6.0 bundles xx.36.1010; no documented minimum",
+		`MFT Documentation v4.23.0 lists 16.35.2000`,
+	} {
+		if sourceProblem(bad, "") == "" {
+			t.Errorf("source accepted: %s", bad)
+		}
+	}
+	m, err := DefaultMatrix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range m.Rows {
+		if p := sourceProblem(r.Source, r.Note); p != "" {
+			t.Errorf("row %s: %s: %s", rowKey(r), p, r.Source)
+		}
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(defaultMatrix, &raw); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := raw["comment"].(string); notPublic.FindString(c) != "" {
+		t.Errorf("matrix comment mentions %q", notPublic.FindString(c))
+	}
+}
+
+// The current families have a row for the in-box driver and for the MLNX_OFED/DOCA-OFED
+// releases in use; a release that does not support a family says so.
+func TestMatrixCoverage(t *testing.T) {
+	m, err := DefaultMatrix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fam := range []int{14, 16, 20, 22, 24, 26, 28, 32, 40} {
+		if r, ok := m.Lookup(fam, Driver{Kind: KindInbox, Version: "6.8.0-45-generic"}); !ok || r.rec == nil || r.min != nil {
+			t.Errorf("family %d in-box: %+v %v; want the newest firmware and no minimum", fam, r, ok)
+		}
+	}
+	for _, series := range []string{"23.04", "23.07", "23.10", "24.01", "24.04", "24.07", "24.10", "25.01", "25.04", "25.07"} {
+		for _, fam := range []int{20, 22, 24, 26, 28} {
+			if r, ok := m.Lookup(fam, Driver{Kind: KindOFED, Version: series + "-0.1.2"}); !ok || r.rec == nil {
+				t.Errorf("family %d on %s: %+v %v", fam, series, r, ok)
+			}
+		}
+	}
+	for _, fam := range []int{24, 26, 28, 32, 40} {
+		if r, ok := m.Lookup(fam, Driver{Kind: KindOFED, Version: "4.9-7.1.0"}); !ok || !r.Unsupported {
+			t.Errorf("family %d on MLNX_OFED 4.9: %+v %v; want unsupported", fam, r, ok)
+		}
+	}
+	if r, ok := m.Lookup(40, Driver{Kind: KindOFED, Version: "24.10-3.2.5"}); !ok || !r.Unsupported {
+		t.Errorf("ConnectX-8 on 24.10: %+v %v; want unsupported", r, ok)
 	}
 }
 
@@ -154,9 +263,17 @@ func find(t *testing.T, fs []report.Finding, id, subject string) report.Finding 
 	return got[0]
 }
 
-// The documented case: ConnectX-5 firmware 16.26.1040 with the mlx5 driver of OFED 5.7-1.0.2.
-func TestDocumentedFirmwareCase(t *testing.T) {
-	fs := checktest.Run(t, "fw-matrix", checks.Options{}, "firmware")
+// siteMatrix is the fw-matrix scenario's own firmware rule (a minimum NVIDIA does not document).
+var siteMatrix = filepath.Join("..", "..", "fixtures", "sysfs", "fw-matrix", "site-matrix.json")
+
+// A site minimum: ConnectX-5 firmware 16.26.1040 with the mlx5 driver of OFED 5.7-1.0.2, which the
+// site's --matrix requires to be at least 16.27.2000.
+func TestSiteMinimum(t *testing.T) {
+	rows, err := optfile.LoadMatrix(siteMatrix, KnownFamily)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := checktest.Run(t, "fw-matrix", checks.Options{MatrixAdditions: rows, MatrixFile: siteMatrix}, "firmware")
 	f := find(t, fs, "firmware.version", "mlx5_0")
 	if f.Severity != report.Critical {
 		t.Fatalf("severity %v: %s", f.Severity, f.Summary)
@@ -164,7 +281,7 @@ func TestDocumentedFirmwareCase(t *testing.T) {
 	if v, _ := checktest.Evidence(f, "driver"); !strings.Contains(v, "5.7-1.0.2") {
 		t.Errorf("driver evidence %q", v)
 	}
-	for _, want := range []string{"mlxup", "mlxfwmanager", "16.27.2000 or newer", "16.27.4000", "reset the card"} {
+	for _, want := range []string{"mlxup", "mlxfwmanager", "16.27.2000 or newer", "reset the card"} {
 		if !strings.Contains(f.Remediation, want) {
 			t.Errorf("remediation %q lacks %q", f.Remediation, want)
 		}
@@ -177,9 +294,14 @@ func TestDocumentedFirmwareCase(t *testing.T) {
 	if fam.Severity != report.Unknown || !strings.Contains(fam.Summary, "family 60 is not in the matrix") {
 		t.Errorf("unknown family: %v %q", fam.Severity, fam.Summary)
 	}
+	// Without the site's file no public document covers OFED 5.7: not checked, so unknown.
+	fs = checktest.Run(t, "fw-matrix", checks.Options{}, "firmware.version")
+	if f := find(t, fs, "firmware.version", "mlx5_0"); f.Severity != report.Unknown || !strings.Contains(f.Remediation, "--matrix") {
+		t.Errorf("OFED 5.7 without a row: %v %q %q", f.Severity, f.Summary, f.Remediation)
+	}
 }
 
-// --matrix overrides an embedded row: a site that qualified 16.26.1040 with this driver says so.
+// --matrix overrides a row: a site that qualified 16.26.1040 with this driver says so.
 func TestMatrixFileOverride(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "site.json")
 	doc := `{"rows":[{"family":16,"driver":"ofed","driver_version":"5.7","min":"16.26.1040","recommended":"16.26.1040","source":"site qualification"}]}`
@@ -207,6 +329,99 @@ func TestMatrixFileOverride(t *testing.T) {
 	}
 }
 
+// A healthy ConnectX-6 Dx on a distribution's in-box mlx5_core: NVIDIA documents no minimum, so
+// the finding compares with the newest published firmware and is never unknown.
+func TestInboxDriver(t *testing.T) {
+	fs := checktest.Run(t, "fw-inbox-cx6dx", checks.Options{}, "firmware")
+	f := find(t, fs, "firmware.version", "mlx5_0")
+	if f.Severity != report.OK || !strings.Contains(f.Summary, "newest firmware NVIDIA publishes for ConnectX-6 Dx") ||
+		!strings.Contains(f.Summary, "no minimum is documented") {
+		t.Errorf("%v: %s", f.Severity, f.Summary)
+	}
+	if v, _ := checktest.Evidence(f, "matrix"); !strings.Contains(v, "no minimum documented, newest 22.48.1000") {
+		t.Errorf("matrix evidence %q", v)
+	}
+	// An older in-box ConnectX-6 Dx (22.39.1002) is information, not a fault.
+	fs = checktest.Run(t, "port-roce", checks.Options{}, "firmware.version")
+	for _, d := range []string{"mlx5_0", "mlx5_1"} {
+		f := find(t, fs, "firmware.version", d)
+		if f.Severity != report.Info || !strings.Contains(f.Summary, "the newest firmware it publishes for ConnectX-6 Dx is 22.48.1000") ||
+			!strings.HasPrefix(f.Remediation, "Optional: ") {
+			t.Errorf("%s: %v %q %q", d, f.Severity, f.Summary, f.Remediation)
+		}
+	}
+}
+
+func dev(vendor, id uint16, fw string) *inventory.Device {
+	return &inventory.Device{Name: "dev0", FWVer: fw, Driver: "drv", HCAType: "",
+		PCI: &inventory.PCIFunction{BDF: "0000:3b:00.0", Vendor: vendor, DeviceID: id, SysPath: "/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0"}}
+}
+
+// No matrix exists for other vendors and --matrix cannot add one: that is information, never
+// "could not check" (which would make every host with such a NIC exit 3).
+func TestOtherVendor(t *testing.T) {
+	m, err := DefaultMatrix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := judgeVersion(&checks.Env{}, m, dev(0x14e4, 0x1750, "227.0.131.0"))
+	if f.Severity != report.Info || !strings.Contains(f.Summary, "vendor 14e4") || f.Remediation == "" {
+		t.Errorf("%v %q %q", f.Severity, f.Summary, f.Remediation)
+	}
+}
+
+func TestJudgeRow(t *testing.T) {
+	m, err := DefaultMatrix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	site, err := ParseMatrix([]byte(`{"rows":[{"family":22,"driver":"inbox","driver_version":"6.8","min":"22.40.1000","recommended":"22.48.1000","source":"site"}]}`), "site.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inbox := Driver{Module: "mlx5_core", Kind: KindInbox, Version: "6.1.0-56-amd64"}
+	ofed := func(v string) Driver { return Driver{Module: "mlx5_core", Kind: KindOFED, Version: v} }
+	for _, tc := range []struct {
+		name     string
+		m        *Matrix
+		id       uint16
+		fw       string
+		drv      Driver
+		mismatch string
+		sev      report.Severity
+		summary  string
+	}{
+		{"in-box newest", m, 0x101d, "22.48.1000", inbox, "", report.OK, "at or past 22.48.1000, the newest firmware NVIDIA publishes"},
+		{"in-box newer than the matrix", m, 0x101d, "22.49.1000", inbox, "", report.OK, "no minimum is documented"},
+		{"in-box behind", m, 0x101d, "22.39.1002", inbox, "", report.Info, "no minimum firmware for the in-box driver"},
+		{"in-box family without a row", m, 0x1011, "10.16.1200", inbox, "", report.Info, "lists no newest firmware for Connect-IB"},
+		{"in-box site minimum", m.Merge(site), 0x101d, "22.39.1002", Driver{Module: "mlx5_core", Kind: KindInbox, Version: "6.8.0-45-generic"}, "", report.Critical, "older than 22.40.1000, the minimum"},
+		{"OFED bundled", m, 0x1021, "28.43.2026", ofed("24.10-1.1.4"), "", report.OK, "bundled with MLNX_OFED/DOCA-OFED 24.10 (running mlx5_core 24.10-1.1.4); no minimum is documented"},
+		{"OFED behind", m, 0x1021, "28.39.1002", ofed("23.10-1.1.9"), "", report.Info, "older than 28.39.2048, bundled with MLNX_OFED/DOCA-OFED 23.10-1"},
+		{"OFED release without a row", m, 0x1017, "16.35.3006", ofed("23.10-0.5.5"), "", report.Unknown, "no row for mlx5_core 23.10-0.5.5"},
+		{"OFED unsupported", m, 0x1021, "28.39.1002", ofed("4.9-7.1.0"), "", report.Warning, "ConnectX-7 is not supported by mlx5_core 4.9-7.1.0"},
+		{"mismatch without a row", m, 0x1017, "16.35.3006", ofed("23.10-0.5.5"), "PCI id mismatch", report.Warning, "PCI id mismatch"},
+		{"mismatch with a row", m, 0x101d, "22.48.1000", inbox, "PCI id mismatch", report.Warning, "PCI id mismatch"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := ParseVersion(tc.fw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fam, _ := FamilyOf(v.Major)
+			row, ok := tc.m.Lookup(fam.Major, tc.drv)
+			var f report.Finding
+			judgeRow(&f, dev(nvidiaVendor, tc.id, tc.fw), v, fam, tc.drv, row, ok, tc.mismatch)
+			if f.Severity != tc.sev || !strings.Contains(f.Summary, tc.summary) {
+				t.Errorf("%v %q; want %v containing %q", f.Severity, f.Summary, tc.sev, tc.summary)
+			}
+			if (f.Severity == report.Warning || f.Severity == report.Critical || f.Severity == report.Unknown) && f.Remediation == "" {
+				t.Error("a problem needs a remediation")
+			}
+		})
+	}
+}
+
 func TestDriftAndPolicy(t *testing.T) {
 	policy := filepath.Join("..", "..", "fixtures", "sysfs", "fw-drift", "policy.json")
 	pol, err := optfile.LoadPolicy(policy)
@@ -231,9 +446,10 @@ func TestDriftAndPolicy(t *testing.T) {
 	if !named {
 		t.Error("the fleet minimum's evidence must name the policy file it came from")
 	}
-	for _, d := range []string{"mlx5_0", "mlx5_1", "mlx5_2"} {
-		if f := find(t, fs, "firmware.version", d); f.Severity != report.OK {
-			t.Errorf("version %s: %v %q", d, f.Severity, f.Summary)
+	// 28.39.1002 is behind the 28.39.2048 bundled with MLNX_OFED 23.10-1.1.9.0: information.
+	for d, sev := range map[string]report.Severity{"mlx5_0": report.Info, "mlx5_1": report.OK, "mlx5_2": report.OK} {
+		if f := find(t, fs, "firmware.version", d); f.Severity != sev {
+			t.Errorf("version %s: %v %q, want %v", d, f.Severity, f.Summary, sev)
 		}
 	}
 	// Without the policy only the drift remains.
@@ -245,8 +461,8 @@ func TestDriftAndPolicy(t *testing.T) {
 
 func TestSoftwareAndVF(t *testing.T) {
 	fs := checktest.Run(t, "pcie-gen3x8-slot", checks.Options{}, "firmware")
-	if f := find(t, fs, "firmware.version", "mlx5_0"); f.Severity != report.OK {
-		t.Errorf("in-box ConnectX-6 on 20.43.2566: %v %q", f.Severity, f.Summary)
+	if f := find(t, fs, "firmware.version", "mlx5_0"); f.Severity != report.Info || !strings.Contains(f.Summary, "20.43.8004") {
+		t.Errorf("in-box ConnectX-6 on 20.43.2566 (newest 20.43.8004): %v %q", f.Severity, f.Summary)
 	}
 	// The VF reports its PF's firmware; it is not a second card of the group.
 	g := find(t, fs, "firmware.consistency", "ConnectX-6 15b3:101b")

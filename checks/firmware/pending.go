@@ -14,9 +14,10 @@ import (
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
-// mlx5 devlink info (drivers/net/ethernet/mellanox/mlx5/core/devlink.c, kernel-interfaces.md
-// §4.3): fixed "fw.psid" = board_id, running and stored "fw.version"; stored is the flashed image
-// that the next reset activates, or the running one when nothing is pending.
+// mlx5 devlink info (drivers/net/ethernet/mellanox/mlx5/core/devlink.c, mlx5_devlink_info_get;
+// Documentation/networking/devlink/mlx5.rst): fixed "fw.psid" = board_id, running and stored
+// "fw.version"; stored is the flashed image that the next reset activates, or the running one
+// when nothing is pending.
 const (
 	infoFWVersion = "fw.version"
 	infoPSID      = "fw.psid"

@@ -71,35 +71,43 @@ Two ConnectX-7 PFs under MLNX_OFED 23.10: mlx5_0 runs 28.39.1002 while 28.41.100
 counted 3 CQ overruns (vnic cq_overrun) and its fw health reporter counted 2 errors.
 Sources:
 - devlink/: generic netlink replies encoded by internal/devlink/dltest as net/devlink lays them
-  out; ids from include/uapi/linux/devlink.h, kernel-interfaces.md 4.2: family "devlink"
-  (resolved with CTRL_CMD_GETFAMILY=3 on nlctrl 0x10, CTRL_ATTR_FAMILY_ID=1, id 0x1b here),
-  DEVLINK_CMD_GET=1, INFO_GET=51, HEALTH_REPORTER_GET=52, HEALTH_REPORTER_DIAGNOSE=55;
-  BUS_NAME=1 "pci", DEV_NAME=2, PORT_INDEX=3; INFO_DRIVER_NAME=98, INFO_SERIAL_NUMBER=99,
-  INFO_VERSION_FIXED=100, _RUNNING=101, _STORED=102, _NAME=103, _VALUE=104; HEALTH_REPORTER=114,
-  _NAME=115, _STATE=116 (0 healthy), _ERR_COUNT=117, _RECOVER_COUNT=118, _GRACEFUL_PERIOD=120,
-  _AUTO_RECOVER=121, _AUTO_DUMP=141; FMSG=106, OBJ_NEST_START=107, PAIR_NEST_START=108,
-  NEST_END=110, OBJ_NAME=111, OBJ_VALUE_TYPE=112 (NLA_U32=3, NLA_U64=4 of include/net/netlink.h),
-  OBJ_VALUE_DATA=113.
-- devlink info of an mlx5 PF (mlx5/core/devlink.c, kernel-interfaces.md 4.3): fixed "fw.psid" =
-  board_id, running and stored "fw.version" and "fw" ("%d.%d.%04d"); stored = the pending image.
-- reporters (kernel-interfaces.md 4.1): device reporters fw (no recover: no grace period),
-  fw_fatal (grace 60000 ms, auto recover), vnic (diagnose only: total_error_queues,
-  send_queue_priority_update_flow, comp_eq_overrun, async_eq_overrun, cq_overrun,
-  invalid_command, quota_exceeded_command, nic_receive_steering_discard in one
-  "vNIC env counters" object, diag/reporter_vnic.c); port reporters tx and rx (grace 500 ms) on
-  devlink port 65535 as in the devlink health show example.
+  out; ids from include/uapi/linux/devlink.h (enum devlink_command, enum devlink_attr) and
+  include/uapi/linux/genetlink.h: family "devlink" (resolved with CTRL_CMD_GETFAMILY=3 on nlctrl
+  GENL_ID_CTRL 0x10, CTRL_ATTR_FAMILY_ID=1, id 0x1b here), DEVLINK_CMD_GET=1, INFO_GET=51,
+  HEALTH_REPORTER_GET=52, HEALTH_REPORTER_DIAGNOSE=55; BUS_NAME=1 "pci", DEV_NAME=2,
+  PORT_INDEX=3; INFO_DRIVER_NAME=98, INFO_SERIAL_NUMBER=99, INFO_VERSION_FIXED=100, _RUNNING=101,
+  _STORED=102, _NAME=103, _VALUE=104; HEALTH_REPORTER=114, _NAME=115, _STATE=116 (0 healthy),
+  _ERR_COUNT=117, _RECOVER_COUNT=118, _GRACEFUL_PERIOD=120, _AUTO_RECOVER=121, _AUTO_DUMP=141;
+  FMSG=106, OBJ_NEST_START=107, PAIR_NEST_START=108, NEST_END=110, OBJ_NAME=111,
+  OBJ_VALUE_TYPE=112 (NLA_U32=3, NLA_U64=4 of include/net/netlink.h), OBJ_VALUE_DATA=113.
+- devlink info of an mlx5 PF (drivers/net/ethernet/mellanox/mlx5/core/devlink.c,
+  mlx5_devlink_info_get; Documentation/networking/devlink/mlx5.rst): fixed "fw.psid" = board_id,
+  running and stored "fw.version" and "fw" ("%d.%d.%04d"); stored = the pending image.
+- reporters (drivers/net/ethernet/mellanox/mlx5/core/health.c, en/reporter_tx.c,
+  en/reporter_rx.c, diag/reporter_vnic.c; Documentation/networking/devlink/mlx5.rst): device
+  reporters fw (no recover: no grace period), fw_fatal (grace 60000 ms, auto recover), vnic
+  (diagnose only: total_error_queues, send_queue_priority_update_flow, comp_eq_overrun,
+  async_eq_overrun, cq_overrun, invalid_command, quota_exceeded_command,
+  nic_receive_steering_discard in one "vNIC env counters" object); port reporters tx and rx
+  (grace 500 ms) on devlink port 65535, the uplink vport 0xffff (MLX5_VPORT_UPLINK) of vhca 0.
 - netlink/: RDMA netlink replies encoded by internal/nldev/nltest (GSI QP1 and the [ib_core] MAD CQ
   of each device, as in internal/nldev/testdata/rxe0-6.1).
-- sysfs: as in the fw-drift fixture (kernel-interfaces.md 2.1, 2.2, 2.5: ConnectX-7 15b3:1021,
-  hca_type MT4129, PSID MT_0000000838 and fw 28.41.1000 from leptonai/gpud testdata (section 7),
-  28.39.1002 the train of MLNX_OFED 23.10 (6.2), /sys/module/mlx5_core/version 23.10-1.1.9 (5.3)).
+- sysfs: as in the fw-drift fixture: formats of drivers/infiniband/core/sysfs.c and
+  drivers/infiniband/hw/mlx5/main.c (fw_ver "%d.%d.%04d"; hca_type "MT%d" of the decimal PCI
+  device id, MT4129 = 0x1021 ConnectX-7 in mlx5_core_pci_table); PSID MT_0000000838 and fw
+  28.41.1000 as on a ConnectX-7 in leptonai/gpud's InfiniBand testdata; 28.39.1002 is the
+  firmware of MLNX_OFED 23.10-0.5.5.0 (NVIDIA MLNX_OFED Documentation v23.10-0.5.5.0, "Legal
+  Notices and 3rd Party Licenses"); /sys/module/mlx5_core/version "23.10-1.1.9" is the OFED
+  driver's version (MLNX_OFED 23.10-1.1.9.0 LTS).
 `
 
 func fixtureFiles() map[string]string {
 	f := map[string]string{}
 	cs := cards()
 	f["meta.json"] = checktest.JSON(map[string]any{"format": "rdmadiag-snapshot/1", "tool_version": "synthetic", "time": "2026-01-01T00:00:00Z",
-		"synthetic": true, "sources": []string{"shared/reference/kernel-interfaces.md \u00a72 \u00a74.1 \u00a74.2 \u00a74.3 \u00a76.2 \u00a76.3 \u00a77", "checks/firmware/pending_fixturegen_test.go"},
+		"synthetic": true, "sources": []string{"include/uapi/linux/devlink.h", "drivers/net/ethernet/mellanox/mlx5/core/devlink.c",
+			"Documentation/networking/devlink/mlx5.rst", "drivers/infiniband/core/sysfs.c", "drivers/infiniband/hw/mlx5/main.c",
+			"NVIDIA MLNX_OFED Documentation v23.10-0.5.5.0, Legal Notices and 3rd Party Licenses", "checks/firmware/pending_fixturegen_test.go"},
 		"description": "Synthetic: two ConnectX-7 PFs; mlx5_0 has firmware 28.41.1000 flashed but runs 28.39.1002, and its firmware counted 3 CQ overruns and 2 fw reporter errors"})
 	facts := host.Facts{Hostname: "synthetic-1", KernelRelease: "6.8.0-45-generic", EUID: 0, MemlockSoft: ^uint64(0), MemlockHard: ^uint64(0),
 		Libraries: []host.Library{{Name: "libibverbs.so.1", Path: "/usr/lib/x86_64-linux-gnu/libibverbs.so.1"},

@@ -8,9 +8,10 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/optfile"
 )
 
-// Version is an NVIDIA/Mellanox firmware version MAJOR.MINOR.SUBMINOR ("%d.%d.%04d" in fw_ver,
-// kernel-interfaces.md §2.1, §6.1). MAJOR names the device family, MINOR the release train,
-// SUBMINOR the build.
+// Version is an NVIDIA/Mellanox firmware version MAJOR.MINOR.SUBMINOR: mlx5's fw_ver is
+// "%d.%d.%04d" of fw_rev_maj/min/sub (drivers/infiniband/hw/mlx5/main.c, get_dev_fw_str). MAJOR
+// names the device family (NVIDIA MFT documentation, "Supported Adapter Cards Firmware Versions":
+// 22.x for ConnectX-6 Dx, 28.x for ConnectX-7), MINOR the release train, SUBMINOR the build.
 type Version struct{ Major, Minor, Sub int }
 
 func (v Version) String() string { return fmt.Sprintf("%d.%d.%04d", v.Major, v.Minor, v.Sub) }
@@ -42,8 +43,10 @@ type Family struct {
 	PFIDs []uint16
 }
 
-// families is kernel-interfaces.md §6.1 (MFT "Supported Adapter Cards", mlxup tables, and the
-// mlx5 PCI id table in drivers/net/ethernet/mellanox/mlx5/core/main.c).
+// families pairs each firmware major (NVIDIA MFT Documentation v4.35.0 and v4.23.0, "Supported
+// Adapter Cards Firmware Versions"; mlxup v4.23.0 release notes for ConnectX-3 and Connect-IB)
+// with the PF device ids of mlx5_core_pci_table (drivers/net/ethernet/mellanox/mlx5/core/main.c;
+// ConnectX-3 from mlx4_pci_table in drivers/net/ethernet/mellanox/mlx4/main.c).
 var families = []Family{
 	{2, "ConnectX-3/ConnectX-3 Pro", []uint16{0x1003, 0x1007}},
 	{10, "Connect-IB", []uint16{0x1011}},

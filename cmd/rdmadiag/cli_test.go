@@ -175,3 +175,30 @@ func TestListShowsEveryLayer(t *testing.T) {
 		}
 	}
 }
+
+// A healthy ConnectX-6 Dx on a distribution's in-box mlx5_core must pass: NVIDIA documents no
+// minimum firmware for the in-box driver, so the firmware check may not make the host "could not
+// check" (exit 3), and nothing else in the fixture is wrong.
+func TestInboxConnectX6DxIsHealthy(t *testing.T) {
+	out, stderr, code := run(t, "check", "--snapshot", filepath.Join(fixturesDir, "fw-inbox-cx6dx", "snapshot.txtar"), "-o", "json")
+	if code != report.ExitHealthy {
+		t.Fatalf("exit %d, want 0 (%s)", code, stderr)
+	}
+	r := decode(t, out)
+	if r.Summary.Verdict != "healthy" {
+		t.Errorf("verdict %s", r.Summary.Verdict)
+	}
+	var fw *report.Finding
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		if f.Severity.Problem() {
+			t.Errorf("problem finding %s %s: %s", f.CheckID, f.Severity, f.Summary)
+		}
+		if f.CheckID == "firmware.version" {
+			fw = f
+		}
+	}
+	if fw == nil || fw.Severity != report.OK || !strings.Contains(fw.Summary, "in-box") {
+		t.Errorf("firmware.version: %+v", fw)
+	}
+}

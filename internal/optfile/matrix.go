@@ -22,6 +22,9 @@ type MatrixRow struct {
 	Note string `json:"note,omitempty"`
 	// From says which file the row came from (set on load).
 	From string `json:"-"`
+	// Unsupported says the driver release does not support the family (its release notes do not
+	// list it); such a row has neither min nor recommended.
+	Unsupported bool `json:"unsupported,omitempty"`
 
 	min, rec *FirmwareVersion
 }
@@ -49,7 +52,7 @@ const (
 
 var (
 	matrixKeys = []string{"_comment", "rows"}
-	rowKeys    = []string{"family", "driver", "driver_version", "min", "recommended", "source", "note"}
+	rowKeys    = []string{"family", "driver", "driver_version", "min", "recommended", "unsupported", "source", "note"}
 )
 
 // DecodeMatrix decodes a matrix document and validates every row: a row that cannot be used
@@ -148,8 +151,17 @@ func (c checker) row(path string, v *value, knownFamily func(int) bool) (MatrixR
 		}
 		*p.s, *p.v = x.text, &fv
 	}
-	if r.min == nil && r.rec == nil {
-		return r, c.fail(path, "a row needs min or recommended (or both)")
+	if x, ok := v.obj["unsupported"]; ok {
+		if x.kind != kBool {
+			return r, c.want(field(path, "unsupported"), "true or false", x)
+		}
+		r.Unsupported = x.b
+	}
+	if r.Unsupported && (r.min != nil || r.rec != nil) {
+		return r, c.fail(path, "an unsupported row has no firmware to compare with (drop min and recommended)")
+	}
+	if r.min == nil && r.rec == nil && !r.Unsupported {
+		return r, c.fail(path, "a row needs min or recommended (or both), or unsupported")
 	}
 	if r.min != nil && r.rec != nil && r.rec.older(*r.min) {
 		return r, c.fail(field(path, "recommended"), "want a version no older than min %s, got %q", r.Min, r.Recommended)
