@@ -10,6 +10,9 @@ guest_setup() {
 	echo 'lab:x:1000:1000:lab:/tmp:/bin/sh' >>/etc/passwd
 	echo 'lab:x:1000:' >>/etc/group
 	echo 1 >/proc/sys/kernel/dmesg_restrict
+	# The initramfs is unpacked from a private (0700) build directory: let others read and run it,
+	# as on an installed system.
+	find / -xdev \( -type d -o -type f \) -exec chmod a+rX {} +
 	# The payload writes its output as that user.
 	chmod 1777 /out
 }
