@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/report"
 	"github.com/rdmadiag/rdmadiag/snapshot"
 )
 
@@ -229,5 +230,31 @@ func TestInterruptedReportSaysSo(t *testing.T) {
 	r := decode(t, out.String())
 	if code != 130 || r.Summary.Verdict != "interrupted" || r.Summary.ExitCode != 130 {
 		t.Errorf("exit %d, report %s/%d", code, r.Summary.Verdict, r.Summary.ExitCode)
+	}
+}
+
+// A healthy host recorded by an ordinary user (the lab's unprivileged scenario): the kernel log
+// could not be read, which is a limit, not a failure: healthy, with the skip and how to lift it.
+func TestNonRootRecordingOfAHealthyHost(t *testing.T) {
+	out, _, code := run(t, "check", "--snapshot", filepath.Join(fixturesDir, "unprivileged", "snapshot.tar.gz"), "-o", "json")
+	r := decode(t, out)
+	if code != 0 || r.Summary.Verdict != "healthy" {
+		t.Fatalf("exit %d, verdict %s", code, r.Summary.Verdict)
+	}
+	var klog *report.Finding
+	for i, f := range r.Findings {
+		if f.Severity == report.Unknown {
+			t.Errorf("unknown finding: %s %s", f.CheckID, f.Summary)
+		}
+		if f.CheckID == "driver.kernel_log" {
+			klog = &r.Findings[i]
+		}
+	}
+	if klog == nil || klog.Severity != report.Skipped || klog.Limit == nil || !strings.Contains(klog.Summary, "dmesg_restrict") {
+		t.Fatalf("driver.kernel_log: %+v", klog)
+	}
+	// --strict asks for certainty: the same recording is then "could not check".
+	if _, _, code := run(t, "check", "--snapshot", filepath.Join(fixturesDir, "unprivileged", "snapshot.tar.gz"), "--strict"); code != 3 {
+		t.Errorf("--strict: exit %d, want 3", code)
 	}
 }
