@@ -164,3 +164,30 @@ func TestRunKeepsEmptyResults(t *testing.T) {
 		t.Errorf("findings: %+v", fs)
 	}
 }
+
+// A permission refusal is a limit of an unprivileged live run (skipped, with how to lift it), but
+// a failure when root meets it.
+func TestPermissionRefusalWithoutRootIsALimit(t *testing.T) {
+	refused := Check{ID: "qp.state", Fault: "qp-context", Run: func(context.Context, *Env) ([]report.Finding, error) {
+		return nil, &os.PathError{Op: "open", Path: "/sys/x", Err: syscall.EACCES}
+	}}
+	for _, tc := range []struct {
+		euid int
+		kind host.Kind
+		want report.Severity
+	}{
+		{1000, host.KindLive, report.Skipped},
+		{0, host.KindLive, report.Unknown},
+		{1000, host.KindSnapshot, report.Unknown},
+	} {
+		h, err := host.New(host.Options{Root: t.TempDir(), Kind: tc.kind,
+			Facts: func() (*host.Facts, error) { return &host.Facts{EUID: tc.euid}, nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs := Run(context.Background(), NewEnv(h, Options{}), []Check{refused}, 1)
+		if len(fs) != 1 || fs[0].Severity != tc.want || (tc.want == report.Skipped) != (fs[0].Limit != nil) {
+			t.Errorf("euid %d on %s: %+v", tc.euid, tc.kind, fs)
+		}
+	}
+}

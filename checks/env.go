@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -246,7 +247,14 @@ func runOne(ctx context.Context, env *Env, c Check) (fs []report.Finding) {
 	}()
 	out, err := c.Run(ctx, env)
 	if err != nil {
-		return append(out, unknown(c, err, ""))
+		f := unknown(c, err, "")
+		if lift := privilegeLimit(env, err); lift != "" {
+			// An ordinary user may not read everything (root-only files, admin-only netlink
+			// dumps): that is the run's limit, not the host's failure.
+			f.Summary = "skipped: " + err.Error()
+			f = f.SkippedBy(report.LimitPrivilege, lift)
+		}
+		return append(out, f)
 	}
 	for i := range out {
 		if out[i].CheckID == "" {
@@ -260,6 +268,18 @@ func runOne(ctx context.Context, env *Env, c Check) (fs []report.Finding) {
 		}
 	}
 	return out
+}
+
+// privilegeLimit says how to lift a permission refusal met by a run without root on a live host,
+// or "" when err is not one (as root, EACCES is a real fault worth an unknown).
+func privilegeLimit(env *Env, err error) string {
+	if env.Host == nil || env.Host.Kind() != host.KindLive || !errors.Is(err, fs.ErrPermission) {
+		return ""
+	}
+	if facts, ferr := env.Host.Facts(); ferr != nil || facts.EUID == 0 {
+		return ""
+	}
+	return "run as root (or with the capability the refused read needs: CAP_SYS_ADMIN for sysfs, CAP_NET_ADMIN for admin netlink)"
 }
 
 func unknown(c Check, err error, stack string) report.Finding {
