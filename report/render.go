@@ -118,6 +118,9 @@ func RenderTable(w io.Writer, r *Report, o RenderOptions) error {
 	if len(r.Host.Devices) > 0 {
 		fmt.Fprintf(&out, "devices: %s\n", strings.Join(r.Host.Devices, ", "))
 	}
+	if r.Host.KernelLog != "" {
+		fmt.Fprintf(&out, "kernel log: %s\n", r.Host.KernelLog)
+	}
 	for _, u := range r.Host.Unreadable {
 		fmt.Fprintf(&out, "not readable: %s\n", u)
 	}
