@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -18,11 +20,12 @@ import (
 
 func (a *App) recordCmd() *cobra.Command {
 	var (
-		src    source
-		out    string
-		redact bool
-		raw    bool
-		desc   string
+		src     source
+		out     string
+		redact  bool
+		raw     bool
+		desc    string
+		timeout time.Duration
 	)
 	c := &cobra.Command{
 		Use:   "record -o FILE",
@@ -36,7 +39,12 @@ func (a *App) recordCmd() *cobra.Command {
 			if out == "" {
 				return usageErr("record needs -o FILE (use - for standard output)")
 			}
-			return a.runRecord(cmd.Context(), src, out, snapshot.RecordOptions{Redact: redact, Description: desc, RawContexts: raw})
+			if timeout <= 0 {
+				return usageErr("--timeout %s: must be positive", timeout)
+			}
+			ctx, cancel := context.WithTimeoutCause(cmd.Context(), timeout, fmt.Errorf("--timeout %s reached", timeout))
+			defer cancel()
+			return a.runRecord(ctx, src, out, snapshot.RecordOptions{Redact: redact, Description: desc, RawContexts: raw})
 		},
 	}
 	src.flags(c)
@@ -44,11 +52,12 @@ func (a *App) recordCmd() *cobra.Command {
 	c.Flags().BoolVar(&redact, "redact", false, "replace GUIDs, MAC/IP addresses and hostnames consistently")
 	c.Flags().StringVar(&desc, "description", "", "what this snapshot shows (stored in meta.json)")
 	c.Flags().BoolVar(&raw, "raw-contexts", false, "also record the drivers' raw QP/CQ contexts, for check --raw-contexts (root; mlx5, hns)")
+	c.Flags().DurationVar(&timeout, "timeout", defaultTimeout, "deadline for the whole recording")
 	return c
 }
 
-func (a *App) runRecord(_ context.Context, src source, out string, o snapshot.RecordOptions) error {
-	h, cleanup, err := src.open()
+func (a *App) runRecord(ctx context.Context, src source, out string, o snapshot.RecordOptions) error {
+	h, cleanup, err := a.openHost(src)
 	if err != nil {
 		return err
 	}
@@ -59,8 +68,21 @@ func (a *App) runRecord(_ context.Context, src source, out string, o snapshot.Re
 	}
 	defer os.RemoveAll(tmp)
 	o.ToolVersion, o.Now = a.Version, a.Now()
-	if err := snapshot.Record(h, tmp, o); err != nil {
-		return fmt.Errorf("record: %w", err)
+	// A read that blocks (a wedged device's sysfs file) must not hold the recording forever: at
+	// the deadline or a signal the recording fails and names where it is blocked.
+	done := make(chan error, 1)
+	go func() { done <- snapshot.Record(h, tmp, o) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("record: %w", err)
+		}
+	case <-ctx.Done():
+		msg := "record did not finish: " + context.Cause(ctx).Error()
+		for _, p := range h.Pending() {
+			msg += "; blocked in " + p.What
+		}
+		return &exitError{code: report.ExitUnknown, err: errors.New(msg)}
 	}
 	var buf bytes.Buffer
 	if err := snapshot.Pack(&buf, tmp); err != nil {

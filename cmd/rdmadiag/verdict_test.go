@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -256,5 +257,36 @@ func TestNonRootRecordingOfAHealthyHost(t *testing.T) {
 	// --strict asks for certainty: the same recording is then "could not check".
 	if _, _, code := run(t, "check", "--snapshot", filepath.Join(fixturesDir, "unprivileged", "snapshot.tar.gz"), "--strict"); code != 3 {
 		t.Errorf("--strict: exit %d, want 3", code)
+	}
+}
+
+// blockingConn is a netlink socket whose kernel never answers.
+type blockingConn struct{ stop chan struct{} }
+
+func (b blockingConn) Exchange(host.Request) ([]byte, error) {
+	<-b.stop
+	return nil, errors.New("stopped")
+}
+
+// record has the same deadline: a query that never returns fails the recording in time and names
+// what it is blocked in (record copies only regular files, so a netlink answer stands in for a
+// wedged device here).
+func TestRecordEndsAtTheDeadline(t *testing.T) {
+	snap := unpackHealthy(t)
+	stop := make(chan struct{})
+	defer close(stop)
+	var out, errb bytes.Buffer
+	app := testApp(&out, &errb)
+	app.OpenHost = func(source) (*host.Host, func(), error) {
+		h, err := host.New(host.Options{Root: filepath.Join(snap, "root"), Kind: host.KindLive, Netlink: blockingConn{stop}})
+		return h, func() {}, err
+	}
+	start := time.Now()
+	code := app.Execute(context.Background(), []string{"record", "--timeout", "1s", "-o", filepath.Join(t.TempDir(), "s.tar.gz")})
+	if took := time.Since(start); took > 4*time.Second {
+		t.Errorf("record took %s with --timeout 1s", took)
+	}
+	if code != 3 || !strings.Contains(errb.String(), "--timeout 1s reached; blocked in RDMA netlink request") {
+		t.Errorf("exit %d: %s", code, errb.String())
 	}
 }
