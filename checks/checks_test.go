@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -189,5 +191,27 @@ func TestPermissionRefusalWithoutRootIsALimit(t *testing.T) {
 		if len(fs) != 1 || fs[0].Severity != tc.want || (tc.want == report.Skipped) != (fs[0].Limit != nil) {
 			t.Errorf("euid %d on %s: %+v", tc.euid, tc.kind, fs)
 		}
+	}
+}
+
+// A fact is computed once per run however many checks ask at once, and a new run computes it
+// again.
+func TestFactComputedOncePerRun(t *testing.T) {
+	var calls atomic.Int32
+	f := NewFact("counter", func(*Env) int { return int(calls.Add(1)) })
+	env := &Env{}
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if v := f.Get(env); v != 1 {
+				t.Errorf("Get = %d, want the first computation's 1", v)
+			}
+		}()
+	}
+	wg.Wait()
+	if v := f.Get(&Env{}); v != 2 || calls.Load() != 2 {
+		t.Errorf("a new run: Get = %d after %d computations", v, calls.Load())
 	}
 }

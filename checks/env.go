@@ -74,7 +74,7 @@ type Env struct {
 	klogRead atomic.Pointer[kmsg.Log]
 
 	memoMu sync.Mutex
-	memo   map[string]*memoEntry
+	memo   map[any]*memoEntry // by *Fact
 }
 
 type memoEntry struct {
@@ -82,22 +82,36 @@ type memoEntry struct {
 	v    any
 }
 
-// Memo computes a value once per run and shares it among checks (the verbs
-// library handle, a lock that serialises probes). compute runs at most once per key, even when
-// checks ask concurrently.
-func (e *Env) Memo(key string, compute func() any) any {
+// Fact is a value computed once per run and shared by the checks that ask for it (the RDMA
+// resource tables, the kernel config, the verbs library handle). A package declares it once as a
+// variable and every user names that variable, so the coupling is visible in the code and typed:
+// no string key, no assertion at the call site.
+type Fact[T any] struct {
+	// name says what the fact is, for panics and debugging only.
+	name    string
+	compute func(*Env) T
+}
+
+// NewFact declares a fact computed by compute at most once per Env, even when checks ask for it
+// concurrently.
+func NewFact[T any](name string, compute func(*Env) T) *Fact[T] {
+	return &Fact[T]{name: name, compute: compute}
+}
+
+// Get returns the fact for this run, computing it on first use.
+func (f *Fact[T]) Get(e *Env) T {
 	e.memoMu.Lock()
 	if e.memo == nil {
-		e.memo = map[string]*memoEntry{}
+		e.memo = map[any]*memoEntry{}
 	}
-	m, ok := e.memo[key]
+	m, ok := e.memo[f]
 	if !ok {
 		m = &memoEntry{}
-		e.memo[key] = m
+		e.memo[f] = m
 	}
 	e.memoMu.Unlock()
-	m.once.Do(func() { m.v = compute() })
-	return m.v
+	m.once.Do(func() { m.v = f.compute(e) })
+	return m.v.(T)
 }
 
 // NewEnv builds an environment with the real clock.

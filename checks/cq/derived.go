@@ -51,28 +51,28 @@ type Derived struct {
 }
 
 // deriveAll computes capacities for every device, once per run.
-func deriveAll(env *checks.Env) map[uint32]*Derived {
-	return env.Memo("cq.derived", func() any {
-		out := map[uint32]*Derived{}
-		c := nldev.NewClient(env.Host.Netlink())
-		devs, err := c.Devices()
-		if err != nil {
-			return out
-		}
-		inv := env.Inventory()
-		for _, d := range devs {
-			driver, software := "", false
-			if dev := inv.Device(d.Name); dev != nil {
-				driver, software = dev.Driver, dev.Software()
-				if dev.PCI != nil {
-					driver = dev.PCI.Driver
-				}
-			}
-			out[d.Index] = derive(c, d, driver, software)
-		}
+func deriveAll(env *checks.Env) map[uint32]*Derived { return derivedFact.Get(env) }
+
+var derivedFact = checks.NewFact("CQ capacities derived from raw contexts", func(env *checks.Env) map[uint32]*Derived {
+	out := map[uint32]*Derived{}
+	c := nldev.NewClient(env.Host.Netlink())
+	devs, err := c.Devices()
+	if err != nil {
 		return out
-	}).(map[uint32]*Derived)
-}
+	}
+	inv := env.Inventory()
+	for _, d := range devs {
+		driver, software := "", false
+		if dev := inv.Device(d.Name); dev != nil {
+			driver, software = dev.Driver, dev.Software()
+			if dev.PCI != nil {
+				driver = dev.PCI.Driver
+			}
+		}
+		out[d.Index] = derive(c, d, driver, software)
+	}
+	return out
+})
 
 // derive reads one device's raw QP and CQ contexts and turns them into capacities. Raw entries
 // carry no object number, so they are tied to the plain dumps by position (both walk the

@@ -50,17 +50,20 @@ func kernelConfig(h *host.Host) (kmod.Config, string, error) {
 
 // sharedKernelConfig reads the kernel config once per run for the driver checks.
 func sharedKernelConfig(env *checks.Env) (kmod.Config, string, error) {
-	type res struct {
-		cfg kmod.Config
-		src string
-		err error
-	}
-	r := env.Memo("driver.kernel_config", func() any {
-		c, src, err := kernelConfig(env.Host)
-		return res{c, src, err}
-	}).(res)
+	r := kernelConfigFact.Get(env)
 	return r.cfg, r.src, r.err
 }
+
+type kernelConfigResult struct {
+	cfg kmod.Config
+	src string
+	err error
+}
+
+var kernelConfigFact = checks.NewFact("kernel config", func(env *checks.Env) kernelConfigResult {
+	c, src, err := kernelConfig(env.Host)
+	return kernelConfigResult{c, src, err}
+})
 
 // configModular reports whether a kernel config has loadable-module support: CONFIG_MODULES
 // set, or any option at m, which Kconfig allows only when the MODULES symbol is on (the "modules"

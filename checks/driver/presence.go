@@ -61,9 +61,9 @@ type presence struct {
 	container bool
 }
 
-func sharedPresence(env *checks.Env) *presence {
-	return env.Memo("driver.presence", func() any { return newPresence(env) }).(*presence)
-}
+func sharedPresence(env *checks.Env) *presence { return presenceFact.Get(env) }
+
+var presenceFact = checks.NewFact("module presence", newPresence)
 
 func newPresence(env *checks.Env) *presence {
 	p := &presence{env: env, mods: kmod.Modules{}}

@@ -45,12 +45,12 @@ type state struct {
 	mu sync.Mutex
 }
 
-func shared(env *checks.Env) *state {
-	return env.Memo("probes", func() any {
-		lib, err := verbs.Load()
-		return &state{lib: lib, err: err}
-	}).(*state)
-}
+func shared(env *checks.Env) *state { return stateFact.Get(env) }
+
+var stateFact = checks.NewFact("verbs library and probe lock", func(*checks.Env) *state {
+	lib, err := verbs.Load()
+	return &state{lib: lib, err: err}
+})
 
 func (s *state) options(env *checks.Env) probe.Options {
 	return probe.Options{Timeout: env.Opts.ProbeTimeout, SysfsRoot: filepath.Join(env.Host.Root(), "sys")}

@@ -41,21 +41,24 @@ func RawSource(what, dev string) string { return "netlink:RES_" + what + "_GET_R
 
 // Devices returns the nldev device list of this run.
 func Devices(env *checks.Env) ([]nldev.Device, error) {
-	type res struct {
-		d   []nldev.Device
-		err error
-	}
-	r := env.Memo("rdmares.devices", func() any {
-		d, err := nldev.NewClient(env.Host.Netlink()).Devices()
-		return res{d, err}
-	}).(res)
+	r := devicesFact.Get(env)
 	return r.d, r.err
 }
 
-// QPs returns every device's QP dump of this run.
-func QPs(env *checks.Env) *Table[nldev.QP] {
-	return env.Memo("rdmares.qps", func() any { return ReadQPs(env) }).(*Table[nldev.QP])
+type devicesResult struct {
+	d   []nldev.Device
+	err error
 }
+
+var devicesFact = checks.NewFact("RDMA netlink device list", func(env *checks.Env) devicesResult {
+	d, err := nldev.NewClient(env.Host.Netlink()).Devices()
+	return devicesResult{d, err}
+})
+
+// QPs returns every device's QP dump of this run.
+func QPs(env *checks.Env) *Table[nldev.QP] { return qpsFact.Get(env) }
+
+var qpsFact = checks.NewFact("QP dump", ReadQPs)
 
 // ReadQPs dumps the QPs again (a second reading for --interval checks).
 func ReadQPs(env *checks.Env) *Table[nldev.QP] {
@@ -63,28 +66,31 @@ func ReadQPs(env *checks.Env) *Table[nldev.QP] {
 }
 
 // CQs returns every device's CQ dump of this run.
-func CQs(env *checks.Env) *Table[nldev.CQ] {
-	return env.Memo("rdmares.cqs", func() any {
-		return read(env, (*nldev.Client).CQs, func(c *nldev.CQ) uint32 { return c.PID })
-	}).(*Table[nldev.CQ])
-}
+func CQs(env *checks.Env) *Table[nldev.CQ] { return cqsFact.Get(env) }
+
+var cqsFact = checks.NewFact("CQ dump", func(env *checks.Env) *Table[nldev.CQ] {
+	return read(env, (*nldev.Client).CQs, func(c *nldev.CQ) uint32 { return c.PID })
+})
 
 // Summary returns the per-device resource counts by device index.
 func Summary(env *checks.Env) (map[uint32]map[string]uint64, error) {
-	type res struct {
-		m   map[uint32]map[string]uint64
-		err error
-	}
-	r := env.Memo("rdmares.summary", func() any {
-		sums, err := nldev.NewClient(env.Host.Netlink()).ResourceSummary()
-		m := make(map[uint32]map[string]uint64, len(sums))
-		for _, s := range sums {
-			m[s.DevIndex] = s.Counts
-		}
-		return res{m, err}
-	}).(res)
+	r := summaryFact.Get(env)
 	return r.m, r.err
 }
+
+type summaryResult struct {
+	m   map[uint32]map[string]uint64
+	err error
+}
+
+var summaryFact = checks.NewFact("resource summary", func(env *checks.Env) summaryResult {
+	sums, err := nldev.NewClient(env.Host.Netlink()).ResourceSummary()
+	m := make(map[uint32]map[string]uint64, len(sums))
+	for _, s := range sums {
+		m[s.DevIndex] = s.Counts
+	}
+	return summaryResult{m, err}
+})
 
 func read[T any](env *checks.Env, dump func(*nldev.Client, uint32) ([]T, error), pidOf func(*T) uint32) *Table[T] {
 	devs, err := Devices(env)
@@ -159,9 +165,11 @@ type Owners struct {
 }
 
 // SharedOwners returns the run's owner cache.
-func SharedOwners(env *checks.Env) *Owners {
-	return env.Memo("rdmares.owners", func() any { return &Owners{h: env.Host, names: map[uint32]string{}} }).(*Owners)
-}
+func SharedOwners(env *checks.Env) *Owners { return ownersFact.Get(env) }
+
+var ownersFact = checks.NewFact("resource owner names", func(env *checks.Env) *Owners {
+	return &Owners{h: env.Host, names: map[uint32]string{}}
+})
 
 // Name is the owner's display name.
 func (o *Owners) Name(pid uint32, kern string) string {
