@@ -291,7 +291,8 @@ func TestPortRate(t *testing.T) {
 }
 
 func TestRCMasks(t *testing.T) {
-	// The values rc_pingpong passes (verbs-and-softroce.md section 3.1).
+	// The masks rdma-core's libibverbs/examples/rc_pingpong.c passes to ibv_modify_qp: INIT in
+	// pp_init_ctx, RTR and RTS in pp_connect_ctx.
 	if maskInit != 0x39 || maskRTR != 0x129181 || maskRTS != 0x12e01 {
 		t.Errorf("masks INIT 0x%x RTR 0x%x RTS 0x%x", maskInit, maskRTR, maskRTS)
 	}

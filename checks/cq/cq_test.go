@@ -37,7 +37,7 @@ func ev(t *testing.T, f report.Finding, name string) string {
 
 func TestRecommended(t *testing.T) {
 	for _, c := range []struct{ conc, want int64 }{
-		{256, 512}, // the documented case
+		{256, 512}, // README "How CQ depth is judged": 256 gives 512
 		{1, 2}, {2, 4}, {3, 8}, {100, 256}, {128, 256}, {129, 512}, {1000, 2048}, {0, 0}, {-5, 0},
 	} {
 		if got := cq.Recommended(c.conc); got != c.want {

@@ -16,12 +16,14 @@ import (
 )
 
 // vnicCounters are the mlx5 vnic reporter's diagnose counters that mean a CQ or EQ already
-// overran (diag/reporter_vnic.c; Documentation/networking/devlink/mlx5.rst, kernel-interfaces.md
-// §4.1). Firmware counts them per function since it was initialised, so any non-zero value is an
-// overrun on this boot of the card. Each one is critical: an overrun CQ is dead together with
-// the QPs completing into it, and an overrun EQ loses completion or async events, so CQs stop
-// being signalled and the job hangs rather than fails. A training run on such a node cannot be
-// trusted until the owner is found (cq.depth, qp.state) and the device reset.
+// overran (drivers/net/ethernet/mellanox/mlx5/core/diag/reporter_vnic.c;
+// Documentation/networking/devlink/mlx5.rst, "vnic reporter": "cq_overrun: number of times CQ
+// entered an error state due to an overflow"). Firmware counts them per function since it was
+// initialised, so any non-zero value is an overrun on this boot of the card. Each one is
+// critical: an overrun CQ is dead together with the QPs completing into it, and an overrun EQ
+// loses completion or async events, so CQs stop being signalled and the job hangs rather than
+// fails. A training run on such a node cannot be trusted until the owner is found (cq.depth,
+// qp.state) and the device reset.
 var vnicCounters = []struct{ name, meaning string }{
 	{"cq_overrun", "completions lost, the CQ and its QPs went to error"},
 	{"comp_eq_overrun", "completion events lost"},
@@ -118,9 +120,10 @@ func reporterFindings(subj report.Subject, d *inventory.Device, reps []devlink.R
 		// fw counts health syndromes and missed heartbeats of the firmware (health.c: "FW
 		// syndrome reported", "FW miss counter reported"); fw_fatal counts fatal errors, each
 		// followed by a full device recovery that destroys every QP. None of the syndromes
-		// (§3.2: firmware internal error, irisc not responding, ...) is benign, and the counts
-		// start at driver load, so any error on this node is critical: it explains failures
-		// above it, and a node that hit one is likely to hit it again during the next run.
+		// (hsynd_str() in health.c: firmware internal error, irisc not responding, ...) is
+		// benign, and the counts start at driver load, so any error on this node is critical: it
+		// explains failures above it, and a node that hit one is likely to hit it again during
+		// the next run.
 		f := report.Finding{Subject: subj, Fault: "firmware-health", Severity: report.OK}
 		f.Subject.Name = d.Name + " devlink health fw"
 		var bad []string

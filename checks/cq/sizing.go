@@ -13,7 +13,8 @@ import (
 // or above twice the concurrency. Twice, because a CQ that is exactly full overruns on the
 // next completion while the consumer is descheduled (completions keep arriving while a
 // poller drains a batch); a power of two, because that is what hardware allocates anyway (mlx5
-// rounds every CQ up to one, so asking for less buys nothing). The documented case:
+// rounds every CQ up to one: roundup_pow_of_two(entries + 1) in mlx5_ib_create_cq,
+// drivers/infiniband/hw/mlx5/cq.c; so asking for less buys nothing). README's worked example:
 // concurrency 256 gives 512.
 func Recommended(concurrency int64) int64 {
 	if concurrency <= 0 {

@@ -21,10 +21,11 @@ func init() {
 	})
 }
 
-// signature is one documented kernel message and what it means. Message texts come from
-// /work/shared/reference/kernel-interfaces.md §3 (mlx5 health.c, cmd.c, eq.c, events.c,
-// pagealloc.c, mlx5_ib cq.c, rxe, aer.c) unless a comment names another source. Matching is on
-// the message text, never on the "func:line:(pid N):" prefix, which changes between kernels.
+// signature is one documented kernel message and what it means. Message texts come from the
+// kernel's drivers/net/ethernet/mellanox/mlx5/core/{health.c,cmd.c,eq.c,events.c,pagealloc.c},
+// drivers/infiniband/hw/mlx5/cq.c, drivers/infiniband/sw/rxe and drivers/pci/pcie/aer.c unless a
+// comment names another source. Matching is on the message text, never on mlx5_core_err's
+// "func:line:(pid N):" prefix (mlx5_core.h), which changes between kernels.
 type signature struct {
 	id    string
 	re    *regexp.Regexp
@@ -60,7 +61,8 @@ var signatures = []signature{
 		what: "a firmware command completed only after a timeout (a missed interrupt)",
 		fix:  "Watch for a repeat; frequent ones point at interrupt delivery (MSI-X, IRQ affinity) or a slow firmware."},
 	// ACCESS_REG(0x805) failures come from register reads on restricted functions (DGX/GB200) by
-	// monitoring agents; GPUd and node_exporter#3434 treat them as noise (kernel-interfaces §3.5).
+	// monitoring agents: leptonai/gpud components/accelerator/nvidia/infiniband/kmsg_matcher.go
+	// attributes them to counter reads on firmware-restricted PFs, citing prometheus/node_exporter#3434.
 	{id: "mlx5-access-reg", re: regexp.MustCompile(`ACCESS_REG\(0x805\) op_mod\(0x[0-9a-f]+\) failed`), fault: "firmware-health", sev: report.Info,
 		what: "ACCESS_REG failures: known benign noise from register reads on a restricted function, not a fault"},
 	{id: "mlx5-cmd-failed", re: regexp.MustCompile(`([A-Z0-9_]+)\(0x[0-9a-f]+\) op_mod\(0x[0-9a-f]+\) failed, status ([^(]+)\(0x[0-9a-f]+\)`),
@@ -84,8 +86,8 @@ var signatures = []signature{
 	{id: "mlx5-pages", re: regexp.MustCompile(`failed to allocate page|failed dma mapping page|page notify failed|failed reclaiming pages|=> corruption|failed to allocate pages request`),
 		fault: "dma-engine", sev: report.Warning, what: "firmware page allocation or DMA mapping failed",
 		fix: "The host could not give the firmware memory: check memory pressure and IOMMU mapping errors; the firmware may stall without its pages."},
-	// mm/page_alloc.c warn_alloc(): the allocating task's call trace follows; it is ours when it
-	// shows RDMA frames (kernel-interfaces §3.6).
+	// mm/page_alloc.c __alloc_pages_slowpath() -> warn_alloc("page allocation failure: order:%u"):
+	// the allocating task's call trace follows; it is ours when it shows RDMA frames.
 	{id: "page-alloc", re: regexp.MustCompile(`page allocation failure: order:(\d+)`), fault: "dma-engine", sev: report.Info,
 		what: "kernel page allocation failure", detail: func(m []string) string { return "order " + m[1] },
 		fix: "High-order allocations fail on a fragmented host: drop caches or compact memory (echo 1 > /proc/sys/vm/compact_memory), reserve memory earlier, or reboot."},

@@ -256,9 +256,10 @@ func dependencyFindings(p *presence, mods kmod.Modules, src string) []report.Fin
 }
 
 // taintFindings notes out-of-tree (O) and unsigned (E) RDMA modules, and warns when in-box and
-// out-of-tree RDMA modules are loaded together: MLNX_OFED/DOCA-OFED replaces the whole stack
-// (kernel-interfaces §5.3), so a mixture means a half-installed or half-removed OFED, which is
-// what makes "Unknown symbol" and "disagrees about version of symbol" load failures.
+// out-of-tree RDMA modules are loaded together: MLNX_OFED/DOCA-OFED replaces the whole stack (its
+// mlnx-ofa_kernel package builds its own drivers/infiniband/core, i.e. ib_core, ib_uverbs and
+// rdma_cm, next to mlx5_core and mlx5_ib), so a mixture means a half-installed or half-removed
+// OFED, which is what makes "Unknown symbol" and "disagrees about version of symbol" load failures.
 func taintFindings(mods kmod.Modules, src string) []report.Finding {
 	var oot, inbox []string
 	for _, name := range sortedKeys(rdmaModules(mods)) {

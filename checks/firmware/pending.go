@@ -141,9 +141,11 @@ func judgePending(v *devlinkView, d *inventory.Device, f report.Finding) report.
 	if okP && d.BoardID != "" {
 		f.Evidence = append(f.Evidence, report.EvExp("fw.psid", psid, d.BoardID, src+" vs "+classPath(d, "board_id")))
 		if psid != d.BoardID {
-			// Both come from the same QUERY_ADAPTER PSID in mlx5 (§6.3), so a difference means
-			// the card was reconfigured or the two views disagree: the image selection by PSID
-			// (mlxup, mlxfwmanager) can pick the wrong firmware.
+			// Both come from the same QUERY_ADAPTER PSID in mlx5 (mlx5_query_board_id() in
+			// mlx5/core/fw.c fills dev->board_id, which sysfs board_id shows and
+			// mlx5_devlink_info_get() reports as fw.psid), so a difference means the card was
+			// reconfigured or the two views disagree: the image selection by PSID (mlxup,
+			// mlxfwmanager) can pick the wrong firmware.
 			f.Severity = report.Warning
 			problems = append(problems, fmt.Sprintf("devlink fw.psid %s differs from board_id %s", psid, d.BoardID))
 			if f.Remediation == "" {

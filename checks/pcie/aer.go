@@ -85,8 +85,10 @@ func readAER(h *host.Host, n node) aerSnap {
 	return s
 }
 
-// aerLine matches the AER lines of drivers/pci/pcie/aer.c and the link-down line of
-// pciehp (kernel-interfaces.md §3.9; fault table row pcie-interface).
+// aerLine matches the AER lines of drivers/pci/pcie/aer.c (with "Root Port link has been reset"),
+// the recovery lines of pcie_do_recovery() in drivers/pci/pcie/err.c ("device recovery
+// successful/failed") and pciehp's "Slot(%s): Link Down" (drivers/pci/hotplug/pciehp_ctrl.c);
+// fault table row pcie-interface.
 // "AER: enabled with IRQ" is not an error, so AER lines must also mention one.
 func aerLine(s string) bool {
 	if strings.Contains(s, "AER:") && strings.Contains(s, "rror") {

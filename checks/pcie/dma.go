@@ -24,7 +24,9 @@ func iommuLine(s string) bool {
 }
 
 // dmaLine matches DMA error signatures of the RDMA drivers and mlx5 page management
-// (kernel-interfaces.md §3.6, §3.7; fault table row dma-engine).
+// (pagealloc.c "failed dma mapping page"; the "local protection error" work-completion status of
+// ib_wc_status_msg() in drivers/infiniband/core/verbs.c, which mlx5_ib cq.c prints with
+// "WC error"; fault table row dma-engine).
 func dmaLine(s string) bool {
 	l := strings.ToLower(s)
 	return strings.Contains(l, "dma error") || strings.Contains(l, "local protection error") ||

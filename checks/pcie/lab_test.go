@@ -12,7 +12,7 @@ import (
 )
 
 // labFixture returns a scenario recorded in the QEMU lab (lab/fixtures.sh), skipping the test
-// until the lab engineer has committed it. The same assertions were run on snapshots recorded
+// until the recorded snapshot is committed. The same assertions were run on snapshots recorded
 // by hand in the lab (lab/vm.sh -s aer|pcie-degraded, then rdmadiag record).
 func labFixture(t *testing.T, scenario string) string {
 	t.Helper()

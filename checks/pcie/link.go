@@ -233,8 +233,8 @@ func judgeLink(l link) linkVerdict {
 	return v
 }
 
-// limitedRe matches the kernel's __pcie_print_link_status() line (drivers/pci/pci.c,
-// kernel-interfaces.md §2.5).
+// limitedRe matches the kernel's __pcie_print_link_status() line (drivers/pci/pci.c: "%u.%03u
+// Gb/s available PCIe bandwidth, limited by %s x%d link at %s (capable of ...)").
 var limitedRe = regexp.MustCompile(`available PCIe bandwidth, limited by (.+?) x(\d+) link at ([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])`)
 
 // pcieLog is the run's kernel log as the pcie checks use it: its records, the source lines are

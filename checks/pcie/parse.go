@@ -40,7 +40,9 @@ func (s Speed) String() string {
 // LaneGbps is the usable bandwidth of one lane after line encoding, in Gb/s, as the kernel
 // computes it (drivers/pci/pci.h PCIE_SPEED2MBS_ENC): 8b/10b for Gen1/2, 128b/130b for Gen3-5,
 // and 1b/1b for Gen6 (FLIT mode; the kernel ignores FLIT overhead). TLP/DLLP protocol overhead is
-// not subtracted, so real throughput is 5-20% lower (kernel-interfaces.md §2.5).
+// not subtracted, so real throughput is lower still: memory writes carry payload/(payload+20 bytes
+// of TLP overhead), 92% at a 256-byte maximum payload before any DLLP (Intel AN 456, "PCI Express
+// High Performance Reference Design", 1.1.2 "Throughput for Posted Writes").
 func (s Speed) LaneGbps() float64 {
 	switch s.Gen() {
 	case 1:
@@ -73,8 +75,10 @@ func (s Speed) Encoding() string {
 }
 
 // ParseSpeed reads current_link_speed / max_link_speed. Current kernels print pci_speed_string()
-// ("8.0 GT/s PCIe", "Unknown"); kernels up to about 5.6 printed "8 GT/s", "5 GT/s" and
-// "Unknown speed" (kernel-interfaces.md §2.5). Unknown returns 0 and no error.
+// (drivers/pci/probe.c: "8.0 GT/s PCIe", "Unknown"); kernels up to about 5.6 printed "8 GT/s",
+// "5 GT/s" and "Unknown speed" from current_link_speed_show() in drivers/pci/pci-sysfs.c, until
+// commit 31483a35dbed "PCI: Use pci_speed_string() for all PCI/PCI-X/PCIe strings". Unknown
+// returns 0 and no error.
 func ParseSpeed(s string) (Speed, error) {
 	t := strings.TrimSpace(s)
 	if t == "Unknown" || t == "Unknown speed" || t == "" {
@@ -183,7 +187,7 @@ func ParseCount(s string) (uint64, error) {
 
 // ParsePortRate reads /sys/class/infiniband/<dev>/ports/<n>/rate ("200 Gb/sec (4X HDR)",
 // "2.5 Gb/sec (1X SDR)", old kernels "10 Gb/sec (4X)"): the number before the first space, in
-// Gb/s (kernel-interfaces.md §2.2).
+// Gb/s (rate_show() in drivers/infiniband/core/sysfs.c, "%d%s Gb/sec (%dX%s)").
 func ParsePortRate(s string) (float64, error) {
 	t := strings.TrimSpace(s)
 	num, rest, ok := strings.Cut(t, " ")

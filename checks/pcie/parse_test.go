@@ -49,7 +49,7 @@ func TestParseWidth(t *testing.T) {
 	}
 }
 
-// The usable per-lane rates are the kernel's PCIE_SPEED2MBS_ENC table (kernel-interfaces.md §2.5).
+// The usable per-lane rates are the kernel's PCIE_SPEED2MBS_ENC table (drivers/pci/pci.h).
 func TestLaneGbps(t *testing.T) {
 	for _, tc := range []struct {
 		s    Speed

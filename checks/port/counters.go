@@ -32,7 +32,8 @@ type counterDef struct {
 	// bits is the width of the hardware counter. PMA error counters are 4 to 16 bits wide and
 	// saturate at all-ones (IBTA PortCounters; widths from the pma_table in
 	// drivers/infiniband/core/sysfs.c); mlx5 Q counters are 32-bit and wrap
-	// (kernel-interfaces §2.4); the rest are 64-bit.
+	// (mlx5_ib_query_q_counters() in drivers/infiniband/hw/mlx5/counters.c reads each as a
+	// __be32); the rest are 64-bit.
 	bits      int
 	saturates bool
 	// bootWarn is the since-boot count at or above which a single reading is a warning; 0 = a
@@ -45,12 +46,15 @@ type counterDef struct {
 	why      string
 }
 
-// The thresholds: symbol errors at 120 per hour is NVSentinel's symbol_error_fatal line, the
-// IBTA bit-error-rate limit of 1e-12 at these link speeds (tools-landscape §5). Any link_downed,
+// The thresholds: symbol errors at 120 per hour is NVSentinel's symbol_error_fatal line, which it
+// derives from the IBTA bit-error-rate limit of 1e-12 (NVIDIA/NVSentinel
+// docs/configuration/nic-health-monitor.md, "Default Counter Configuration"; description in
+// health-monitors/nic-health-monitor/pkg/config/config.go). Any link_downed,
 // local_link_integrity_errors or excessive_buffer_overrun_errors increase while watched is what
-// NVSentinel treats as fatal; over a whole boot a few link downs come from switch maintenance, so
-// a single reading warns from 3. Application-level counters (retries, CQE errors) count since
-// boot what every job did, so one reading of them is information, never a fault.
+// NVSentinel treats as fatal (the same table: delta threshold 0); over a whole boot a few link
+// downs come from switch maintenance, so a single reading warns from 3. Application-level
+// counters (retries, CQE errors) count since boot what every job did, so one reading of them is
+// information, never a fault.
 var counterDefs = []counterDef{
 	{name: "symbol_error", dir: "counters", bits: 16, saturates: true, perHourWarn: 120, deltaSev: report.Warning,
 		why: "bit errors on the wire: a dirty or failing cable or transceiver"},
@@ -83,9 +87,10 @@ var counterDefs = []counterDef{
 	{name: "out_of_seq_request", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "out-of-sequence requests: packet loss"},
 	{name: "retry_exceeded_err", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "transport retries exhausted"},
 	{name: "retry_rnr_exceeded_err", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "RNR retries exhausted"},
-	// A healthy ibv_rc_pingpong loopback on rxe counts one completer retry and one duplicate
-	// request (lab-facts §1), so a retry while watched is notable, not a fault; retries that
-	// fail are retry_exceeded_err.
+	// rxe counts a completer retry each time its retransmit timer fires with requests unacked,
+	// and the timer also fires spuriously on a healthy link (rxe_completer() in
+	// drivers/infiniband/sw/rxe/rxe_comp.c: "some timeouts are spurious"), so a retry while
+	// watched is notable, not a fault; retries that fail are retry_exceeded_err.
 	{name: "completer_retry_err", dir: "hw_counters", bits: 64, deltaSev: report.Info, why: "completer retries"},
 	{name: "send_err", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "packets the soft device failed to send"},
 }

@@ -91,8 +91,9 @@ func runRate(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 
 // effectiveRate settles what the port really runs at. On Ethernet the netdev's speed is the
 // truth: mlx5 translates Ethernet modes into IB speed/width pairs and falls back to
-// "40 Gb/sec (4X QDR)" for modes it does not know (kernel-interfaces §2.2, translate_eth_*_proto_oper
-// in drivers/infiniband/hw/mlx5/main.c), and rxe derives its rate from the netdev speed,
+// "40 Gb/sec (4X QDR)" for modes it does not know (drivers/infiniband/hw/mlx5/main.c:
+// mlx5_query_port_roce() presets IB_WIDTH_4X/IB_SPEED_QDR, which translate_eth_proto_oper()
+// leaves in place when it returns -EINVAL), and rxe derives its rate from the netdev speed,
 // reporting 2.5 Gb/sec (1X SDR) when the netdev has none (lab: virtio-net, speed -1).
 func effectiveRate(env *checks.Env, ri *rateInfo) {
 	p := ri.p

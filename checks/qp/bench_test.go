@@ -15,7 +15,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/nldev/nltest"
 )
 
-// scaleHost is the large host: 16 devices, 100k QPs and 50k CQs in all, a mix of
+// scaleHost is a large host: 16 devices, 100k QPs and 50k CQs in all, a mix of
 // kernel and user owners from 300 processes, 1 % of QPs in ERR, CQs of mixed depth.
 func scaleHost(b testing.TB) (qptest.Host, int) {
 	const devs, nQP, nCQ = 16, 100000, 50000

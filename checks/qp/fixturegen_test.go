@@ -33,10 +33,10 @@ const (
 
 // sources are cited in every synthetic fixture's meta.json.
 var sources = []string{
-	"netlink replies encoded by internal/nldev/nltest as drivers/infiniband/core/nldev.c lays them out (fill_res_qp_entry, fill_res_cq_entry, res summary); enum values from include/uapi/rdma/rdma_netlink.h and include/rdma/ib_verbs.h (ib_qp_state, ib_qp_type, ib_poll_context), see /work/shared/reference/kernel-interfaces.md 1.2-1.5",
+	"netlink replies encoded by internal/nldev/nltest as drivers/infiniband/core/nldev.c lays them out (fill_res_qp_entry, fill_res_cq_entry, res summary); enum values from include/uapi/rdma/rdma_netlink.h and include/rdma/ib_verbs.h (ib_qp_state, ib_qp_type, ib_poll_context)",
 	"GSI QP1 owned by [ib_core] in RTS and the [ib_core] MAD CQ (cqe 1023, WORKQUEUE) as in the real rxe0 replies of internal/nldev/testdata/rxe0-6.1",
 	"PCI ids 15b3:101d (Mellanox ConnectX-6 Dx) from the PCI ID database; mlx5 IRQ names mlx5_async0/mlx5_compN@pci:<bdf> as drivers/net/ethernet/mellanox/mlx5/core/pci_irq.c names them",
-	"kernel log line formats from drivers/net/ethernet/mellanox/mlx5/core/eq.c (\"CQ error on CQN 0x%x, syndrome 0x%x\") with the mlx5_core_err prefix \"%s:%d:(pid %d): \" (mlx5_core.h), kernel-interfaces.md 3.1 and 3.3",
+	"kernel log line formats from drivers/net/ethernet/mellanox/mlx5/core/eq.c (\"CQ error on CQN 0x%x, syndrome 0x%x\") with the mlx5_core_err prefix \"%s:%d:(pid %d): \" (mlx5_core.h)",
 }
 
 type synth struct {
@@ -126,9 +126,9 @@ func synthetics() []synth {
 		},
 		{
 			name: "cq-depth-128",
-			desc: "Synthetic: the issue's documented case. pid 4242 (trainer) has a CQ of depth 128 shared by 2 RC QPs; with " +
-				"--wr-concurrency 256 (args) it must be critical with a recommended depth of 512. (mlx5 itself reports 2^n-1 " +
-				"depths; 128 is the value the issue states.)",
+			desc: "Synthetic: the worked example of README.md \"How CQ depth is judged\". pid 4242 (trainer) has a CQ of " +
+				"depth 128 shared by 2 RC QPs; with --wr-concurrency 256 (args) it must be critical with a recommended depth " +
+				"of 512. (mlx5 itself reports 2^n-1 depths; 128 is a round example value.)",
 			qps:   append([]nldev.QP{gsi()}, userQPs(0x100, 2, nldev.QPStateRTS, 4242)...),
 			cqs:   []nldev.CQ{kernCQ(), {CQN: 1, CQE: 128, Users: 4, PID: 4242, CtxN: 1, HasCtxN: true, HasDIM: true}},
 			maxQP: 262144, comms: map[uint32]string{4242: "trainer"},

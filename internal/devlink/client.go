@@ -12,7 +12,8 @@
 // family id, and every later request carries it and finds its recorded reply.
 //
 // It is written here because no maintained Go library has devlink health support, and
-// vishvananda/netlink's info call merges running and stored versions (kernel-interfaces.md §4.4).
+// vishvananda/netlink's info call merges running and stored versions (collectInfoData in its
+// devlink_linux.go).
 package devlink
 
 import (
@@ -148,8 +149,8 @@ func (c *Client) Info(h Handle) (*Info, error) {
 	return info, nil
 }
 
-// Reporters lists every health reporter. When the global dump is refused with EINVAL (reported
-// for some older kernels, kernel-interfaces.md §4.2; not verified) it dumps instance by instance.
+// Reporters lists every health reporter. Should a kernel refuse the global dump with EINVAL (a
+// defensive fallback: no kernel source that does so was found) it dumps instance by instance.
 func (c *Client) Reporters() ([]Reporter, error) {
 	fam, err := c.Family()
 	if err != nil {

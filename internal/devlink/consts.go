@@ -20,9 +20,9 @@ const (
 // FamilyName is DEVLINK_GENL_NAME.
 const FamilyName = unix.DEVLINK_GENL_NAME
 
-// Commands (enum devlink_command, include/uapi/linux/devlink.h; kernel-interfaces.md §4.2). The
-// values come from golang.org/x/sys/unix, which generates them from the same header;
-// consts_test.go pins them to the reference's numbers.
+// Commands (enum devlink_command, include/uapi/linux/devlink.h). The values come from
+// golang.org/x/sys/unix, which generates them from the same header; TestConstantsMatchReference
+// (decode_test.go) pins them to the header's numbers.
 const (
 	CmdGet                    uint8 = unix.DEVLINK_CMD_GET                      // 1
 	CmdInfoGet                uint8 = unix.DEVLINK_CMD_INFO_GET                 // 51
@@ -68,7 +68,7 @@ const (
 	AttrHealthReporterAutoDump     uint16 = unix.DEVLINK_ATTR_HEALTH_REPORTER_AUTO_DUMP       // 141, u8
 )
 
-// Reporter states (enum devlink_health_reporter_state; kernel-interfaces.md §4.2).
+// Reporter states (enum devlink_health_reporter_state, include/uapi/linux/devlink.h).
 const (
 	StateHealthy uint8 = 0
 	StateError   uint8 = 1

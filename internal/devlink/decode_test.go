@@ -11,8 +11,8 @@ import (
 
 const fam = 0x15
 
-// The numbers of kernel-interfaces.md §4.2, compiled from include/uapi/linux/devlink.h. The
-// constants come from x/sys/unix; this pins both sources to each other.
+// The numbers of enum devlink_command and enum devlink_attr in include/uapi/linux/devlink.h,
+// written out by hand. The constants come from x/sys/unix; this pins both sources to each other.
 func TestConstantsMatchReference(t *testing.T) {
 	for _, c := range []struct {
 		got, want int
@@ -87,8 +87,8 @@ func TestDecodeDevices(t *testing.T) {
 	}
 }
 
-// An mlx5 PF with a flashed update: mlx5_devlink_info_get puts fw.psid fixed, "fw.version" and
-// "fw" running and stored (kernel-interfaces.md §4.3).
+// An mlx5 PF with a flashed update: mlx5_devlink_info_get (mlx5/core/devlink.c) puts fw.psid
+// fixed, "fw.version" and "fw" running and stored.
 func mlx5Info(running, stored string) []byte {
 	ver := func(t uint16, n, v string) []byte {
 		return attr(t|0x8000, cat(attr(devlink.AttrInfoVersionName, cstr(n)), attr(devlink.AttrInfoVersionValue, cstr(v))))

@@ -21,7 +21,7 @@ type Version struct {
 // Info is what DEVLINK_CMD_INFO_GET reports for one instance. Fixed, running and stored versions
 // are kept apart: vishvananda/netlink merges them into one map, in which the stored version
 // overwrites the running one, so a flashed-but-inactive firmware is invisible through it
-// (kernel-interfaces.md §4.4).
+// (collectInfoData in its devlink_linux.go keys fixed, running and stored values by name alone).
 type Info struct {
 	Handle
 	Driver  string
@@ -50,7 +50,7 @@ func (i *Info) RunningVersion(name string) (string, bool) { return lookup(i.Runn
 func (i *Info) StoredVersion(name string) (string, bool) { return lookup(i.Stored, name) }
 
 // Reporter is one health reporter as DEVLINK_CMD_HEALTH_REPORTER_GET reports it (the fields of
-// `devlink health show`, kernel-interfaces.md §4.1).
+// `devlink health show`: pr_out_health() in iproute2's devlink/devlink.c).
 type Reporter struct {
 	Handle
 	// Port is the devlink port index of a per-port reporter (mlx5 tx, rx); HasPort is false for
@@ -84,7 +84,7 @@ func (r Reporter) StateName() string {
 	return "<unknown state>"
 }
 
-// Reporter names of mlx5 (kernel-interfaces.md §4.1).
+// Reporter names of mlx5 (Documentation/networking/devlink/mlx5.rst, "Health reporters").
 const (
 	FWReporter      = "fw"
 	FWFatalReporter = "fw_fatal"

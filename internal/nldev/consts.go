@@ -1,7 +1,8 @@
 package nldev
 
-// Protocol numbers from the kernel's uapi headers (include/uapi/linux/netlink.h and
-// include/uapi/rdma/rdma_netlink.h); see the reference notes, section 1.1–1.3.
+// Protocol numbers from the kernel's uapi headers (include/uapi/linux/netlink.h NETLINK_RDMA and
+// include/uapi/rdma/rdma_netlink.h: enum rdma_nl_client, enum rdma_nldev_command, enum
+// rdma_nldev_attr; rdma-core carries copies in kernel-headers/rdma/).
 const (
 	// NetlinkRDMA is the netlink protocol family of the RDMA subsystem.
 	NetlinkRDMA = 20

@@ -1,7 +1,7 @@
 # probe-lab: the verbs probes against the healthy guest's rxe0, driven by probe/labtest: every probe
 # passes; over 7 rounds of one probe run next to one ib_write_bw run (same message size, writes in
 # flight and iterations, every write signaled, both in MiB/s), the median of the rounds' ratios is
-# at least 0.5 (labtest -bw-min-ratio 0.5; the issue's 20% is asserted by probe-bandwidth,
+# at least 0.5 (labtest -bw-min-ratio 0.5; bandwidth within 20% of ib_write_bw is asserted by probe-bandwidth,
 # `make e2e-bandwidth`); 20 probe runs cut short at different stages (injected error, deadline, Ctrl-C) leave no
 # QP, CQ, MR or PD of the process behind according to `rdma res show` (matched by the process's
 # thread ids: the kernel records the creating thread) and no uverbs fd open. The payload (set in

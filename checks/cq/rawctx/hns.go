@@ -5,7 +5,8 @@ import (
 	"fmt"
 )
 
-// hns blob lengths; the format is told apart by length alone (notes §2 "Three formats").
+// hns blob lengths; the format is told apart by length alone (the three formats of
+// hns_roce_restrack.c listed in doc.go).
 const (
 	// HNSQP61Size: Linux 6.1-6.5, 34 x u32 fields already extracted with hr_reg_read
 	// (K61 hns_roce_restrack.c l.115-169).
@@ -49,7 +50,7 @@ var (
 	hns61SQShift   = hns61Elem{13, "SQ_SHIFT", hnsQPCSQShift}
 	hns61RQShift   = hns61Elem{15, "RQ_SHIFT", hnsQPCRQShift}
 	hns61CQShift   = hns61Elem{1, "SHIFT", hnsCQCShift}
-	hnsRQShiftNone = uint32(15) // ilog2(0) = -1 through FIELD_PREP's 4-bit mask (notes §2)
+	hnsRQShiftNone = uint32(15) // ilog2(0) = -1 through FIELD_PREP's 4-bit mask (inferred, see doc.go)
 )
 
 const hnsStateRST = 0 // HNS_ROCE_QP_ST_RST (K61 hns_roce_hw_v2.h l.404)

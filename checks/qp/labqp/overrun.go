@@ -9,10 +9,12 @@ import (
 
 // overrun makes a CQ really overrun, the way an application that under-sizes its CQ does: one RC
 // QP connected to itself completes n receives and n signaled sends into a CQ of cqDepth entries
-// that nobody polls. On rxe the responder cannot post its receive completion into the full CQ,
-// raises IBV_EVENT_CQ_ERR and moves the QP to ERR (verified on 6.1; see
-// shared/reference/verbs-and-softroce.md §5.2). The QP and the CQ are kept (added to h) so that
-// rdmadiag sees them live; the function returns the QP's state afterwards.
+// that nobody polls. On rxe the responder cannot post its receive completion into the full CQ:
+// rxe_cq_post() (drivers/infiniband/sw/rxe/rxe_cq.c) raises IB_EVENT_CQ_ERR, which reaches
+// userspace as IBV_EVENT_CQ_ERR, and returns -EBUSY, which the responder (rxe_resp.c) turns into
+// RESPST_ERR_CQ_OVERFLOW and the QP into ERR (recorded in the lab: fixtures/sysfs/cq-overrun).
+// The QP and the CQ are kept (added to h) so that rdmadiag sees them live; the function returns
+// the QP's state afterwards.
 func (h *held) overrun(port uint8, p verbs.PortAttr, gid [16]byte, gidIndex uint8, n, cqDepth int) (string, error) {
 	cq, err := h.ctx.CreateCQ(cqDepth)
 	if err != nil {
