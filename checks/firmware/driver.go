@@ -33,16 +33,20 @@ func (d Driver) String() string {
 	return fmt.Sprintf("%s in-box, kernel %s", d.Module, d.Version)
 }
 
-// detectDriver tells OFED from in-box: upstream mlx5_core declares no MODULE_VERSION
-// (drivers/net/ethernet/mellanox/mlx5/core/main.c has only MODULE_AUTHOR, _DESCRIPTION and
-// _LICENSE), and the kernel creates /sys/module/<m>/version only for a module that declares one
-// (kernel/module/main.c, modinfo_version), so the file exists only for the OFED driver, whose
-// version reads like "24.10-1.1.4".
+// detectDriver tells OFED from in-box: upstream mlx5_core declares no MODULE_VERSION since
+// Linux 5.11 (drivers/net/ethernet/mellanox/mlx5/core/main.c has only MODULE_AUTHOR,
+// _DESCRIPTION and _LICENSE), and the kernel creates /sys/module/<m>/version only for a module
+// that declares one (kernel/module/main.c, modinfo_version), so the file exists for the OFED
+// driver, whose version reads like "24.10-1.1.4" — and for in-box drivers before 5.11, whose
+// mlx5_core.h defined DRIVER_VERSION as a fixed "5.0-0" (earlier "3.0-1"), removed by commit
+// 17a7612b99e6 "net/mlx5_core: Clean driver version and name" (also in 5.10.y stable).
 func detectDriver(h *host.Host, module string) (Driver, error) {
 	d := Driver{Module: module}
 	p := "/sys/module/" + module + "/version"
 	v, err := h.ReadString(p)
 	switch {
+	case err == nil && module == "mlx5_core" && upstreamVersions[v]:
+		// The in-box driver of an older kernel: judged as in-box, by the kernel release.
 	case err == nil && module == "mlx5_core":
 		if err := checkOFEDVersion(v); err != nil {
 			return d, fmt.Errorf("%s: %w", p, err)
@@ -63,6 +67,9 @@ func detectDriver(h *host.Host, module string) (Driver, error) {
 	}
 	return d, errors.New("kernel release unknown (/proc/sys/kernel/osrelease unreadable and not in the facts)")
 }
+
+// upstreamVersions are the fixed DRIVER_VERSION strings of the in-box mlx5_core before Linux 5.11.
+var upstreamVersions = map[string]bool{"5.0-0": true, "3.0-1": true}
 
 // checkOFEDVersion accepts the DRIVER_VERSION forms seen in OFED trees ("5.8-1.0.1",
 // "24.10-1.1.4", "5.7-1.0.2.0"): numbers separated by dots with one dash.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rdmadiag/rdmadiag/checks"
 	"github.com/rdmadiag/rdmadiag/checks/checktest"
+	"github.com/rdmadiag/rdmadiag/host"
 	"github.com/rdmadiag/rdmadiag/internal/optfile"
 	"github.com/rdmadiag/rdmadiag/inventory"
 	"github.com/rdmadiag/rdmadiag/report"
@@ -502,5 +503,25 @@ func TestConsistencyCountsCardsNotFunctions(t *testing.T) {
 	f := checktest.One(t, fs, "firmware.consistency", "")
 	if f.Severity != report.OK || !strings.Contains(f.Summary, "one card with 2 PCI functions (mlx5_0, mlx5_1)") {
 		t.Errorf("%s: %s", f.Severity, f.Summary)
+	}
+}
+
+// Before Linux 5.11 the in-box mlx5_core declared a fixed MODULE_VERSION ("5.0-0", earlier
+// "3.0-1"): that is the kernel's driver, judged by the kernel release, not an OFED 5.0 release.
+func TestInboxDriverOfOlderKernels(t *testing.T) {
+	for v, want := range map[string]string{"5.0-0": KindInbox, "3.0-1": KindInbox, "5.8-1.0.1": KindOFED, "24.10-1.1.4": KindOFED} {
+		root := t.TempDir()
+		os.MkdirAll(filepath.Join(root, "sys/module/mlx5_core"), 0o755)
+		os.MkdirAll(filepath.Join(root, "proc/sys/kernel"), 0o755)
+		os.WriteFile(filepath.Join(root, "sys/module/mlx5_core/version"), []byte(v+"\n"), 0o644)
+		os.WriteFile(filepath.Join(root, "proc/sys/kernel/osrelease"), []byte("5.4.0-150-generic\n"), 0o644)
+		h, err := host.New(host.Options{Root: root, Kind: host.KindRoot})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := detectDriver(h, "mlx5_core")
+		if err != nil || d.Kind != want {
+			t.Errorf("version %q: %+v %v, want %s", v, d, err, want)
+		}
 	}
 }
