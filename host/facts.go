@@ -50,7 +50,8 @@ type CharDev struct {
 	Major uint32 `json:"major"`
 	Minor uint32 `json:"minor"`
 	Mode  string `json:"mode"`
-	// OpenError is empty when open(O_RDWR) succeeded (the node was closed at once).
+	// OpenError is empty when open(O_RDWR) succeeded (the node was closed at once) or was not
+	// tried: only uverbs nodes are opened (opening issmN would set the port's IsSM bit).
 	OpenError string `json:"open_error,omitempty"`
 }
 

@@ -79,7 +79,7 @@ func LiveFacts(root string) *Facts {
 	if err := unix.Getrlimit(unix.RLIMIT_MEMLOCK, &rl); err == nil {
 		f.MemlockSoft, f.MemlockHard = rl.Cur, rl.Max
 	}
-	f.CharDevs = liveCharDevs(filepath.Join(root, "dev/infiniband"))
+	f.CharDevs = liveCharDevs(filepath.Join(root, "dev/infiniband"), openRW)
 	f.Libraries = FindLibraries(t)
 	f.InContainer = InContainer(t)
 	return f
@@ -112,7 +112,18 @@ func (t osTree) ReadDir(p string) ([]string, error) {
 
 func (t osTree) ReadFile(p string) ([]byte, error) { return os.ReadFile(filepath.Join(string(t), p)) }
 
-func liveCharDevs(dir string) []CharDev {
+// openRW opens a device node read-write and closes it at once.
+func openRW(p string) error {
+	fd, err := unix.Open(p, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return err
+	}
+	// Opening uverbs allocates nothing until a context is created; closing at once leaves the
+	// device as it was.
+	return unix.Close(fd)
+}
+
+func liveCharDevs(dir string, open func(string) error) []CharDev {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
@@ -126,14 +137,17 @@ func liveCharDevs(dir string) []CharDev {
 		}
 		cd := CharDev{Path: "/dev/infiniband/" + e.Name(), Major: unix.Major(uint64(st.Rdev)), Minor: unix.Minor(uint64(st.Rdev)),
 			Mode: os.FileMode(st.Mode & 0o777).String()}
-		if st.Mode&unix.S_IFMT != unix.S_IFCHR {
+		// Only the verbs nodes are opened. Opening issmN makes the port advertise IsSM to the
+		// subnet (ib_umad_sm_open(), drivers/infiniband/core/user_mad.c), a change to the fabric;
+		// umad and rdma_cm nodes are judged by their presence alone.
+		opens := strings.HasPrefix(e.Name(), "uverbs")
+		switch {
+		case st.Mode&unix.S_IFMT != unix.S_IFCHR:
 			cd.OpenError = "not a character device"
-		} else if fd, err := unix.Open(p, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NONBLOCK, 0); err != nil {
-			cd.OpenError = errnoName(err)
-		} else {
-			// Opening uverbs allocates nothing until a context is created; closing at once
-			// leaves the device as it was.
-			unix.Close(fd)
+		case opens:
+			if err := open(p); err != nil {
+				cd.OpenError = errnoName(err)
+			}
 		}
 		out = append(out, cd)
 	}
