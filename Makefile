@@ -6,7 +6,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 BIN       := bin/rdmadiag
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all build test lint fmt-check vet staticcheck demo golden fuzz bench clean lab-bins
+.PHONY: all build test lint fmt-check vet staticcheck demo golden fuzz bench clean lab-bins image
 
 all: lint test
 
@@ -17,6 +17,8 @@ build:
 test:
 	@echo ">> running unit, parser, golden and round-trip tests"
 	$(GO) test -count=1 ./...
+	@echo ">> deployment files: manifests decoded strictly with the Kubernetes API types, systemd units"
+	cd deploy && $(GO) test -count=1 ./...
 
 lint: fmt-check vet staticcheck
 
@@ -27,10 +29,12 @@ fmt-check:
 vet:
 	@echo ">> go vet"
 	$(GO) vet ./...
+	cd deploy && $(GO) vet ./...
 
 staticcheck:
 	@echo ">> staticcheck $(STATICCHECK_VERSION)"
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	cd deploy && $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
 # The main job: this host when it has RDMA devices, the embedded demo snapshot otherwise.
 demo: build
@@ -57,6 +61,15 @@ bench:
 
 clean:
 	rm -rf bin lab/out
+
+# Container images for deploy/kubernetes (deploy/container/Containerfile): the tool, and
+# node-problem-detector with the tool as its plugin. Push them and set the manifests' image.
+CONTAINER ?= $(shell command -v podman 2>/dev/null || command -v docker 2>/dev/null)
+IMAGE     ?= registry.example.com/rdmadiag/rdmadiag
+image:
+	@test -n "$(CONTAINER)" || { echo "image: needs podman or docker"; exit 1; }
+	$(CONTAINER) build -f deploy/container/Containerfile --target rdmadiag --build-arg VERSION=$(VERSION) -t $(IMAGE):$(VERSION) .
+	$(CONTAINER) build -f deploy/container/Containerfile --target npd --build-arg VERSION=$(VERSION) -t $(IMAGE)-npd:$(VERSION) .
 
 -include lab/lab.mk
 
