@@ -270,3 +270,39 @@ func TestDecisiveFollowsTheVerdict(t *testing.T) {
 		}
 	}
 }
+
+// Whatever a hostile tree puts into a subject or a summary, the exposition still parses with
+// every finding counted, and the npd and Nagios outputs stay one valid line (npd within 80 bytes).
+func FuzzFleetFormats(f *testing.F) {
+	f.Add("mlx5_0/1 pid 4242 (trainer) ERR", "mlx5_0", "mlx5_0/1: 3 QP(s) in ERR; dead")
+	f.Add("odd\"mod\\ule\nx\xff", "", "a | b\r\nc")
+	f.Add("pid 1 ()) (", "é", strings.Repeat("日本", 60))
+	f.Fuzz(func(t *testing.T, subject, device, summary string) {
+		r := Build([]Finding{
+			{CheckID: "port.state", Severity: Critical, Fault: "port-link", Summary: summary, Subject: Subject{Kind: "port", Name: subject, Device: device}},
+			{CheckID: "port.state", Severity: OK, Fault: "port-link", Summary: summary, Subject: Subject{Kind: "port", Name: subject + "x", Device: device}},
+		}, DefaultFaults(), Tool{Name: "rdmadiag", Version: subject}, HostInfo{})
+		var b bytes.Buffer
+		if err := RenderPrometheus(&b, r, RenderOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		mfs := parsePrometheus(t, b.String())
+		n := 0.0
+		for _, m := range mfs["rdmadiag_finding"].GetMetric() {
+			n += m.GetGauge().GetValue()
+		}
+		if n != 2 {
+			t.Errorf("findings add up to %g:\n%s", n, b.String())
+		}
+		b.Reset()
+		RenderNPD(&b, r, RenderOptions{})
+		if line, ok := strings.CutSuffix(b.String(), "\n"); !ok || strings.ContainsAny(line, "\r\n") || len(line) > NPDMaxOutput || !utf8.ValidString(line) {
+			t.Errorf("npd: %q", b.String())
+		}
+		b.Reset()
+		RenderNagios(&b, r, RenderOptions{})
+		if !nagiosLine.MatchString(b.String()) || strings.Count(b.String(), "|") != 1 || !utf8.ValidString(b.String()) {
+			t.Errorf("nagios: %q", b.String())
+		}
+	})
+}

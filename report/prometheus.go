@@ -10,11 +10,13 @@ import (
 
 // RenderPrometheus writes the report in the Prometheus text exposition format (version 0.0.4),
 // for node_exporter's textfile collector. Every family is a gauge describing the last run; no
-// sample carries a timestamp (the collector refuses client-side timestamps, and the file's age is
-// node_textfile_mtime_seconds).
+// sample carries a timestamp (node_exporter's collector/textfile.go skips a whole file that has
+// one, and the file's age is its node_textfile_mtime_seconds).
 //
-// Design, after the Prometheus naming and instrumentation practices: one family per meaning,
-// base units (seconds), label values from small stable sets. Labels never hold free text
+// Design, after the Prometheus documentation's "Metric and label naming" and "Instrumentation"
+// practices: one family per meaning, base units (seconds, *_timestamp_seconds for Unix time), an
+// enum as one 0/1 sample per state (the verdict), label values from small stable sets ("do not use
+// labels to store dimensions with high cardinality"). Labels never hold free text
 // (summaries, evidence) or identifiers that change from run to run: a subject naming a process
 // ("mlx5_0/1 pid 4242 (trainer) ERR", "mlx5_0 pid 4242 (trainer) cqe 255") keeps its device, state
 // and depth but not the PID and command ("mlx5_0/1 process ERR"), since PIDs and the commands of
