@@ -787,8 +787,11 @@ exit "$STUB_RC"
 		minRuns    int
 		wantExit   int
 		wantStubTE bool // the stand-in saw SIGTERM
+		// anyTE: the signal may land while a stand-in runs (then it is forwarded) or between
+		// runs; either is right.
+		anyTE bool
 	}{
-		{name: "verdicts keep the loop going", rc: "2", sleep: "0", term: true, minRuns: 3, wantExit: 0},
+		{name: "verdicts keep the loop going", rc: "2", sleep: "0", term: true, minRuns: 3, wantExit: 0, anyTE: true},
 		{name: "usage error stops the container", rc: "64", sleep: "0", minRuns: 1, wantExit: 64},
 		{name: "SIGTERM reaches a running check", rc: "0", sleep: "30", term: true, minRuns: 1, wantExit: 0, wantStubTE: true},
 	} {
@@ -843,7 +846,7 @@ exit "$STUB_RC"
 				t.Errorf("ran %q, want %q", got[0], wantArgs)
 			}
 			b, _ := os.ReadFile(log)
-			if sawTerm := strings.Contains(string(b), "TERM"); sawTerm != tc.wantStubTE {
+			if sawTerm := strings.Contains(string(b), "TERM"); sawTerm != tc.wantStubTE && !tc.anyTE {
 				t.Errorf("the running check saw SIGTERM: %v, want %v", sawTerm, tc.wantStubTE)
 			}
 		})
