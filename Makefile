@@ -6,7 +6,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 BIN       := bin/rdmadiag
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all build test lint fmt-check vet staticcheck demo golden fuzz bench clean lab-bins
+.PHONY: all build test lint fmt-check vet staticcheck demo golden fuzz bench clean lab-bins e2e-slurm
 
 all: lint test
 
@@ -57,6 +57,12 @@ bench:
 
 clean:
 	rm -rf bin lab/out
+
+# deploy/slurm/rdmadiag-healthcheck as the HealthCheckProgram of a real one-node Slurm on localhost
+# (Debian's slurm-wlm and munge, installed when missing; needs root, about a minute): the node
+# drains on a critical snapshot, resumes on a healthy one, and a node drained by someone else stays.
+e2e-slurm: build
+	deploy/slurm/test/e2e-slurm.sh
 
 -include lab/lab.mk
 
