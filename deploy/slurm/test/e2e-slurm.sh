@@ -11,7 +11,12 @@
 # Needs root (slurmd runs the program as root; packages are installed when missing). munged,
 # slurmctld and slurmd run in the foreground as children of this script with every file under a
 # temporary directory and non-default ports (E2E_SLURM_PORT, E2E_SLURM_PORT+1), and are stopped on
-# exit. E2E_KEEP=1 keeps the directory (logs) afterwards.
+# E2E_KEEP=1 keeps the directory (logs) afterwards.
+#
+# E2E_NHC=DIR runs the same steps with LBNL NHC as the HealthCheckProgram and
+# deploy/nhc/rdmadiag.nhc as its check; DIR holds NHC's nhc, scripts/common.nhc and helpers/
+# (a checkout of github.com/mej/nhc; Debian does not package NHC). The reason is then NHC's,
+# "NHC: check_rdmadiag: ...", and could-not-check exits 0.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 repo=$PWD
@@ -21,6 +26,7 @@ critical=$repo/fixtures/sysfs/port-down/snapshot.tar.gz
 healthy=$repo/fixtures/sysfs/healthy/snapshot.tar.gz
 interval=${E2E_SLURM_INTERVAL:-5}
 port=${E2E_SLURM_PORT:-16817}
+nhc=${E2E_NHC:-}
 start=$SECONDS
 
 fail() {
@@ -31,6 +37,12 @@ step() { printf '>> [%3ds] %s\n' $((SECONDS - start)) "$*"; }
 
 [ "$(id -u)" = 0 ] || fail "needs root: slurmd runs the HealthCheckProgram as root"
 [ -x "$rdmadiag" ] || fail "$rdmadiag missing: run make build"
+if [ -n "$nhc" ]; then
+	for f in nhc scripts/common.nhc helpers/node-mark-offline helpers/node-mark-online; do
+		[ -f "$nhc/$f" ] || fail "E2E_NHC=$nhc has no $f"
+	done
+	nhc=$(cd "$nhc" && pwd)
+fi
 
 need=()
 for c in slurmctld slurmd scontrol sinfo; do
@@ -108,10 +120,23 @@ set_snapshot "$d/garbled.tar.gz"
 # The HealthCheckProgram: the program itself in an empty environment (as slurmd starts it),
 # pointed at the settings file; its output goes to slurmd as well as to hc.out, and each run's
 # exit status is counted in hc-runs.
+run="RDMADIAG_HEALTHCHECK_CONF=$d/rdmadiag-healthcheck.conf $program"
+# Expected of each step: the reason's start, and the exit status when rdmadiag could not check.
+leader="rdmadiag: " unknown_rc=3
+if [ -n "$nhc" ]; then
+	mkdir -p "$d/nhc/scripts"
+	cp "$nhc/scripts/common.nhc" "$repo/deploy/nhc/rdmadiag.nhc" "$d/nhc/scripts/"
+	cat >"$d/nhc/nhc.conf" <<EOF
+* || export RDMADIAG=$rdmadiag
+* || export RDMADIAG_ARGS="--snapshot $d/snapshot.tar.gz"
+* || check_rdmadiag -t 20
+EOF
+	run="SLURM_CONF=$d/slurm.conf $nhc/nhc -D $d/nhc -l - NHC_RM=slurm HELPERDIR=$nhc/helpers"
+	leader="NHC: check_rdmadiag: " unknown_rc=0
+fi
 cat >"$d/healthcheck" <<EOF
 #!/bin/sh
-out=\$(env -i SLURMD_NODENAME="\$SLURMD_NODENAME" \\
-	RDMADIAG_HEALTHCHECK_CONF=$d/rdmadiag-healthcheck.conf $program 2>&1)
+out=\$(env -i SLURMD_NODENAME="\$SLURMD_NODENAME" $run 2>&1)
 rc=\$?
 printf '%s\\n' "\$out" | tee -a $d/hc.out
 echo "\$(date +%T) rc=\$rc" >>$d/hc-runs
@@ -196,24 +221,24 @@ last_rc() { tail -n 1 "$d/hc-runs" | sed 's/.*rc=//'; }
 step "1. garbled snapshot (could not check): the node registers and stays in service"
 wait_until 60 "node $node registers" state_is 'IDLE'
 settle 2
-[ "$(last_rc)" = 3 ] || fail "health check exit $(last_rc) on a garbled snapshot, want 3"
+[ "$(last_rc)" = "$unknown_rc" ] || fail "health check exit $(last_rc) on a garbled snapshot, want $unknown_rc"
 state_is 'IDLE' || fail "could not check changed the node: $(node_state) '$(node_reason)'"
 grep -q 'could not check (rdmadiag exit 3)' "$d/hc.out" || fail "could-not-check is not logged"
 
-step "2. port-down snapshot (critical): the node drains with reason rdmadiag: ..."
+step "2. port-down snapshot (critical): the node drains with reason $leader..."
 set_snapshot "$critical"
 wait_until 60 "node drains" state_is '*DRAIN*'
 reason=$(node_reason)
 case $reason in
-"rdmadiag: "*"rxe0/1 is DOWN"*) ;;
-*) fail "drain reason '$reason', want 'rdmadiag: ... rxe0/1 is DOWN ...'" ;;
+"$leader"*"rxe0/1 is DOWN"*) ;;
+*) fail "drain reason '$reason', want '$leader... rxe0/1 is DOWN ...'" ;;
 esac
 sinfo_reason | grep -qF "$reason|$node" || fail "sinfo -R does not list $node with '$reason': $(sinfo_reason)"
 echo "   scontrol: State=$(node_state) Reason=$reason"
 settle 1
 [ "$(node_reason)" = "$reason" ] || fail "reason changed on a repeated critical run: '$(node_reason)'"
-grep -qF "health_check failed: rc:1 output:rdmadiag-healthcheck: drained node $node: $reason" \
-	"$d/slurmd.log" || fail "slurmd.log does not show the drain"
+grep -q "health_check failed: rc:1 output:.*rxe0/1 is DOWN" "$d/slurmd.log" ||
+	fail "slurmd.log does not show the failed health check"
 
 step "3. healthy snapshot: the node resumes"
 set_snapshot "$healthy"
