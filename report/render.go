@@ -30,8 +30,11 @@ type Renderer func(w io.Writer, r *Report, o RenderOptions) error
 
 // Renderers by format name; Formats lists the names for help texts.
 var renderers = map[string]Renderer{
-	"table": RenderTable,
-	"json":  RenderJSON,
+	"table":      RenderTable,
+	"json":       RenderJSON,
+	"prometheus": RenderPrometheus,
+	"npd":        RenderNPD,
+	"nagios":     RenderNagios,
 }
 
 // Formats are the names accepted by Lookup, sorted.

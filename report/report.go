@@ -285,17 +285,7 @@ func summaryLine(s Summary, fs []Finding) string {
 	}
 	fmt.Fprintf(&b, " (%d critical, %d warning, %d unknown)", s.Counts["critical"], s.Counts["warning"], s.Counts["unknown"])
 	// The worst root cause is what an operator should read first.
-	var worst *Finding
-	for i := range fs {
-		f := &fs[i]
-		if !f.Severity.Problem() || len(f.ExplainedBy) > 0 {
-			continue
-		}
-		if worst == nil || f.Severity > worst.Severity {
-			worst = f
-		}
-	}
-	if worst != nil {
+	if worst := worstRoot(fs); worst != nil {
 		fmt.Fprintf(&b, "; root cause: [%s] %s", worst.Subject, worst.Summary)
 		consequences := 0
 		for _, f := range fs {

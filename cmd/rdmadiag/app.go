@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -35,6 +36,18 @@ type App struct {
 	// OpenHost replaces opening --snapshot, --root or the live host; tests use it to run the
 	// live code paths on a prepared tree.
 	OpenHost func(src source) (*host.Host, func(), error)
+
+	// interruptExit is the exit code of an interrupted run, set once the format is known (the
+	// one-line formats' protocols have no code for "interrupted"); 0 means ExitInterrupted.
+	interruptExit atomic.Int32
+}
+
+// interruptedCode is the exit code when a signal ended the run.
+func (a *App) interruptedCode() int {
+	if c := a.interruptExit.Load(); c != 0 {
+		return int(c)
+	}
+	return report.ExitInterrupted
 }
 
 func (a *App) openHost(src source) (*host.Host, func(), error) {

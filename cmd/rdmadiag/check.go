@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -35,6 +36,10 @@ type checkFlags struct {
 	noColor  bool
 	parallel int
 	strict   bool
+	// output is --output: the file the report is written to, atomically, instead of stdout.
+	output string
+	// npdThreshold is the least verdict for which --format npd exits 1 (a problem to npd).
+	npdThreshold string
 }
 
 func (a *App) checkCmd() *cobra.Command {
@@ -43,7 +48,8 @@ func (a *App) checkCmd() *cobra.Command {
 		Use:   "check",
 		Short: "Check this host (or a snapshot) and report per layer",
 		Long: "Run the registered checks bottom-up and print the findings with their evidence and fixes.\n" +
-			"Layers: " + strings.Join(report.Layers, ", ") + ". `rdmadiag list` shows every check id.\n\n" + exitCodesHelp,
+			"Layers: " + strings.Join(report.Layers, ", ") + ". `rdmadiag list` shows every check id.\n\n" + exitCodesHelp +
+			"\n\n" + formatsHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("timeout") {
@@ -55,7 +61,12 @@ func (a *App) checkCmd() *cobra.Command {
 	}
 	f.src.flags(c)
 	fl := c.Flags()
-	fl.StringVarP(&f.format, "format", "o", "table", "output format: "+strings.Join(report.Formats(), ", "))
+	fl.StringVarP(&f.format, "format", "o", "table", "output format: "+strings.Join(report.Formats(), ", ")+
+		" (npd and nagios change the exit codes to their protocols; see Formats below)")
+	fl.StringVar(&f.output, "output", "", "write the report to this file instead of stdout, atomically (temporary file in the same "+
+		"directory, then rename), mode 0644: for node_exporter's textfile collector")
+	fl.StringVar(&f.npdThreshold, "npd-threshold", "critical", "--format npd: the least verdict that exits 1 (a problem to "+
+		"node-problem-detector): critical, or warning for a rule that reports warnings too")
 	fl.StringSliceVar(&f.only, "only", nil, "run only these layers or check ids (comma-separated; globs allowed)")
 	fl.StringSliceVar(&f.skip, "skip", nil, "skip these layers or check ids")
 	fl.BoolVar(&f.noProbe, "no-probe", false, "do not run verbs loopback probes (they create and destroy their own QPs, CQs and MRs)")
@@ -99,8 +110,12 @@ func (f *checkFlags) validate() error {
 	case o.Interval > 0 && (f.src.snapshot != "" || f.src.root != ""):
 		// Refused up front rather than waited for: a recording holds one reading of each counter.
 		return usageErr("--interval needs a live host: a snapshot or --root tree holds one reading of each counter, so no rate can be judged")
+	case f.npdThreshold != "critical" && f.npdThreshold != "warning":
+		return usageErr("--npd-threshold %q: want critical or warning", f.npdThreshold)
+	case f.npdThreshold != "critical" && f.format != "npd":
+		return usageErr("--npd-threshold applies to --format npd only")
 	}
-	return nil
+	return checkOutputPath(f.output)
 }
 
 func (a *App) runCheck(ctx context.Context, f *checkFlags) error {
@@ -108,22 +123,48 @@ func (a *App) runCheck(ctx context.Context, f *checkFlags) error {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	if err := f.validate(); err != nil {
+	// From here on an interruption ends the process with the format's code.
+	a.interruptExit.Store(int32(interruptedExit(f.format)))
+	rep, err := a.judge(ctx, f)
+	if err != nil {
+		return a.noReport(f, err)
+	}
+	ro := report.RenderOptions{Color: a.IsTerminal && !f.noColor && f.output == "", Verbose: f.verbose, Problems: f.problems}
+	var out bytes.Buffer
+	if err := render(&out, rep, ro); err != nil {
 		return err
 	}
-	if err := loadOptionFiles(&f.opts); err != nil {
+	if f.output != "" {
+		if err := writeFileAtomic(f.output, out.Bytes(), 0o644); err != nil {
+			return &exitError{code: report.ExitUnknown, err: fmt.Errorf("--output: %w", err)}
+		}
+	} else if _, err := a.Stdout.Write(out.Bytes()); err != nil {
 		return err
+	}
+	if code := f.exitFor(rep); code != 0 {
+		return &exitCode{code: code}
+	}
+	return nil
+}
+
+// judge validates the flags, runs the selected checks and builds the report.
+func (a *App) judge(ctx context.Context, f *checkFlags) (*report.Report, error) {
+	if err := f.validate(); err != nil {
+		return nil, err
+	}
+	if err := loadOptionFiles(&f.opts); err != nil {
+		return nil, err
 	}
 	selected, err := a.Registry.Select(f.only, f.skip, false)
 	if err != nil {
-		return usageErr("%v", err)
+		return nil, usageErr("%v", err)
 	}
 	if len(selected) == 0 {
-		return usageErr("--only %s --skip %s select no check (see `rdmadiag list`)", strings.Join(f.only, ","), strings.Join(f.skip, ","))
+		return nil, usageErr("--only %s --skip %s select no check (see `rdmadiag list`)", strings.Join(f.only, ","), strings.Join(f.skip, ","))
 	}
 	h, cleanup, err := a.openHost(f.src)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer cleanup()
 	toRun, notRun := probeLimits(selected, h.Kind(), f.noProbe)
@@ -139,20 +180,12 @@ func (a *App) runCheck(ctx context.Context, f *checkFlags) error {
 		d := math.Round(a.Now().Sub(started).Seconds()*1000) / 1000
 		tool.DurationSeconds = &d
 	}
-	rep := report.BuildWith(findings, report.DefaultFaults(), tool, hi, report.BuildOptions{
+	return report.BuildWith(findings, report.DefaultFaults(), tool, hi, report.BuildOptions{
 		Strict:      f.strict,
 		Interrupted: ctx.Err() != nil,
 		NotRun:      notRun,
 		NotSelected: len(a.Registry.All()) - len(selected),
-	})
-	ro := report.RenderOptions{Color: a.IsTerminal && !f.noColor, Verbose: f.verbose, Problems: f.problems}
-	if err := render(a.Stdout, rep, ro); err != nil {
-		return err
-	}
-	if rep.Summary.ExitCode != 0 {
-		return &exitCode{code: rep.Summary.ExitCode}
-	}
-	return nil
+	}), nil
 }
 
 // probeLimits keeps the probes out of a run that cannot or may not create verbs resources and

@@ -40,14 +40,15 @@ func runMain(app *App, args []string) int {
 		cancel(&interrupted{sig: signalName(s)})
 		if _, ok := <-sigs; ok {
 			fmt.Fprintln(app.Stderr, "rdmadiag: interrupted")
-			os.Exit(report.ExitInterrupted)
+			os.Exit(app.interruptedCode())
 		}
 	}()
 	code := app.Execute(ctx, args)
 	if ctx.Err() != nil && code != report.ExitUsage {
-		// Interrupted: probes have cleaned up by now; say so and use the shell's convention.
+		// Interrupted: probes have cleaned up by now; say so and use the shell's convention (or
+		// the format's code for "could not tell": npd, nagios).
 		fmt.Fprintln(app.Stderr, "rdmadiag: interrupted")
-		code = report.ExitInterrupted
+		code = app.interruptedCode()
 	}
 	return code
 }

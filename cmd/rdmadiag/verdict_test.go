@@ -158,8 +158,12 @@ func TestHelperProcess(t *testing.T) {
 	if root == "" {
 		t.Skip("run by TestSIGINTDuringABlockedReadExits130")
 	}
+	format := os.Getenv("RDMADIAG_TEST_FORMAT")
+	if format == "" {
+		format = "json"
+	}
 	app := &App{Version: "test", Now: time.Now, Stdout: os.Stdout, Stderr: os.Stderr, Golden: true, OpenHost: liveOn(root)}
-	os.Exit(runMain(app, []string{"check", "--no-probe", "--timeout", "60s", "-o", "json"}))
+	os.Exit(runMain(app, []string{"check", "--no-probe", "--timeout", "60s", "-o", format}))
 }
 
 // A symlink chain out of a tree never puts the outside file into the report.
