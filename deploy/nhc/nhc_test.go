@@ -11,10 +11,13 @@ import (
 	"testing"
 )
 
+// What `rdmadiag check --format nagios` prints: the status, the text, then perfdata.
 const (
-	criticalLine = "1 RDMA device(s), verdict CRITICAL (1 critical, 0 warning, 0 unknown); root cause: [rxe0/1] rxe0/1 is DOWN (physical Disabled) because its netdev eth0 was set administratively down"
-	healthyLine  = "1 RDMA device(s), verdict HEALTHY: 27 checks passed, 7 skipped"
-	warningLine  = "2 RDMA device(s), verdict WARNING (0 critical, 1 warning, 0 unknown); root cause: [mlx5_0/1] mlx5_0/1 runs at 100 Gb/s, below the 200 Gb/s expected"
+	criticalLine  = "RDMADIAG CRITICAL - rxe0/1 is DOWN (physical Disabled) because its netdev eth0 was set administratively down | criticals=1;;; warnings=0;;; unknowns=0;;; duration=0.171s;;;"
+	healthyStatus = "RDMADIAG OK - 1 RDMA device(s), 27 checks passed"
+	healthyLine   = healthyStatus + " | criticals=0;;; warnings=0;;; unknowns=0;;; duration=0.079s;;;"
+	warningStatus = "RDMADIAG WARNING - mlx5_0/1 runs at 100 Gb/s, below the 200 Gb/s expected"
+	warningLine   = warningStatus + " | criticals=0;;; warnings=1;;; unknowns=0;;;"
 )
 
 // NHC's die marks the node offline and exits; log and dbg print; syslog queues for the system log.
@@ -42,7 +45,7 @@ func runCheck(t *testing.T, env map[string]string, args ...string) result {
 	dir := t.TempDir()
 	rdmadiag := filepath.Join(dir, "rdmadiag")
 	body := "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done >" + filepath.Join(dir, "args") + "\n" +
-		"[ -z \"$STUB_LINE\" ] || printf 'header\\n\\n%s\\n' \"$STUB_LINE\"\n" +
+		"[ -z \"$STUB_LINE\" ] || printf '%s\\n' \"$STUB_LINE\"\n" +
 		"[ -z \"$STUB_ERR\" ] || echo \"$STUB_ERR\" >&2\nexit \"$STUB_RC\"\n"
 	if err := os.WriteFile(rdmadiag, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
@@ -71,15 +74,15 @@ func TestCheckRdmadiag(t *testing.T) {
 		want []string // lines of output, in order
 	}{
 		{"critical dies with the root cause", map[string]string{"STUB_RC": "2", "STUB_LINE": criticalLine}, nil,
-			[]string{"DIE 1 check_rdmadiag:  [rxe0/1] rxe0/1 is DOWN (physical Disabled) because its netdev eth0 was set administratively down"}},
+			[]string{"DIE 1 check_rdmadiag:  rxe0/1 is DOWN (physical Disabled) because its netdev eth0 was set administratively down\n"}},
 		{"critical with stderr after the summary still names the root cause", map[string]string{"STUB_RC": "2", "STUB_LINE": criticalLine, "STUB_ERR": "rdmadiag: note: something"}, nil,
-			[]string{"DIE 1 check_rdmadiag:  [rxe0/1] rxe0/1 is DOWN"}},
+			[]string{"DIE 1 check_rdmadiag:  rxe0/1 is DOWN"}},
 		{"healthy passes", map[string]string{"STUB_RC": "0", "STUB_LINE": healthyLine}, nil,
-			[]string{"DBG check_rdmadiag:  " + healthyLine, "RET 0"}},
+			[]string{"DBG check_rdmadiag:  " + healthyStatus + "\n", "RET 0"}},
 		{"warnings are logged and pass", map[string]string{"STUB_RC": "1", "STUB_LINE": warningLine}, nil,
-			[]string{"LOG check_rdmadiag:  warning:  " + warningLine, "RET 0"}},
-		{"could not check is logged and passes", map[string]string{"STUB_RC": "3", "STUB_ERR": "rdmadiag: host.tar.gz: not a usable rdmadiag snapshot"}, nil,
-			[]string{"LOG check_rdmadiag:  could not check (rdmadiag exit 3):  rdmadiag: host.tar.gz: not a usable rdmadiag snapshot; node not marked offline",
+			[]string{"LOG check_rdmadiag:  " + warningStatus + "\n", "RET 0"}},
+		{"could not check is logged and passes", map[string]string{"STUB_RC": "3", "STUB_LINE": "RDMADIAG UNKNOWN - host.tar.gz: not a usable rdmadiag snapshot", "STUB_ERR": "rdmadiag: host.tar.gz: not a usable rdmadiag snapshot"}, nil,
+			[]string{"LOG check_rdmadiag:  could not check (rdmadiag exit 3):  RDMADIAG UNKNOWN - host.tar.gz: not a usable rdmadiag snapshot; node not marked offline",
 				"SYSLOG check_rdmadiag:  could not check (rdmadiag exit 3)", "RET 0"}},
 		{"a usage error passes too", map[string]string{"STUB_RC": "64", "STUB_ERR": "Error: unknown flag: --bogus"}, nil,
 			[]string{"LOG check_rdmadiag:  could not check (rdmadiag exit 64):  Error: unknown flag: --bogus", "RET 0"}},
@@ -114,14 +117,14 @@ func TestCheckRdmadiag(t *testing.T) {
 func TestCheckRdmadiagArguments(t *testing.T) {
 	t.Parallel()
 	r := runCheck(t, map[string]string{"STUB_RC": "0", "STUB_LINE": healthyLine})
-	if got, want := strings.Join(r.args, " "), "check --format table --no-color --problems --timeout 20s --no-probe"; got != want {
+	if got, want := strings.Join(r.args, " "), "check --format nagios --timeout 20s --no-probe"; got != want {
 		t.Errorf("rdmadiag %s, want %s", got, want)
 	}
 	// RDMADIAG_ARGS replaces --no-probe and is split, never globbed; the check's own arguments
 	// after -- come last.
 	r = runCheck(t, map[string]string{"STUB_RC": "0", "STUB_LINE": healthyLine, "RDMADIAG_ARGS": "--snapshot /x/*.tar.gz"},
 		"-t", "9", "--", "--expect-rate", "200")
-	if got, want := strings.Join(r.args, " "), "check --format table --no-color --problems --timeout 9s --snapshot /x/*.tar.gz --expect-rate 200"; got != want {
+	if got, want := strings.Join(r.args, " "), "check --format nagios --timeout 9s --snapshot /x/*.tar.gz --expect-rate 200"; got != want {
 		t.Errorf("rdmadiag %s, want %s", got, want)
 	}
 }
@@ -129,11 +132,11 @@ func TestCheckRdmadiagArguments(t *testing.T) {
 // The note is one line of at most 200 bytes, whatever rdmadiag prints.
 func TestCheckRdmadiagNoteBounded(t *testing.T) {
 	t.Parallel()
-	long := "1 RDMA device(s), verdict CRITICAL (1 critical, 0 warning, 0 unknown); root cause: [mlx5_0] \tfirmware " + strings.Repeat("x", 400)
+	long := "RDMADIAG CRITICAL - mlx5_0: \tfirmware " + strings.Repeat("x", 400) + " | criticals=1;;;"
 	r := runCheck(t, map[string]string{"STUB_RC": "2", "STUB_LINE": long})
 	line := strings.SplitN(r.out, "\n", 2)[0]
 	note := strings.TrimPrefix(line, "DIE 1 check_rdmadiag:  ")
-	if len(note) != 200 || !strings.HasPrefix(note, "[mlx5_0] firmware xxx") {
+	if len(note) != 200 || !strings.HasPrefix(note, "mlx5_0: firmware xxx") {
 		t.Errorf("note %d bytes: %q", len(note), note)
 	}
 }

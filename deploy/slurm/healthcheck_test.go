@@ -12,12 +12,16 @@ import (
 	"time"
 )
 
+// What `rdmadiag check --format nagios` prints: the status, the text, then perfdata.
 const (
-	criticalLine = "1 RDMA device(s), verdict CRITICAL (1 critical, 0 warning, 0 unknown); root cause: [rxe0/1] rxe0/1 is DOWN (physical Disabled) because its netdev eth0 was set administratively down"
-	ourReason    = "rdmadiag: [rxe0/1] rxe0/1 is DOWN (physical Disabled) because its netdev eth0 was set administratively down"
-	healthyLine  = "1 RDMA device(s), verdict HEALTHY: 27 checks passed, 7 skipped"
-	warningLine  = "2 RDMA device(s), verdict WARNING (0 critical, 1 warning, 0 unknown); root cause: [mlx5_0/1] mlx5_0/1 runs at 100 Gb/s, below the 200 Gb/s expected"
-	unknownLine  = "1 RDMA device(s), verdict UNKNOWN (0 critical, 0 warning, 1 unknown); root cause: [mlx5_0] reading /sys/class/infiniband/mlx5_0/fw_ver: input/output error"
+	criticalStatus = "RDMADIAG CRITICAL - rxe0/1 is DOWN (physical Disabled) because its netdev eth0 was set administratively down"
+	criticalLine   = criticalStatus + " | criticals=1;;; warnings=0;;; unknowns=0;;; duration=0.171s;;;"
+	ourReason      = "rdmadiag: rxe0/1 is DOWN (physical Disabled) because its netdev eth0 was set administratively down"
+	healthyStatus  = "RDMADIAG OK - 1 RDMA device(s), 27 checks passed"
+	healthyLine    = healthyStatus + " | criticals=0;;; warnings=0;;; unknowns=0;;; duration=0.079s;;;"
+	warningLine    = "RDMADIAG WARNING - mlx5_0/1 runs at 100 Gb/s, below the 200 Gb/s expected | criticals=0;;; warnings=1;;; unknowns=0;;;"
+	unknownStatus  = "RDMADIAG UNKNOWN - could not check mlx5_0: reading /sys/class/infiniband/mlx5_0/fw_ver: input/output error"
+	unknownLine    = unknownStatus + " | criticals=0;;; warnings=0;;; unknowns=1;;;"
 )
 
 // stub writes an executable sh script named name into dir.
@@ -49,7 +53,7 @@ func runProgram(t *testing.T, env map[string]string) run {
 	full := map[string]string{
 		"SLURMD_NODENAME":           "n1",
 		"RDMADIAG_HEALTHCHECK_CONF": os.DevNull,
-		"RDMADIAG":                  stub(t, dir, "rdmadiag", rec("rdmadiag")+"${STUB_SLEEP:+sleep $STUB_SLEEP}\n[ -z \"$STUB_LINE\" ] || printf 'header\\n\\n%s\\n' \"$STUB_LINE\"\necho \"$STUB_ERR\" >&2\nexit \"$STUB_RC\"\n"),
+		"RDMADIAG":                  stub(t, dir, "rdmadiag", rec("rdmadiag")+"${STUB_SLEEP:+sleep $STUB_SLEEP}\n[ -z \"$STUB_LINE\" ] || printf '%s\\n' \"$STUB_LINE\"\necho \"$STUB_ERR\" >&2\nexit \"$STUB_RC\"\n"),
 		"SINFO":                     stub(t, dir, "sinfo", rec("sinfo")+"printf '%s\\n' \"$STUB_SINFO\" \"$STUB_SINFO\"\n"),
 		"SCONTROL":                  stub(t, dir, "scontrol", rec("scontrol")+"echo \"$STUB_SCONTROL_ERR\" >&2\nexit ${STUB_SCONTROL_RC:-0}\n"),
 		"TMPDIR":                    dir,
@@ -120,14 +124,14 @@ func TestHealthCheckDecisions(t *testing.T) {
 		{"a reason that only starts with the word is not ours", map[string]string{"STUB_RC": "0", "STUB_LINE": healthyLine, "STUB_SINFO": "drain|rdmadiag reports flaps, keep out"},
 			0, nil, "drained by someone else"},
 		{"healthy idle node: nothing to do", map[string]string{"STUB_RC": "0", "STUB_LINE": healthyLine, "STUB_SINFO": "idle|none"},
-			0, nil, healthyLine},
+			0, nil, "rdmadiag-healthcheck: " + healthyStatus + "\n"},
 		{"could not check leaves a drained node drained", map[string]string{"STUB_RC": "3", "STUB_LINE": unknownLine, "STUB_SINFO": "drain|" + ourReason},
-			3, nil, "could not check (rdmadiag exit 3): " + unknownLine + "; node n1 left as it is"},
+			3, nil, "could not check (rdmadiag exit 3): " + unknownStatus + "; node n1 left as it is"},
 		{"could not check leaves an idle node in service", map[string]string{"STUB_RC": "3", "STUB_ERR": "rdmadiag: not a usable rdmadiag snapshot", "STUB_SINFO": "idle|none"},
 			3, nil, "could not check (rdmadiag exit 3): rdmadiag: not a usable rdmadiag snapshot; node n1 left as it is"},
 		{"a usage error is not a verdict", map[string]string{"STUB_RC": "64", "STUB_ERR": "unknown flag: --bogus", "STUB_SINFO": "idle|none"},
 			3, nil, "rdmadiag exit 64"},
-		{"interrupted is not a verdict", map[string]string{"STUB_RC": "130", "STUB_LINE": "1 RDMA device(s), verdict INTERRUPTED", "STUB_SINFO": "drain|" + ourReason},
+		{"a signal is not a verdict", map[string]string{"STUB_RC": "130", "STUB_SINFO": "drain|" + ourReason},
 			3, nil, "rdmadiag exit 130"},
 		{"no node state from sinfo: nothing is changed", map[string]string{"STUB_RC": "2", "STUB_LINE": criticalLine, "STUB_SINFO": ""},
 			3, nil, "gave no state for node n1"},
@@ -165,7 +169,7 @@ func TestHealthCheckDecisions(t *testing.T) {
 func TestHealthCheckArguments(t *testing.T) {
 	t.Parallel()
 	r := runProgram(t, map[string]string{"STUB_RC": "0", "STUB_LINE": healthyLine, "STUB_SINFO": "idle|none"})
-	want := "check --format table --no-color --problems --timeout 25s --no-probe"
+	want := "check --format nagios --timeout 25s --no-probe"
 	if got := strings.Join(r.rdmadiag, " "); got != want {
 		t.Errorf("rdmadiag %s, want %s", got, want)
 	}
@@ -176,7 +180,7 @@ func TestHealthCheckArguments(t *testing.T) {
 	// RDMADIAG_ARGS replaces the default --no-probe; its words are split, never globbed.
 	r = runProgram(t, map[string]string{"STUB_RC": "0", "STUB_LINE": healthyLine, "STUB_SINFO": "idle|none",
 		"RDMADIAG_ARGS": "--snapshot /x/*.tar.gz  --only port", "RDMADIAG_TIMEOUT": "7"})
-	want = "check --format table --no-color --problems --timeout 7s --snapshot /x/*.tar.gz --only port"
+	want = "check --format nagios --timeout 7s --snapshot /x/*.tar.gz --only port"
 	if got := strings.Join(r.rdmadiag, " "); got != want {
 		t.Errorf("rdmadiag %s, want %s", got, want)
 	}
@@ -207,13 +211,13 @@ func TestHealthCheckSettingsFile(t *testing.T) {
 // A reason is one line of at most 200 bytes, whatever rdmadiag prints.
 func TestHealthCheckReasonBounded(t *testing.T) {
 	t.Parallel()
-	long := "1 RDMA device(s), verdict CRITICAL (1 critical, 0 warning, 0 unknown); root cause: [mlx5_0] \tfirmware " + strings.Repeat("x", 400)
+	long := "RDMADIAG CRITICAL - mlx5_0: \tfirmware " + strings.Repeat("x", 400) + " | criticals=1;;;"
 	r := runProgram(t, map[string]string{"STUB_RC": "2", "STUB_LINE": long, "STUB_SINFO": "idle|none"})
 	if len(r.scontrol) != 4 {
 		t.Fatalf("scontrol %q", r.scontrol)
 	}
 	reason := strings.TrimPrefix(r.scontrol[3], "Reason=")
-	if len(reason) != 200 || !strings.HasPrefix(reason, "rdmadiag: [mlx5_0] firmware xxx") {
+	if len(reason) != 200 || !strings.HasPrefix(reason, "rdmadiag: mlx5_0: firmware xxx") {
 		t.Errorf("reason %d bytes: %q", len(reason), reason)
 	}
 }
