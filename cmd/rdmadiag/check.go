@@ -62,7 +62,7 @@ func (a *App) checkCmd() *cobra.Command {
 	f.src.flags(c)
 	fl := c.Flags()
 	fl.StringVarP(&f.format, "format", "o", "table", "output format: "+strings.Join(report.Formats(), ", ")+
-		" (npd and nagios change the exit codes to their protocols; see Formats below)")
+		" (npd and nagios map the exit codes onto their protocols: see \"Formats for fleet engines\")")
 	fl.StringVar(&f.output, "output", "", "write the report to this file instead of stdout, atomically (temporary file in the same "+
 		"directory, then rename), mode 0644: for node_exporter's textfile collector")
 	fl.StringVar(&f.npdThreshold, "npd-threshold", "critical", "--format npd: the least verdict that exits 1 (a problem to "+
@@ -110,9 +110,9 @@ func (f *checkFlags) validate() error {
 	case o.Interval > 0 && (f.src.snapshot != "" || f.src.root != ""):
 		// Refused up front rather than waited for: a recording holds one reading of each counter.
 		return usageErr("--interval needs a live host: a snapshot or --root tree holds one reading of each counter, so no rate can be judged")
-	case f.npdThreshold != "critical" && f.npdThreshold != "warning":
+	case f.npdThreshold != "" && f.npdThreshold != "critical" && f.npdThreshold != "warning":
 		return usageErr("--npd-threshold %q: want critical or warning", f.npdThreshold)
-	case f.npdThreshold != "critical" && f.format != "npd":
+	case f.npdThreshold == "warning" && f.format != "npd":
 		return usageErr("--npd-threshold applies to --format npd only")
 	}
 	return checkOutputPath(f.output)

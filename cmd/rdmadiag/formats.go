@@ -17,7 +17,7 @@ const formatsHelp = `Formats for fleet engines:
               is critical (or a warning, with --npd-threshold warning), 3 when the host could
               not be checked or the run was interrupted; usage errors stay 64 (npd: unknown)
   nagios      "RDMADIAG OK|WARNING|CRITICAL|UNKNOWN - <root cause> | perfdata"; exit 0/1/2/3,
-              an interrupted run or a usage error is UNKNOWN (3)`
+              an interrupted run or an invalid option value is UNKNOWN (3)`
 
 // exitFor is the exit code of a finished run in the chosen format. npd reads 0 as OK, 1 as a
 // problem and anything else as unknown (node-problem-detector,
