@@ -6,7 +6,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 BIN       := bin/rdmadiag
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all build test lint fmt-check vet staticcheck demo golden fuzz bench clean lab-bins image
+.PHONY: all build test lint fmt-check vet staticcheck demo golden fuzz bench clean lab-bins image e2e-slurm
 
 all: lint test
 
@@ -71,6 +71,12 @@ image:
 	@test -n "$(CONTAINER)" || { echo "image: needs podman or docker"; exit 1; }
 	$(CONTAINER) build -f deploy/container/Containerfile --target rdmadiag --build-arg VERSION=$(VERSION) -t $(IMAGE):$(VERSION) .
 	$(CONTAINER) build -f deploy/container/Containerfile --target npd --build-arg VERSION=$(VERSION) -t $(IMAGE)-npd:$(VERSION) .
+
+# deploy/slurm/rdmadiag-healthcheck as the HealthCheckProgram of a real one-node Slurm on localhost
+# (Debian's slurm-wlm and munge, installed when missing; needs root, about a minute): the node
+# drains on a critical snapshot, resumes on a healthy one, and a node drained by someone else stays.
+e2e-slurm: build
+	deploy/slurm/test/e2e-slurm.sh
 
 -include lab/lab.mk
 

@@ -1,0 +1,264 @@
+#!/usr/bin/env bash
+# e2e-slurm: deploy/slurm/rdmadiag-healthcheck as the HealthCheckProgram of a real one-node Slurm
+# (Debian's slurm-wlm and munge) on localhost, with rdmadiag reading recorded snapshots:
+#
+#   1. a garbled snapshot (could not check)      the node stays in service
+#   2. port-down (critical: rxe0/1 DOWN)         the node drains, Reason "rdmadiag: ..."
+#   3. healthy                                   the node resumes
+#   4. someone else drains the node; healthy     it stays drained with their reason
+#   5. the same, and critical                    their reason is kept, not overwritten
+#
+# Needs root (slurmd runs the program as root; packages are installed when missing). munged,
+# slurmctld and slurmd run in the foreground as children of this script with every file under a
+# temporary directory and non-default ports (E2E_SLURM_PORT, E2E_SLURM_PORT+1), and are stopped on
+# E2E_KEEP=1 keeps the directory (logs) afterwards.
+#
+# E2E_NHC=DIR runs the same steps with LBNL NHC as the HealthCheckProgram and
+# deploy/nhc/rdmadiag.nhc as its check; DIR holds NHC's nhc, scripts/common.nhc and helpers/
+# (a checkout of github.com/mej/nhc; Debian does not package NHC). The reason is then NHC's,
+# "NHC: check_rdmadiag: ...", and could-not-check exits 0.
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+repo=$PWD
+rdmadiag=$repo/bin/rdmadiag
+program=$repo/deploy/slurm/rdmadiag-healthcheck
+critical=$repo/fixtures/sysfs/port-down/snapshot.tar.gz
+healthy=$repo/fixtures/sysfs/healthy/snapshot.tar.gz
+interval=${E2E_SLURM_INTERVAL:-5}
+port=${E2E_SLURM_PORT:-16817}
+nhc=${E2E_NHC:-}
+start=$SECONDS
+
+fail() {
+	echo "e2e-slurm: FAIL: $*" >&2
+	exit 1
+}
+step() { printf '>> [%3ds] %s\n' $((SECONDS - start)) "$*"; }
+
+[ "$(id -u)" = 0 ] || fail "needs root: slurmd runs the HealthCheckProgram as root"
+[ -x "$rdmadiag" ] || fail "$rdmadiag missing: run make build"
+if [ -n "$nhc" ]; then
+	for f in nhc scripts/common.nhc helpers/node-mark-offline helpers/node-mark-online; do
+		[ -f "$nhc/$f" ] || fail "E2E_NHC=$nhc has no $f"
+	done
+	nhc=$(cd "$nhc" && pwd)
+fi
+
+need=()
+for c in slurmctld slurmd scontrol sinfo; do
+	command -v "$c" >/dev/null || need=(slurm-wlm)
+done
+command -v munged >/dev/null || need+=(munge)
+if [ ${#need[@]} -gt 0 ]; then
+	step "installing ${need[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null ||
+		{ apt-get update -qq && apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null; }
+fi
+for p in "$port" $((port + 1)); do
+	if ss -Hltn "sport = :$p" 2>/dev/null | grep -q .; then
+		fail "port $p is in use; set E2E_SLURM_PORT"
+	fi
+done
+
+d=$(mktemp -d /tmp/e2e-slurm.XXXXXX)
+node=$(hostname -s)
+pids=()
+cleanup() {
+	rc=$?
+	trap - EXIT INT TERM
+	if [ $rc -ne 0 ]; then
+		for f in hc-runs hc.out slurmd.log slurmctld.log munged.log; do
+			[ -f "$d/$f" ] && { echo "---- $d/$f (last 25 lines)"; tail -n 25 "$d/$f"; }
+		done
+	fi
+	# Children of this script only, newest first (slurmd, slurmctld, munged), by pid.
+	for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+		kill -TERM "${pids[i]}" 2>/dev/null || continue
+		for _ in $(seq 50); do kill -0 "${pids[i]}" 2>/dev/null || break; sleep 0.2; done
+		kill -KILL "${pids[i]}" 2>/dev/null || :
+		wait "${pids[i]}" 2>/dev/null || :
+	done
+	if [ "${E2E_KEEP:-0}" = 1 ]; then echo "e2e-slurm: kept $d"; else rm -rf "$d"; fi
+	step "torn down"
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+step "munge key and munged in $d"
+# munged wants its socket's directories searchable by everyone; the key stays 0400.
+chmod 0711 "$d"
+mkdir -m 0711 "$d/munge"
+if command -v mungekey >/dev/null; then
+	mungekey --create --keyfile="$d/munge/munge.key"
+else
+	dd if=/dev/urandom of="$d/munge/munge.key" bs=1024 count=1 status=none
+fi
+chmod 0400 "$d/munge/munge.key"
+munged --foreground --force --socket="$d/munge/munge.socket" --key-file="$d/munge/munge.key" \
+	--pid-file="$d/munge/munged.pid" --seed-file="$d/munge/munged.seed" \
+	--log-file="$d/munged.log" >"$d/munged.out" 2>&1 &
+pids+=($!)
+
+# What rdmadiag-healthcheck reads: slurmd hands it an empty environment, so its settings file
+# names rdmadiag, the snapshot the test swaps under it, and this cluster's slurm.conf.
+cat >"$d/rdmadiag-healthcheck.conf" <<EOF
+RDMADIAG=$rdmadiag
+RDMADIAG_ARGS="--snapshot $d/snapshot.tar.gz"
+RDMADIAG_TIMEOUT=20
+SLURM_CONF=$d/slurm.conf
+EOF
+# set_snapshot FILE: atomically, so a health check never reads half a file.
+set_snapshot() {
+	cp "$1" "$d/snapshot.tar.gz.new"
+	mv -f "$d/snapshot.tar.gz.new" "$d/snapshot.tar.gz"
+}
+head -c 4096 /dev/urandom >"$d/garbled.tar.gz"
+set_snapshot "$d/garbled.tar.gz"
+
+# The HealthCheckProgram: the program itself in an empty environment (as slurmd starts it),
+# pointed at the settings file; its output goes to slurmd as well as to hc.out, and each run's
+# exit status is counted in hc-runs.
+run="RDMADIAG_HEALTHCHECK_CONF=$d/rdmadiag-healthcheck.conf $program"
+# Expected of each step: the reason's start, and the exit status when rdmadiag could not check.
+leader="rdmadiag: " unknown_rc=3
+if [ -n "$nhc" ]; then
+	mkdir -p "$d/nhc/scripts"
+	cp "$nhc/scripts/common.nhc" "$repo/deploy/nhc/rdmadiag.nhc" "$d/nhc/scripts/"
+	cat >"$d/nhc/nhc.conf" <<EOF
+* || export RDMADIAG=$rdmadiag
+* || export RDMADIAG_ARGS="--snapshot $d/snapshot.tar.gz"
+* || check_rdmadiag -t 20
+EOF
+	run="SLURM_CONF=$d/slurm.conf $nhc/nhc -D $d/nhc -l - NHC_RM=slurm HELPERDIR=$nhc/helpers"
+	leader="NHC: check_rdmadiag: " unknown_rc=0
+fi
+cat >"$d/healthcheck" <<EOF
+#!/bin/sh
+out=\$(env -i SLURMD_NODENAME="\$SLURMD_NODENAME" $run 2>&1)
+rc=\$?
+printf '%s\\n' "\$out" | tee -a $d/hc.out
+echo "\$(date +%T) rc=\$rc" >>$d/hc-runs
+exit \$rc
+EOF
+chmod 0755 "$d/healthcheck"
+
+cpus=$(nproc)
+cat >"$d/slurm.conf" <<EOF
+ClusterName=rdmadiag-e2e
+SlurmctldHost=$node(127.0.0.1)
+SlurmctldPort=$port
+SlurmdPort=$((port + 1))
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$d/munge/munge.socket
+StateSaveLocation=$d/ctld
+SlurmdSpoolDir=$d/slurmd
+SlurmctldPidFile=$d/slurmctld.pid
+SlurmdPidFile=$d/slurmd.pid
+SlurmctldLogFile=$d/slurmctld.log
+SlurmdLogFile=$d/slurmd.log
+SlurmctldDebug=info
+SlurmdDebug=info
+ProctrackType=proctrack/pgid
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SelectType=select/linear
+MpiDefault=none
+MailProg=/bin/true
+ReturnToService=2
+HealthCheckProgram=$d/healthcheck
+HealthCheckInterval=$interval
+HealthCheckNodeState=ANY
+NodeName=$node NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN
+PartitionName=e2e Nodes=$node Default=YES MaxTime=INFINITE State=UP
+EOF
+mkdir -p "$d/ctld" "$d/slurmd"
+export SLURM_CONF=$d/slurm.conf
+
+for _ in $(seq 50); do [ -S "$d/munge/munge.socket" ] && break; sleep 0.2; done
+[ -S "$d/munge/munge.socket" ] || fail "munged did not create its socket"
+
+step "slurmctld and slurmd for node $node (HealthCheckInterval=$interval)"
+slurmctld -D -i -f "$d/slurm.conf" >>"$d/slurmctld.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do scontrol ping >/dev/null 2>&1 && break; sleep 0.2; done
+scontrol ping >/dev/null 2>&1 || fail "slurmctld does not answer"
+slurmd -D -N "$node" -f "$d/slurm.conf" >>"$d/slurmd.log" 2>&1 &
+pids+=($!)
+
+# Helpers reading the node the way an operator does.
+node_state() { scontrol show node "$node" | sed -n 's/^ *State=\([^ ]*\).*/\1/p'; }
+# The reason without the "[user@time]" scontrol appends.
+node_reason() { scontrol show node "$node" | sed -n 's/^ *Reason=\(.*\) \[[^]]*\]$/\1/p'; }
+sinfo_reason() { sinfo -R --noheader --format='%E|%N'; }
+runs() { if [ -f "$d/hc-runs" ]; then wc -l <"$d/hc-runs"; else echo 0; fi; }
+# wait_until SECONDS DESCRIPTION COMMAND...: poll COMMAND every 0.5 s.
+wait_until() {
+	local limit=$1 what=$2
+	shift 2
+	local until=$((SECONDS + limit))
+	while ! "$@"; do
+		[ $SECONDS -lt $until ] || fail "$what: not within ${limit}s (state $(node_state), reason '$(node_reason)')"
+		sleep 0.5
+	done
+}
+# settle N: wait until N more health checks have finished (the node has had N chances to change).
+settle() {
+	local want=$(($(runs) + $1))
+	wait_until $(($1 * interval * 3 + 30)) "$1 more health check run(s)" test_runs_ge "$want"
+}
+test_runs_ge() { [ "$(runs)" -ge "$1" ]; }
+# shellcheck disable=SC2254 # the state is matched against a glob on purpose
+state_is() { case $(node_state) in $1) return 0 ;; esac; return 1; }
+last_rc() { tail -n 1 "$d/hc-runs" | sed 's/.*rc=//'; }
+
+step "1. garbled snapshot (could not check): the node registers and stays in service"
+wait_until 60 "node $node registers" state_is 'IDLE'
+settle 2
+[ "$(last_rc)" = "$unknown_rc" ] || fail "health check exit $(last_rc) on a garbled snapshot, want $unknown_rc"
+state_is 'IDLE' || fail "could not check changed the node: $(node_state) '$(node_reason)'"
+grep -q 'could not check (rdmadiag exit 3)' "$d/hc.out" || fail "could-not-check is not logged"
+
+step "2. port-down snapshot (critical): the node drains with reason $leader..."
+set_snapshot "$critical"
+wait_until 60 "node drains" state_is '*DRAIN*'
+reason=$(node_reason)
+case $reason in
+"$leader"*"rxe0/1 is DOWN"*) ;;
+*) fail "drain reason '$reason', want '$leader... rxe0/1 is DOWN ...'" ;;
+esac
+sinfo_reason | grep -qF "$reason|$node" || fail "sinfo -R does not list $node with '$reason': $(sinfo_reason)"
+echo "   scontrol: State=$(node_state) Reason=$reason"
+settle 1
+[ "$(node_reason)" = "$reason" ] || fail "reason changed on a repeated critical run: '$(node_reason)'"
+grep -q "health_check failed: rc:1 output:.*rxe0/1 is DOWN" "$d/slurmd.log" ||
+	fail "slurmd.log does not show the failed health check"
+
+step "3. healthy snapshot: the node resumes"
+set_snapshot "$healthy"
+wait_until 60 "node resumes" state_is 'IDLE'
+[ -z "$(node_reason)" ] || fail "reason left after resume: '$(node_reason)'"
+[ -z "$(sinfo_reason)" ] || fail "sinfo -R still lists: $(sinfo_reason)"
+
+other="maintenance: cable swap"
+step "4. drained by someone else ('$other'), healthy: the node stays drained"
+scontrol update NodeName="$node" State=DRAIN Reason="$other"
+settle 2
+state_is '*DRAIN*' || fail "a node drained by someone else was resumed: $(node_state)"
+[ "$(node_reason)" = "$other" ] || fail "their reason became '$(node_reason)'"
+
+step "5. drained by someone else, critical: their reason is kept"
+set_snapshot "$critical"
+settle 2
+[ "$(last_rc)" = 1 ] || fail "health check exit $(last_rc) on a critical snapshot, want 1"
+state_is '*DRAIN*' || fail "node not drained: $(node_state)"
+[ "$(node_reason)" = "$other" ] || fail "their reason was overwritten with '$(node_reason)'"
+sinfo_reason | grep -qF "$other|$node" || fail "sinfo -R: $(sinfo_reason)"
+
+step "PASS ($(runs) health check runs)"
