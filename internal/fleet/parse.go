@@ -13,11 +13,12 @@ import (
 )
 
 // A report is mostly text fleet does not read: evidence, remediations and the fault rows. The
-// reader below walks a report once, decodes the few fields of doc and skips everything else at
-// the speed of a byte search, where encoding/json scans every byte twice (once to find the end of
-// the value, once to decode it) through its state machine. It fills doc exactly as
-// json.Unmarshal would for any report json.Unmarshal accepts (FuzzParse checks that against
-// encoding/json); inside skipped values it checks only that strings end and brackets match.
+// reader below walks a report once, decodes the few fields fleet needs and skips everything else
+// at the speed of a byte search, where encoding/json passes every byte twice (once to find the
+// end of the value, once to decode it) through its state machine. For every document that
+// json.Unmarshal accepts into doc and that repeats no member name, it yields the same host
+// record (FuzzParse checks that against encoding/json); inside skipped values it checks only
+// that strings end and brackets match.
 
 var errShort = errors.New("unexpected end of input")
 
@@ -105,15 +106,13 @@ func (p *parser) skip() error {
 		return p.skipString()
 	case '{', '[':
 	default:
-		tok, err := p.token()
-		if err != nil {
+		if _, err := p.token(); err != nil {
 			return err
 		}
 		if p.i == len(p.b) {
 			// A number may continue in input not read yet; framing asks for more.
 			return errShort
 		}
-		_ = tok
 		return nil
 	}
 	var stackArr [64]byte
