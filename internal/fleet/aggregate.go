@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -109,6 +110,7 @@ func (a *Aggregator) add(r hostRecord) {
 				a.o.Now.Sub(*r.started).Round(time.Second)))
 		}
 	}
+	a.droppedRoots += r.rootsDropped
 	for _, rc := range r.roots {
 		g := a.roots[rc.key]
 		if g == nil {
@@ -187,6 +189,10 @@ func newNames(k int) *names { return &names{k: k} }
 func (n *names) add(host, detail string) {
 	n.count++
 	e := Named{host, detail}
+	if n.k == 0 {
+		n.kept = append(n.kept, e) // every name: sorted once, in list
+		return
+	}
 	i := sort.Search(len(n.kept), func(i int) bool { return !namedLess(n.kept[i], e) })
 	if n.k > 0 && i >= n.k || i < len(n.kept) && n.kept[i] == e {
 		return // beyond the names kept, or a second report of a host already named so
@@ -217,6 +223,10 @@ type List struct {
 func (n *names) list() List {
 	if n == nil {
 		return List{Names: []Named{}}
+	}
+	if n.k == 0 {
+		sort.Slice(n.kept, func(i, j int) bool { return namedLess(n.kept[i], n.kept[j]) })
+		n.kept = slices.Compact(n.kept)
 	}
 	l := List{Count: n.count, Names: append([]Named{}, n.kept...)}
 	if n.k > 0 && len(n.kept) == n.k {
@@ -294,6 +304,14 @@ func (h *hist) above(x uint64) uint64 {
 	return n
 }
 
+// sorted returns the entries kept, largest first.
+func (t *topK) sorted() []counterEntry {
+	if t.k == 0 {
+		sort.Slice(t.kept, func(i, j int) bool { return topLess(t.kept[i], t.kept[j]) })
+	}
+	return t.kept
+}
+
 type counterEntry struct {
 	Host  string `json:"host"`
 	Where string `json:"port"`
@@ -319,6 +337,10 @@ func topLess(a, b counterEntry) bool { // a ranks before b
 func (t *topK) add(e counterEntry) {
 	if e.Value == 0 {
 		return // zero is never above a fence
+	}
+	if t.k == 0 {
+		t.kept = append(t.kept, e) // every port: sorted once, in sorted
+		return
 	}
 	i := sort.Search(len(t.kept), func(i int) bool { return !topLess(t.kept[i], e) })
 	if t.k > 0 && i >= t.k {
@@ -519,7 +541,7 @@ func (r *Result) counterOutliers(a *Aggregator) {
 		q1, med, q3 := g.hist.quantile(0.25), g.hist.quantile(0.5), g.hist.quantile(0.75)
 		fence := q3 + 3*(q3-q1)
 		c := CounterOutliers{Counter: name, Ports: g.hist.n, Median: med, Q1: q1, Q3: q3, Fence: fence, Top: []counterEntry{}}
-		for _, e := range g.top.kept {
+		for _, e := range g.top.sorted() {
 			if e.Value > fence {
 				c.Top = append(c.Top, e)
 			}

@@ -34,7 +34,7 @@ type doc struct {
 	Findings []findingDoc `json:"findings"`
 	// roots are the root causes parseDoc keeps while reading the findings, which it does not
 	// store; reduce takes them, or derives them from Findings when encoding/json filled doc.
-	roots []rootRecord
+	roots rootSet
 }
 
 type findingDoc struct {
@@ -104,6 +104,8 @@ type hostRecord struct {
 	verdict string
 	started *time.Time
 	roots   []rootRecord
+	// rootsDropped counts root-cause kinds beyond maxRootsPerReport.
+	rootsDropped int
 	// facts are the inventory's values, one per (attribute, group, value) for this host.
 	facts        []fact
 	counters     []counterRecord
@@ -161,10 +163,11 @@ func reduce(d *doc, name string) hostRecord {
 	case !strings.HasPrefix(d.SchemaVersion, "1."):
 		return hostRecord{host: r.host, source: name, failed: fmt.Sprintf("schema_version %q: this rdmadiag reads 1.x", d.SchemaVersion)}
 	}
-	r.roots = d.roots
+	rs := d.roots
 	if d.Findings != nil {
-		r.roots = rootsOf(d.Findings)
+		rs = rootsOf(d.Findings)
 	}
+	r.roots, r.rootsDropped = rs.list, rs.dropped
 	if inv := d.Host.Inventory; inv != nil {
 		r.hasInventory = true
 		r.facts, r.counters = factsOf(inv)
@@ -174,32 +177,46 @@ func reduce(d *doc, name string) hostRecord {
 
 // rootsOf keeps the problems no other finding explains (the report's root causes, as
 // report.summarize defines them), one per key with the worst severity.
-func rootsOf(fs []findingDoc) []rootRecord {
-	var out []rootRecord
+func rootsOf(fs []findingDoc) rootSet {
+	var rs rootSet
 	for i := range fs {
 		if !fs[i].ExplainedBy {
-			out = addRoot(out, &fs[i])
+			rs.add(&fs[i])
 		}
 	}
-	return out
+	return rs
 }
 
-// addRoot adds an unexplained finding to roots if it is a problem.
-func addRoot(roots []rootRecord, f *findingDoc) []rootRecord {
+// maxRootsPerReport caps the distinct root causes kept of one report: a report names a few
+// dozen kinds; thousands are a hostile report, and add's linear search must stay short.
+const maxRootsPerReport = 256
+
+// rootSet is the root causes of one report, one per key.
+type rootSet struct {
+	list    []rootRecord
+	dropped int
+}
+
+// add adds an unexplained finding if it is a problem.
+func (rs *rootSet) add(f *findingDoc) {
 	sev := severityRank[f.Severity]
 	if sev == 0 {
-		return roots
+		return
 	}
 	k := rootKey{clean(f.CheckID), clean(f.Fault), clean(f.Subject.Kind)}
-	for j := range roots {
-		if roots[j].key == k {
-			if sev > severityRank[roots[j].severity] {
-				roots[j].severity, roots[j].subject, roots[j].summary = f.Severity, clean(f.Subject.Name), clean(f.Summary)
+	for j := range rs.list {
+		if r := &rs.list[j]; r.key == k {
+			if sev > severityRank[r.severity] {
+				r.severity, r.subject, r.summary = f.Severity, clean(f.Subject.Name), clean(f.Summary)
 			}
-			return roots
+			return
 		}
 	}
-	return append(roots, rootRecord{key: k, severity: f.Severity, subject: clean(f.Subject.Name), summary: clean(f.Summary)})
+	if len(rs.list) >= maxRootsPerReport {
+		rs.dropped++
+		return
+	}
+	rs.list = append(rs.list, rootRecord{key: k, severity: f.Severity, subject: clean(f.Subject.Name), summary: clean(f.Summary)})
 }
 
 // Attributes compared between hosts of the same card.
@@ -218,13 +235,13 @@ const noVersion = "(none)"
 func factsOf(inv *invDoc) ([]fact, []counterRecord) {
 	var facts []fact
 	var counters []counterRecord
+	type key struct{ attr, group, value string }
+	seen := map[key]bool{}
 	add := func(attr, group, label, value, where string) {
-		for _, f := range facts {
-			if f.attr == attr && f.group == group && f.value == value {
-				return
-			}
+		if k := (key{attr, group, value}); !seen[k] {
+			seen[k] = true
+			facts = append(facts, fact{attr: attr, group: clean(group), label: clean(label), value: clean(value), where: clean(where)})
 		}
-		facts = append(facts, fact{attr: attr, group: clean(group), label: clean(label), value: clean(value), where: clean(where)})
 	}
 	for _, d := range inv.Devices {
 		family, label := familyOf(d.VendorID, d.DeviceID, d.HCAType, d.Driver)

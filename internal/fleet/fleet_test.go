@@ -404,3 +404,40 @@ func TestInputs(t *testing.T) {
 		t.Errorf("inputs %q (failed %q), want %q", got, failed, want)
 	}
 }
+
+// --names 0 names every host, once each, in order.
+func TestNamesAll(t *testing.T) {
+	a := NewAggregator(Options{Now: now})
+	for _, h := range []string{"c", "a", "b", "a"} {
+		a.add(hostRecord{host: h, source: h, verdict: "warning"})
+	}
+	l := a.Result().Verdicts[0].List
+	if l.Count != 4 || hostsOf(l) != "a,b,c" || l.More != 0 {
+		t.Errorf("%+v", l)
+	}
+}
+
+// A report far beyond any host (20,000 kinds of root cause, 20,000 cards with their own
+// firmware) is read in linear time, and the caps it meets are said.
+func TestHostileSizes(t *testing.T) {
+	r := host("big")
+	dev := r.Host.Inventory.Devices[0]
+	r.Host.Inventory.Devices = nil
+	for i := range 20000 {
+		d := dev
+		d.Name, d.FirmwareVersion, d.BoardID = fmt.Sprintf("mlx5_%d", i), fmt.Sprintf("22.%d.1", i), fmt.Sprintf("B%d", i%5000)
+		r.Host.Inventory.Devices = append(r.Host.Inventory.Devices, d)
+		r.Findings = append(r.Findings, report.Finding{CheckID: fmt.Sprintf("port.c%d", i), Layer: "port", Subject: report.Subject{Kind: "port", Name: "p"},
+			Severity: report.Warning, Summary: "s", Fault: "port-link", Ref: fmt.Sprint(i)})
+	}
+	r.Summary.Verdict = "warning"
+	start := time.Now()
+	res := run(t, Options{}, r, host("small"))
+	if res.Reports != 2 || len(res.RootCauses) != maxRootsPerReport {
+		t.Fatalf("reports %d, root causes %d, failed %+v", res.Reports, len(res.RootCauses), res.Failed)
+	}
+	if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "caps reached") }) {
+		t.Errorf("notes %q", res.Notes)
+	}
+	t.Logf("%s", time.Since(start))
+}

@@ -30,7 +30,12 @@ type parser struct {
 	i int
 }
 
+// errorf reports a syntax error at p.i; at the end of the input the input is short instead
+// (the rest of a stream may not have been read yet).
 func (p *parser) errorf(format string, a ...any) error {
+	if p.i >= len(p.b) {
+		return errShort
+	}
 	return fmt.Errorf("offset %d: %s", p.i, fmt.Sprintf(format, a...))
 }
 
@@ -549,7 +554,7 @@ func (p *parser) document(d *doc) error {
 				return p.skip()
 			})
 		case "findings":
-			d.roots = d.roots[:0]
+			d.roots = rootSet{}
 			if p.null() {
 				return nil
 			}
@@ -695,7 +700,7 @@ func (p *parser) finding(d *doc) error {
 		}
 		*x.dst = v
 	}
-	d.roots = addRoot(d.roots, &f)
+	d.roots.add(&f)
 	return nil
 }
 

@@ -125,11 +125,17 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("%q:\nparseDoc      %+v\nencoding/json %+v", b, ours, std)
 			}
 		}
+		// Read whole, and in pieces that end anywhere in a report: the same records.
+		var whole, pieces []hostRecord
 		var fr framer
-		n := 0
-		fr.decodeStream("in", bytes.NewReader(b), func(hostRecord) { n++ })
-		if n == 0 {
+		fr.decodeStream("in", bytes.NewReader(b), func(r hostRecord) { whole = append(whole, normal(r)) })
+		small := framer{initial: 3}
+		small.decodeStream("in", oneByte{bytes.NewReader(b)}, func(r hostRecord) { pieces = append(pieces, normal(r)) })
+		if len(whole) == 0 {
 			t.Fatalf("%q: a stream yields at least one record (a report or why none)", b)
+		}
+		if !reflect.DeepEqual(whole, pieces) {
+			t.Fatalf("%q: read whole %+v, in pieces %+v", b, whole, pieces)
 		}
 	})
 }
@@ -206,6 +212,32 @@ func TestStream(t *testing.T) {
 	fr.decodeStream("e.json", strings.NewReader(" \n"), func(r hostRecord) { got = append(got, r) })
 	if len(got) != 1 || !strings.Contains(got[0].failed, "empty") {
 		t.Fatalf("%+v", got)
+	}
+}
+
+// Wherever a read ends in a stream of reports, the same reports come out: the reader asks
+// for more input rather than calling a report cut short.
+func TestStreamBoundaries(t *testing.T) {
+	var in bytes.Buffer
+	for _, h := range []string{"a", "b", "c"} {
+		in.WriteString(`{"schema_version": "1.2", "host": {"hostname": "` + h + `", "inventory": {"devices": [{"name": "mlx5_0",
+			"ports": [{"port": 1, "state": "ACTIVE", "rate_gbps": 100, "error_counters": {"symbol_error": 12}}]}]}},
+			"summary": {"verdict": "warning"}, "findings": [{"check_id": "port.counters", "severity": "warning",
+			"subject": {"kind": "port", "name": "mlx5_0/1"}, "fault": "port-link", "summary": "s", "evidence": [{"observed": "}]\""}]}]}` + "\n")
+	}
+	var want []hostRecord
+	var fr framer
+	fr.decodeStream("in", bytes.NewReader(in.Bytes()), func(r hostRecord) { want = append(want, normal(r)) })
+	if len(want) != 3 || want[2].host != "c" || want[2].failed != "" || len(want[2].roots) != 1 || len(want[2].counters) != 1 {
+		t.Fatalf("%+v", want)
+	}
+	for size := 1; size <= 64; size++ {
+		var got []hostRecord
+		fr := framer{initial: size}
+		fr.decodeStream("in", oneByte{bytes.NewReader(in.Bytes())}, func(r hostRecord) { got = append(got, normal(r)) })
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("first buffer of %d bytes: %+v", size, got)
+		}
 	}
 }
 

@@ -22,12 +22,18 @@ type framer struct {
 	off        int64 // stream offset of buf[start]
 	eof        bool
 	limit      int
+	// initial is the first size of buf (256 KiB; tests make it tiny to move the ends of
+	// reads across every byte of a report).
+	initial int
 }
 
 func (f *framer) reset(r io.Reader) {
 	f.r, f.start, f.end, f.off, f.eof = r, 0, 0, 0, false
 	if f.limit == 0 {
 		f.limit = maxReport
+	}
+	if f.initial == 0 {
+		f.initial = 256 << 10
 	}
 }
 
@@ -60,7 +66,14 @@ func (f *framer) next(d *doc) (off int64, bad, err error) {
 			f.off += int64(p.i)
 			return off, nil, nil
 		}
-		if errors.Is(perr, errShort) && !f.eof {
+		// The report did not decode here: frame it (find its end without decoding) to go on
+		// after it, or learn that more of the stream must be read first.
+		q := parser{b: f.buf[f.start:f.end]}
+		err := q.skip()
+		if errors.Is(err, errShort) && f.eof && q.i == f.end-f.start && !isOpen(f.buf[f.start]) {
+			err = nil // a number or literal that ends with the stream
+		}
+		if errors.Is(err, errShort) && !f.eof {
 			if f.end-f.start >= f.limit {
 				return f.off, nil, f.tooLarge()
 			}
@@ -68,11 +81,6 @@ func (f *framer) next(d *doc) (off int64, bad, err error) {
 				return f.off, nil, err
 			}
 			continue
-		}
-		q := parser{b: f.buf[f.start:f.end]}
-		err := q.skip()
-		if errors.Is(err, errShort) && f.eof && q.i == f.end-f.start && !isOpen(f.buf[f.start]) {
-			err = nil // a number or literal that ends with the stream
 		}
 		switch {
 		case err == nil:
@@ -102,7 +110,7 @@ func (f *framer) fill() error {
 		f.start = 0
 	}
 	if f.end == len(f.buf) {
-		n := max(2*len(f.buf), 256<<10)
+		n := max(2*len(f.buf), f.initial)
 		n = min(n, f.limit+1)
 		if n <= len(f.buf) {
 			return f.tooLarge()
