@@ -45,6 +45,9 @@ type Device struct {
 	// Driver is the kernel driver of the PCI function (mlx5_core) or, for software devices, the
 	// RDMA driver inferred from the name (rdma_rxe, siw).
 	Driver string
+	// DriverVersion is /sys/module/<Driver>/version: set by out-of-tree drivers (MLNX_OFED,
+	// DOCA-OFED), empty for most in-box ones.
+	DriverVersion string
 	// PCI is nil for software devices.
 	PCI *PCIFunction
 	// Parent is the netdev a software device sits on (rxe0 -> eth0).
@@ -65,6 +68,14 @@ type Port struct {
 	Num       int
 	LinkLayer string // InfiniBand, Ethernet
 	Netdevs   []string
+	// State and PhysState are the names in state and phys_state ("ACTIVE", "LinkUp"); Rate is
+	// the rate file as the kernel prints it ("200 Gb/sec (4X HDR)"). Empty when unreadable.
+	State, PhysState, Rate string
+	// LID and SMLID are set on InfiniBand ports only.
+	LID, SMLID *uint32
+	// NetdevMTU is the MTU of Netdevs[0], from which RoCE drivers derive the port's active MTU;
+	// 0 when unknown.
+	NetdevMTU int
 }
 
 // PCIFunction is the PCI function behind a device.
@@ -118,8 +129,10 @@ func Discover(h *host.Host) *Inventory {
 	}
 	uverbs := charDevIndex(h, "/sys/class/infiniband_verbs")
 	umad := charDevIndex(h, "/sys/class/infiniband_mad")
+	versions := map[string]string{}
 	for _, n := range names {
 		d := readDevice(h, n)
+		d.DriverVersion = moduleVersion(h, d.Driver, versions)
 		d.UverbsDev = first(uverbs[n])
 		d.UmadDevs = umad[n]
 		inv.Devices = append(inv.Devices, d)
@@ -187,6 +200,7 @@ func readDevice(h *host.Host, name string) *Device {
 			d.Errors = append(d.Errors, err)
 		}
 		p.Netdevs = portNetdevs(h, pdir)
+		readPortAttrs(h, p, pdir)
 		d.Ports = append(d.Ports, p)
 	}
 	sort.Slice(d.Ports, func(i, j int) bool { return d.Ports[i].Num < d.Ports[j].Num })

@@ -47,11 +47,23 @@ func build(t *testing.T) *host.Host {
 	tr.w(pf+"/infiniband/mlx5_0/fw_ver", "20.43.2566\n")
 	tr.w(pf+"/infiniband/mlx5_0/ports/1/link_layer", "InfiniBand\n")
 	tr.l(pf+"/infiniband/mlx5_0/device", "../../../0000:03:00.0")
+	tr.w(pf+"/infiniband/mlx5_0/ports/1/state", "4: ACTIVE\n")
+	tr.w(pf+"/infiniband/mlx5_0/ports/1/phys_state", "5: LinkUp\n")
+	tr.w(pf+"/infiniband/mlx5_0/ports/1/rate", "200 Gb/sec (4X HDR)\n")
+	tr.w(pf+"/infiniband/mlx5_0/ports/1/lid", "0x1a\n")
+	tr.w(pf+"/infiniband/mlx5_0/ports/1/sm_lid", "0x1\n")
+	tr.w(pf+"/infiniband/mlx5_0/ports/1/counters/symbol_error", "7\n")
+	tr.w(pf+"/infiniband/mlx5_0/ports/1/counters/link_downed", "1\n")
+	tr.w(pf+"/infiniband/mlx5_0/ports/1/counters/port_rcv_errors", "garbled\n")
+	tr.w("sys/module/mlx5_core/version", "24.10-1.1.4\n")
 	tr.w(vf+"/infiniband/mlx5_10/node_type", "1: CA\n")
 	tr.w(vf+"/infiniband/mlx5_10/ports/1/link_layer", "Ethernet\n")
 	tr.w(vf+"/infiniband/mlx5_10/ports/1/gid_attrs/ndevs/0", "ens1f0v0\n")
 	tr.w(vf+"/infiniband/mlx5_10/ports/1/gid_attrs/ndevs/1", "ens1f0v0\n")
 	tr.l(vf+"/infiniband/mlx5_10/device", "../../../0000:03:00.1")
+	tr.w(vf+"/infiniband/mlx5_10/ports/1/lid", "0x0\n") // RoCE: not an InfiniBand address
+	tr.w(vf+"/infiniband/mlx5_10/ports/1/counters/symbol_error", "N/A (no PMA)\n")
+	tr.w("sys/class/net/ens1f0v0/mtu", "9000\n")
 	tr.w("sys/devices/virtual/infiniband/rxe0/node_type", "1: CA\n")
 	tr.w("sys/devices/virtual/infiniband/rxe0/parent", "eth0\n")
 	tr.w("sys/devices/virtual/infiniband/rxe0/ports/1/link_layer", "Ethernet\n")
@@ -97,6 +109,39 @@ func TestDiscover(t *testing.T) {
 	}
 	if bad := inv.Device("bad0"); len(bad.Errors) == 0 || !strings.Contains(bad.Errors[0].Error(), "/sys/class/infiniband/bad0/node_type") {
 		t.Errorf("a missing file must be named on its device: %v", bad.Errors)
+	}
+}
+
+// The attributes that describe a port and its driver, and the error counters read on demand.
+func TestPortAttributes(t *testing.T) {
+	h := build(t)
+	inv := Discover(h)
+	pf := inv.Device("mlx5_0")
+	p := pf.Ports[0]
+	if p.State != "ACTIVE" || p.PhysState != "LinkUp" || p.Rate != "200 Gb/sec (4X HDR)" || p.LID == nil || *p.LID != 0x1a ||
+		p.SMLID == nil || *p.SMLID != 1 || p.NetdevMTU != 0 {
+		t.Errorf("IB port: %+v", p)
+	}
+	if pf.DriverVersion != "24.10-1.1.4" {
+		t.Errorf("driver version %q", pf.DriverVersion)
+	}
+	if len(pf.Errors) != 0 {
+		t.Errorf("descriptive reads must not add device errors: %v", pf.Errors)
+	}
+	got := ErrorCounters(h, pf, p)
+	if len(got) != 2 || got["symbol_error"] != 7 || got["link_downed"] != 1 {
+		t.Errorf("counters (garbled and absent ones left out): %v", got)
+	}
+	vf := inv.Device("mlx5_10")
+	vp := vf.Ports[0]
+	if vp.LID != nil || vp.NetdevMTU != 9000 || vp.State != "" {
+		t.Errorf("RoCE port: %+v", vp)
+	}
+	if c := ErrorCounters(h, vf, vp); c != nil {
+		t.Errorf("a VF without PMA has no counters: %v", c)
+	}
+	if rxe := inv.Device("rxe0"); rxe.DriverVersion != "" {
+		t.Errorf("rdma_rxe declares no version: %q", rxe.DriverVersion)
 	}
 }
 

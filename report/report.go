@@ -10,7 +10,7 @@ import (
 
 // SchemaVersion is the version of the JSON document. Bump the major number when a field is
 // removed or changes meaning; adding optional fields bumps the minor number.
-const SchemaVersion = "1.1"
+const SchemaVersion = "1.2"
 
 // Report is the whole result of one run.
 type Report struct {
@@ -47,6 +47,9 @@ type HostInfo struct {
 	Unreadable []string `json:"unreadable,omitempty"`
 	// KernelLog names where the kernel log was read, empty when none was.
 	KernelLog string `json:"kernel_log,omitempty"`
+	// Inventory describes each RDMA device in typed fields (schema 1.2); nil when the host
+	// could not be described before the run's deadline.
+	Inventory *Inventory `json:"inventory,omitempty"`
 }
 
 // Summary is the verdict.

@@ -5,9 +5,10 @@ package port
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
+
+	"github.com/rdmadiag/rdmadiag/inventory"
 )
 
 // State is a parsed "%d: %s" file (state, phys_state).
@@ -38,51 +39,11 @@ func ParseState(s string) (State, error) {
 	return State{Num: n, Name: name}, nil
 }
 
-// Rate is a parsed rate file: "100 Gb/sec (4X EDR)", "2.5 Gb/sec (1X SDR)", and the pre-HDR
-// SDR form without a speed name, "10 Gb/sec (4X)".
-type Rate struct {
-	Gbps  float64
-	Width int    // lanes: 1, 2, 4, 8, 12; 0 when the file gives none
-	Speed string // SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR, XDR; "" on old SDR
-}
+// Rate is a parsed rate file; the parser lives with the inventory, which reads every port's rate.
+type Rate = inventory.Rate
 
-func (r Rate) String() string {
-	g := strconv.FormatFloat(r.Gbps, 'f', -1, 64)
-	if r.Width == 0 {
-		return g + " Gb/sec"
-	}
-	if r.Speed == "" {
-		return fmt.Sprintf("%s Gb/sec (%dX)", g, r.Width)
-	}
-	return fmt.Sprintf("%s Gb/sec (%dX %s)", g, r.Width, r.Speed)
-}
-
-// ParseRate parses the rate file tolerantly, as the reference recommends: the number before the
-// first space, then an optional "(NX[ SPEED])" group (drivers/infiniband/core/sysfs.c rate_show).
-func ParseRate(s string) (Rate, error) {
-	s = strings.TrimSpace(s)
-	num, rest, _ := strings.Cut(s, " ")
-	g, err := strconv.ParseFloat(num, 64)
-	if err != nil || g < 0 || math.IsInf(g, 0) || math.IsNaN(g) || g > 100000 {
-		return Rate{}, fmt.Errorf("rate %q does not start with a number of Gb/s", s)
-	}
-	r := Rate{Gbps: g}
-	open := strings.IndexByte(rest, '(')
-	if open < 0 {
-		return r, nil
-	}
-	inner, _, ok := strings.Cut(rest[open+1:], ")")
-	if !ok {
-		return Rate{}, fmt.Errorf("rate %q: unterminated width group", s)
-	}
-	w, speed, _ := strings.Cut(strings.TrimSpace(inner), " ")
-	wn, err := strconv.Atoi(strings.TrimSuffix(w, "X"))
-	if err != nil || !strings.HasSuffix(w, "X") || wn <= 0 || wn > 32 {
-		return Rate{}, fmt.Errorf("rate %q: width %q is not NX", s, w)
-	}
-	r.Width, r.Speed = wn, strings.TrimSpace(speed)
-	return r, nil
-}
+// ParseRate parses the rate file (inventory.ParseRate).
+func ParseRate(s string) (Rate, error) { return inventory.ParseRate(s) }
 
 // ParseLID reads lid and sm_lid ("0x%x").
 func ParseLID(s string) (uint32, error) {

@@ -255,6 +255,7 @@ func (a *App) tool(f *checkFlags, started time.Time) report.Tool {
 func (a *App) hostInfo(env *checks.Env, src source) report.HostInfo {
 	h := env.Host
 	hi := report.HostInfo{Source: string(h.Kind()), Devices: env.Inventory().Names(), KernelLog: env.KernelLogSource()}
+	hi.Inventory = reportInventory(h, env.Inventory())
 	switch {
 	case src.snapshot != "":
 		hi.Origin = filepath.Base(src.snapshot)

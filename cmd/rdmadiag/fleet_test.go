@@ -1,0 +1,73 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rdmadiag/rdmadiag/internal/fleet"
+)
+
+// fleet over every golden: the scenarios are hosts with problems, so it needs attention, and
+// the other JSON files under fixtures (option files) are failed reports, named.
+func TestFleetGoldens(t *testing.T) {
+	out, stderr, code := run(t, "fleet", "--now", "2026-01-02T03:04:05Z", "--stale", "0", fixturesDir)
+	if code != 1 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	for _, want := range []string{"Hosts by verdict", "critical", "Root causes, by hosts hit", "port.state",
+		"Drift between hosts of the same card", "policy.json: not an rdmadiag report", "Fleet: NEEDS ATTENTION (exit 1)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	out, _, code = run(t, "fleet", "--format", "json", "--stale", "0", fixturesDir)
+	var r fleet.Result
+	if err := json.Unmarshal([]byte(out), &r); err != nil || code != 1 || r.Kind != "rdmadiag-fleet" || r.ExitCode != 1 || len(r.RootCauses) == 0 {
+		t.Errorf("JSON: %v, exit %d: %.300s", err, code, out)
+	}
+}
+
+// A report written by check is read back by fleet, from a file and from standard input.
+func TestFleetReadsCheckOutput(t *testing.T) {
+	snap := filepath.Join(fixturesDir, "fw-inbox-cx6dx", "snapshot.txtar")
+	if _, err := os.Stat(snap); err != nil {
+		t.Skip(err)
+	}
+	rep, _, code := run(t, "check", "--snapshot", snap, "--format", "json")
+	if code != 0 {
+		t.Fatalf("fixture is no longer healthy: exit %d", code)
+	}
+	f := filepath.Join(t.TempDir(), "h.json")
+	if err := os.WriteFile(f, []byte(rep), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := run(t, "fleet", "--stale", "0", f)
+	if code != 0 || !strings.Contains(out, "Fleet: HEALTHY (1 host(s)") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	fleetStdin = strings.NewReader(rep + rep)
+	defer func() { fleetStdin = os.Stdin }()
+	out, _, code = run(t, "fleet", "--stale", "0", "-")
+	if code != 0 || !strings.Contains(out, "  healthy  2\n") {
+		t.Errorf("two reports on stdin: exit %d:\n%s", code, out)
+	}
+}
+
+func TestFleetUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"fleet"},
+		{"fleet", "--format", "xml", "x"},
+		{"fleet", "--now", "yesterday", "x"},
+		{"fleet", "--stale", "-1h", "x"},
+		{"fleet", "--names", "-1", "x"},
+		{"fleet", "--parallel", "0", "x"},
+		{"fleet", "--bogus", "x"},
+	} {
+		if _, stderr, code := run(t, args...); code != 64 || stderr == "" {
+			t.Errorf("%q: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+}

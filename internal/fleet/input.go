@@ -1,0 +1,139 @@
+package fleet
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"iter"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// Input is one source of reports: a file (one report, or several concatenated) or stdin.
+type Input struct {
+	Name string
+	Open func() (io.ReadCloser, error)
+}
+
+// Inputs yields the inputs a command line names: files as given, directories walked
+// recursively for *.json (symbolic links to directories are not followed, so a loop cannot
+// trap the walk), and "-" for stdin. A path that cannot be read yields an input whose Open
+// fails, so that it is reported as failed rather than forgotten. The walk reads directories in
+// batches and keeps no list of what it found.
+func Inputs(paths []string, stdin io.Reader) iter.Seq[Input] {
+	return func(yield func(Input) bool) {
+		for _, p := range paths {
+			if p == "-" {
+				if !yield(Input{Name: "-", Open: func() (io.ReadCloser, error) { return io.NopCloser(stdin), nil }}) {
+					return
+				}
+				continue
+			}
+			fi, err := os.Stat(p)
+			if err != nil || !fi.IsDir() {
+				if !yield(fileInput(p, err)) {
+					return
+				}
+				continue
+			}
+			if !walk(p, yield) {
+				return
+			}
+		}
+	}
+}
+
+func fileInput(p string, statErr error) Input {
+	return Input{Name: p, Open: func() (io.ReadCloser, error) {
+		if statErr != nil {
+			return nil, statErr
+		}
+		return os.Open(p)
+	}}
+}
+
+// walk yields the *.json files under dir; false when the consumer stopped.
+func walk(dir string, yield func(Input) bool) bool {
+	f, err := os.Open(dir)
+	if err != nil {
+		return yield(fileInput(dir, err))
+	}
+	defer f.Close()
+	for {
+		ents, err := f.ReadDir(256)
+		for _, e := range ents {
+			p := filepath.Join(dir, e.Name())
+			t := e.Type()
+			if t&fs.ModeSymlink != 0 {
+				fi, err := os.Stat(p)
+				if err != nil || fi.IsDir() {
+					continue // a dangling link or a linked directory: not walked
+				}
+				t = fi.Mode().Type()
+			}
+			switch {
+			case t.IsDir():
+				if !walk(p, yield) {
+					return false
+				}
+			case t.IsRegular() && strings.HasSuffix(e.Name(), ".json"):
+				if !yield(fileInput(p, nil)) {
+					return false
+				}
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return true
+		}
+		if err != nil {
+			return yield(fileInput(dir, err))
+		}
+	}
+}
+
+// Consume reads every input with workers decoding in parallel and adds each report to the
+// aggregate from this goroutine. At most workers reports are held decoded at a time.
+func (a *Aggregator) Consume(inputs iter.Seq[Input], workers int) {
+	if workers < 1 {
+		workers = 1
+	}
+	in := make(chan Input)
+	out := make(chan hostRecord, 4*workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			var f framer
+			emit := func(r hostRecord) { out <- r }
+			for inp := range in {
+				rc, err := inp.Open()
+				if err != nil {
+					emit(hostRecord{host: clean(inp.Name), source: clean(inp.Name), failed: unreadable(err)})
+					continue
+				}
+				f.decodeStream(inp.Name, rc, emit)
+				rc.Close()
+			}
+		})
+	}
+	go func() {
+		for inp := range inputs {
+			in <- inp
+		}
+		close(in)
+		wg.Wait()
+		close(out)
+	}()
+	for r := range out {
+		a.add(r)
+	}
+}
+
+func unreadable(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Op + ": " + pe.Err.Error()
+	}
+	return err.Error()
+}

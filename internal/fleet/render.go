@@ -1,0 +1,162 @@
+package fleet
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteJSON writes the result as one indented JSON document.
+func WriteJSON(w io.Writer, r *Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteTable writes the result for people: each question a section, the hosts to act on named.
+func WriteTable(w io.Writer, r *Result) error {
+	var b bytes.Buffer
+	stale := "not judged"
+	if r.StaleAfter != "0s" {
+		stale = "after " + r.StaleAfter
+	}
+	fmt.Fprintf(&b, "rdmadiag fleet: %d report(s); now %s; stale %s\n", r.Reports, r.Now.Format("2006-01-02T15:04:05Z"), stale)
+
+	fmt.Fprintln(&b, "\nHosts by verdict")
+	if len(r.Verdicts) == 0 {
+		fmt.Fprintln(&b, "  none: no report could be read")
+	}
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	for _, v := range r.Verdicts {
+		who := ""
+		if v.Verdict != "healthy" {
+			who = hostsText(v.List, false)
+		}
+		fmt.Fprintf(tw, "  %s\t%d\t%s\n", v.Verdict, v.Count, who)
+	}
+	tw.Flush()
+
+	fmt.Fprintln(&b, "\nRoot causes, by hosts hit")
+	if len(r.RootCauses) == 0 {
+		fmt.Fprintln(&b, "  none")
+	} else {
+		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  HOSTS\tSEVERITY\tCHECK\tFAULT\tSUBJECT\tFIRST HOST: SUBJECT: SUMMARY")
+		for _, c := range r.RootCauses {
+			ex := ""
+			if len(c.Hosts.Names) > 0 {
+				ex = c.Hosts.Names[0].Host + ": " + c.Hosts.Names[0].Detail
+			}
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\n", c.Hosts.Count, c.Severity, c.CheckID, c.Fault, c.SubjectKind, oneLine(ex, 100))
+		}
+		tw.Flush()
+	}
+
+	fmt.Fprintln(&b, "\nDrift between hosts of the same card")
+	if len(r.Drift) == 0 {
+		fmt.Fprintln(&b, "  none")
+	}
+	for _, d := range r.Drift {
+		if d.Tie {
+			fmt.Fprintf(&b, "  %s on %s: no majority:\n", d.Attribute, d.Label)
+			fmt.Fprintf(&b, "    %s: %s\n", d.Majority.Value, hostsText(d.Majority.Hosts, true))
+		} else {
+			fmt.Fprintf(&b, "  %s on %s: %d host(s) have %s; odd:\n", d.Attribute, d.Label, d.Majority.Hosts.Count, d.Majority.Value)
+		}
+		for _, o := range d.Odd {
+			fmt.Fprintf(&b, "    %s: %s\n", o.Value, hostsText(o.Hosts, true))
+		}
+	}
+
+	fmt.Fprintln(&b, "\nOutliers")
+	fmt.Fprintln(&b, "  Ports slower than their peers (active ports of the same card and link layer):")
+	if len(r.Outliers.SlowPorts) == 0 {
+		fmt.Fprintln(&b, "    none")
+	}
+	for _, s := range r.Outliers.SlowPorts {
+		fmt.Fprintf(&b, "    %s Gb/s where peers run %s Gb/s on %s: %s\n", fmtG(s.Gbps), fmtG(s.PeerGbps), s.Label, hostsText(s.Hosts, true))
+	}
+	fmt.Fprintln(&b, "  Error counters beyond the fleet's outer fence, Q3 + 3 x IQR (NIST/SEMATECH e-Handbook 7.1.6):")
+	if len(r.Outliers.ErrorCounters) == 0 {
+		fmt.Fprintln(&b, "    none")
+	}
+	for _, c := range r.Outliers.ErrorCounters {
+		var top []string
+		for _, e := range c.Top {
+			top = append(top, fmt.Sprintf("%s %s = %d", e.Host, e.Where, e.Value))
+		}
+		if more := c.Above - uint64(len(c.Top)); more > 0 {
+			top = append(top, fmt.Sprintf("and %d more", more))
+		}
+		fmt.Fprintf(&b, "    %s: %d of %d port(s), median %d, fence %d: %s\n", c.Counter, c.Above, c.Ports, c.Median, c.Fence, strings.Join(top, "; "))
+	}
+
+	fmt.Fprintf(&b, "\nStale reports (%s)\n", stale)
+	listSection(&b, r.Stale)
+	fmt.Fprintln(&b, "\nFailed reports (unreadable, not a 1.x report, or the host could not be checked)")
+	listSection(&b, r.Failed)
+
+	if len(r.Notes) > 0 {
+		fmt.Fprintln(&b, "\nNotes")
+		for _, n := range r.Notes {
+			fmt.Fprintf(&b, "  - %s\n", n)
+		}
+	}
+	if r.Healthy {
+		fmt.Fprintf(&b, "\nFleet: HEALTHY (%d host(s), nothing named above)\n", r.Reports)
+	} else {
+		fmt.Fprintf(&b, "\nFleet: NEEDS ATTENTION (exit %d)\n", r.ExitCode)
+	}
+	// Empty last cells leave the aligned columns' padding at the end of a line.
+	out := bufio.NewWriter(w)
+	for line := range bytes.Lines(b.Bytes()) {
+		out.Write(bytes.TrimRight(line, " \n"))
+		out.WriteByte('\n')
+	}
+	return out.Flush()
+}
+
+func listSection(b io.Writer, l List) {
+	if l.Count == 0 {
+		fmt.Fprintln(b, "  none")
+		return
+	}
+	for _, n := range l.Names {
+		fmt.Fprintf(b, "  %s: %s\n", n.Host, oneLine(n.Detail, 160))
+	}
+	if l.More > 0 {
+		fmt.Fprintf(b, "  and %d more (--names)\n", l.More)
+	}
+}
+
+// hostsText is "N host(s): a (detail), b (detail), and M more".
+func hostsText(l List, detail bool) string {
+	var s []string
+	for _, n := range l.Names {
+		if detail && n.Detail != "" {
+			s = append(s, n.Host+" ("+n.Detail+")")
+		} else {
+			s = append(s, n.Host)
+		}
+	}
+	if l.More > 0 {
+		s = append(s, fmt.Sprintf("and %d more", l.More))
+	}
+	return fmt.Sprintf("%d host(s): %s", l.Count, strings.Join(s, ", "))
+}
+
+func fmtG(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// oneLine shortens text to n runes (control characters were replaced on reading).
+func oneLine(s string, n int) string {
+	r := []rune(s)
+	if len(r) > n {
+		return string(r[:n]) + "..."
+	}
+	return s
+}

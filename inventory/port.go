@@ -1,0 +1,163 @@
+package inventory
+
+import (
+	"fmt"
+	"math"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/rdmadiag/rdmadiag/host"
+)
+
+// Rate is a parsed rate file: "100 Gb/sec (4X EDR)", "2.5 Gb/sec (1X SDR)", and the pre-HDR
+// SDR form without a speed name, "10 Gb/sec (4X)".
+type Rate struct {
+	Gbps  float64
+	Width int    // lanes: 1, 2, 4, 8, 12; 0 when the file gives none
+	Speed string // SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR, XDR; "" on old SDR
+}
+
+func (r Rate) String() string {
+	g := strconv.FormatFloat(r.Gbps, 'f', -1, 64)
+	if r.Width == 0 {
+		return g + " Gb/sec"
+	}
+	if r.Speed == "" {
+		return fmt.Sprintf("%s Gb/sec (%dX)", g, r.Width)
+	}
+	return fmt.Sprintf("%s Gb/sec (%dX %s)", g, r.Width, r.Speed)
+}
+
+// ParseRate parses the rate file tolerantly, as the reference recommends: the number before the
+// first space, then an optional "(NX[ SPEED])" group (drivers/infiniband/core/sysfs.c rate_show).
+func ParseRate(s string) (Rate, error) {
+	s = strings.TrimSpace(s)
+	num, rest, _ := strings.Cut(s, " ")
+	g, err := strconv.ParseFloat(num, 64)
+	if err != nil || g < 0 || math.IsInf(g, 0) || math.IsNaN(g) || g > 100000 {
+		return Rate{}, fmt.Errorf("rate %q does not start with a number of Gb/s", s)
+	}
+	r := Rate{Gbps: g}
+	open := strings.IndexByte(rest, '(')
+	if open < 0 {
+		return r, nil
+	}
+	inner, _, ok := strings.Cut(rest[open+1:], ")")
+	if !ok {
+		return Rate{}, fmt.Errorf("rate %q: unterminated width group", s)
+	}
+	w, speed, _ := strings.Cut(strings.TrimSpace(inner), " ")
+	wn, err := strconv.Atoi(strings.TrimSuffix(w, "X"))
+	if err != nil || !strings.HasSuffix(w, "X") || wn <= 0 || wn > 32 {
+		return Rate{}, fmt.Errorf("rate %q: width %q is not NX", s, w)
+	}
+	r.Width, r.Speed = wn, strings.TrimSpace(speed)
+	return r, nil
+}
+
+// stateName returns the name of a "%d: %s" file (state "4: ACTIVE", phys_state "5: LinkUp",
+// drivers/infiniband/core/sysfs.c state_show/phys_state_show), or "" when it has not that shape.
+func stateName(s string) string {
+	num, name, ok := strings.Cut(strings.TrimSpace(s), ":")
+	if !ok {
+		return ""
+	}
+	if _, err := strconv.Atoi(strings.TrimSpace(num)); err != nil {
+		return ""
+	}
+	return strings.TrimSpace(name)
+}
+
+// readPortAttrs fills the port attributes a description of the host needs (state, rate, LID,
+// the netdev's MTU). They are descriptive: a file that cannot be read leaves its field empty
+// and is not one of the device's Errors, because the port checks read the same files and
+// report a failure as unknown on the port it concerns.
+func readPortAttrs(h *host.Host, p *Port, pdir string) {
+	read := func(file string) (string, bool) {
+		s, err := h.ReadString(path.Join(pdir, file))
+		return s, err == nil
+	}
+	if s, ok := read("state"); ok {
+		p.State = stateName(s)
+	}
+	if s, ok := read("phys_state"); ok {
+		p.PhysState = stateName(s)
+	}
+	if s, ok := read("rate"); ok {
+		p.Rate = s
+	}
+	// lid and sm_lid mean something on InfiniBand only; RoCE ports print 0x0.
+	if p.LinkLayer == "InfiniBand" {
+		for file, dst := range map[string]**uint32{"lid": &p.LID, "sm_lid": &p.SMLID} {
+			if s, ok := read(file); ok {
+				if v, err := strconv.ParseUint(strings.TrimPrefix(s, "0x"), 16, 32); err == nil && strings.HasPrefix(s, "0x") {
+					v32 := uint32(v)
+					*dst = &v32
+				}
+			}
+		}
+	}
+	if len(p.Netdevs) > 0 {
+		if s, err := h.ReadString("/sys/class/net/" + p.Netdevs[0] + "/mtu"); err == nil {
+			if v, err := strconv.Atoi(s); err == nil && v > 0 && v < 1<<20 {
+				p.NetdevMTU = v
+			}
+		}
+	}
+}
+
+// moduleVersion reads /sys/module/<m>/version, which the kernel creates only for a module that
+// declares MODULE_VERSION (kernel/module/main.c, modinfo_version): out-of-tree drivers such as
+// MLNX_OFED's mlx5_core do, the in-box ones mostly do not. "" when absent or unreadable.
+func moduleVersion(h *host.Host, module string, cache map[string]string) string {
+	if module == "" {
+		return ""
+	}
+	if v, ok := cache[module]; ok {
+		return v
+	}
+	v, err := h.ReadString("/sys/module/" + module + "/version")
+	if err != nil {
+		v = ""
+	}
+	cache[module] = v
+	return v
+}
+
+// ErrorCounterNames are the PMA port error counters ErrorCounters reads (ports/<n>/counters/,
+// drivers/infiniband/core/sysfs.c pma_table; the IBTA PortCounters attribute): the ones whose
+// growth means a physical or link-level problem.
+var ErrorCounterNames = []string{
+	"symbol_error",
+	"link_error_recovery",
+	"link_downed",
+	"port_rcv_errors",
+	"port_xmit_discards",
+	"local_link_integrity_errors",
+	"excessive_buffer_overrun_errors",
+}
+
+// ErrorCounters reads a port's PMA error counters since boot. It is separate from Discover
+// because each read is a management datagram to the port on hardware devices; only the host's
+// description asks for it. A counter that is absent (software devices), not provided ("N/A (no
+// PMA)" on virtual functions) or unreadable is left out; nil when none could be read.
+func ErrorCounters(h *host.Host, d *Device, p *Port) map[string]uint64 {
+	var out map[string]uint64
+	dir := fmt.Sprintf("%s/%s/ports/%d/counters", ClassDir, d.Name, p.Num)
+	for _, n := range ErrorCounterNames {
+		s, err := h.ReadString(path.Join(dir, n))
+		if err != nil {
+			continue // one failed read says nothing about the other counters
+		}
+		v, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
+		if err != nil {
+			continue
+		}
+		if out == nil {
+			out = map[string]uint64{}
+		}
+		out[n] = v
+	}
+	return out
+}
