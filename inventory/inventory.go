@@ -200,7 +200,6 @@ func readDevice(h *host.Host, name string) *Device {
 			d.Errors = append(d.Errors, err)
 		}
 		p.Netdevs = portNetdevs(h, pdir)
-		readPortAttrs(h, p, pdir)
 		d.Ports = append(d.Ports, p)
 	}
 	sort.Slice(d.Ports, func(i, j int) bool { return d.Ports[i].Num < d.Ports[j].Num })

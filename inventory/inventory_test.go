@@ -118,6 +118,10 @@ func TestPortAttributes(t *testing.T) {
 	inv := Discover(h)
 	pf := inv.Device("mlx5_0")
 	p := pf.Ports[0]
+	if p.State != "" || p.Rate != "" {
+		t.Errorf("Discover read the descriptive attributes itself: %+v", p)
+	}
+	p.ReadAttrs(h, pf.Name)
 	if p.State != "ACTIVE" || p.PhysState != "LinkUp" || p.Rate != "200 Gb/sec (4X HDR)" || p.LID == nil || *p.LID != 0x1a ||
 		p.SMLID == nil || *p.SMLID != 1 || p.NetdevMTU != 0 {
 		t.Errorf("IB port: %+v", p)
@@ -134,6 +138,7 @@ func TestPortAttributes(t *testing.T) {
 	}
 	vf := inv.Device("mlx5_10")
 	vp := vf.Ports[0]
+	vp.ReadAttrs(h, vf.Name)
 	if vp.LID != nil || vp.NetdevMTU != 9000 || vp.State != "" {
 		t.Errorf("RoCE port: %+v", vp)
 	}

@@ -69,10 +69,15 @@ func stateName(s string) string {
 	return strings.TrimSpace(name)
 }
 
-// readPortAttrs fills the port attributes a description of the host needs (state, rate, LID,
-// the netdev's MTU). They are descriptive: a file that cannot be read leaves its field empty
-// and is not one of the device's Errors, because the port checks read the same files and
-// report a failure as unknown on the port it concerns.
+// ReadAttrs fills the port attributes a description of the host needs (state, rate, LID, the
+// netdev's MTU) on p, a port of device. Discover leaves them out: the checks read these files
+// themselves, and a read that blocks (a wedged device) must hold only the checks that need it,
+// not every check through the shared inventory. They are descriptive: a file that cannot be
+// read leaves its field empty, and the port checks report the failure on the port.
+func (p *Port) ReadAttrs(h *host.Host, device string) {
+	readPortAttrs(h, p, path.Join(ClassDir, device, "ports", strconv.Itoa(p.Num)))
+}
+
 func readPortAttrs(h *host.Host, p *Port, pdir string) {
 	read := func(file string) (string, bool) {
 		s, err := h.ReadString(path.Join(pdir, file))

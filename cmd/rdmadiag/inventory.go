@@ -28,6 +28,7 @@ func reportInventory(h *host.Host, inv *inventory.Inventory) *report.Inventory {
 			rd.NUMANode = &n
 		}
 		for _, p := range d.Ports {
+			p.ReadAttrs(h, d.Name) // on the loop's copy: checks cut short may still read the shared one
 			rp := report.InventoryPort{Port: p.Num, State: p.State, PhysState: p.PhysState, LinkLayer: p.LinkLayer,
 				LID: p.LID, SMLID: p.SMLID, Netdevs: p.Netdevs, NetdevMTU: p.NetdevMTU,
 				ErrorCounters: inventory.ErrorCounters(h, d, p)}
