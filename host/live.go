@@ -29,10 +29,31 @@ func Live(nl, dl NetlinkConn) (*Host, error) {
 		Ethtool:   LiveEthtoolStats,
 		Facts: func() (*Facts, error) {
 			f := LiveFacts("/")
-			f.VerbsDevices, f.VerbsError = verbsOnce()
+			if IBCorePresent("/") {
+				f.VerbsDevices, f.VerbsError = verbsOnce()
+			} else {
+				// libibverbs lists devices over RDMA netlink (rdma-core libibverbs/ibdev_nl.c),
+				// and creating that socket loads ib_core: not done, the host stays as it is.
+				f.VerbsError = "not queried: ib_core is not loaded, and listing verbs devices would load it"
+			}
 			return f, nil
 		},
 	})
+}
+
+// IBCorePresent reports whether ib_core is loaded or built in under root: /sys/module/ib_core
+// (a loaded module, or a built-in one with parameters, as ib_core has in mad.c) or the
+// infiniband class it registers. Without it, creating a NETLINK_RDMA socket (rdmadiag's own, or
+// libibverbs' device listing) makes the kernel load ib_core
+// (MODULE_ALIAS_NET_PF_PROTO(PF_NETLINK, NETLINK_RDMA) in drivers/infiniband/core/netlink.c), and
+// a diagnosis must not change the host it judges.
+func IBCorePresent(root string) bool {
+	for _, p := range []string{"sys/module/ib_core", "sys/class/infiniband"} {
+		if _, err := os.Stat(filepath.Join(root, p)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // ReadKmsg reads every record currently in the kernel ring buffer through /dev/kmsg without

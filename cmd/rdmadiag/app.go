@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -139,7 +140,11 @@ func (s *source) open() (*host.Host, func(), error) {
 		return h, func() {}, nil
 	}
 	var nl host.NetlinkConn
-	conn, err := nldev.Dial()
+	var conn *nldev.SocketConn
+	err := errIBCoreAbsent
+	if host.IBCorePresent("/") {
+		conn, err = nldev.Dial()
+	}
 	if err != nil {
 		// The kernel refuses the socket when it has no RDMA support (EPROTONOSUPPORT); the QP and
 		// CQ checks report the reason instead of the tool failing.
@@ -169,6 +174,11 @@ func (s *source) open() (*host.Host, func(), error) {
 	}
 	return h, closeAll, nil
 }
+
+// errIBCoreAbsent keeps the RDMA netlink socket closed on a host without ib_core: creating it
+// would make the kernel load ib_core (MODULE_ALIAS_NET_PF_PROTO(PF_NETLINK, NETLINK_RDMA) in
+// drivers/infiniband/core/netlink.c), and rdmadiag never changes the host it judges.
+var errIBCoreAbsent = fmt.Errorf("nldev: NETLINK_RDMA socket not opened: ib_core is not loaded, and opening the socket would load it: %w", syscall.EPROTONOSUPPORT)
 
 // failedConn answers every request with the error that prevented opening the socket.
 type failedConn struct{ err error }

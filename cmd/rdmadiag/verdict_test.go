@@ -290,3 +290,28 @@ func TestRecordEndsAtTheDeadline(t *testing.T) {
 		t.Errorf("exit %d: %s", code, errb.String())
 	}
 }
+
+// The RDMA netlink socket is opened only when ib_core is there: creating it on a host without
+// ib_core makes the kernel load the module, and a diagnosis must not change the host.
+func TestIBCorePresent(t *testing.T) {
+	for _, tc := range []struct {
+		dirs []string
+		want bool
+	}{
+		{nil, false},
+		{[]string{"sys/module/mlx5_core"}, false},
+		{[]string{"sys/module/ib_core"}, true},
+		{[]string{"sys/class/infiniband"}, true},
+	} {
+		root := t.TempDir()
+		for _, d := range tc.dirs {
+			os.MkdirAll(filepath.Join(root, d), 0o755)
+		}
+		if got := host.IBCorePresent(root); got != tc.want {
+			t.Errorf("%v: %v, want %v", tc.dirs, got, tc.want)
+		}
+	}
+	if !errors.Is(errIBCoreAbsent, syscall.EPROTONOSUPPORT) {
+		t.Error("the checks must see the same errno as on a kernel without RDMA")
+	}
+}
