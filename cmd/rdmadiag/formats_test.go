@@ -5,14 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	dto "github.com/prometheus/client_model/go"
@@ -176,26 +173,9 @@ func TestSIGINTWithNPDExits3(t *testing.T) {
 	if os.Getenv("RDMADIAG_TEST_LIVE_ROOT") != "" {
 		t.Skip("helper process")
 	}
-	snap := unpackHealthy(t)
-	root := filepath.Join(snap, "root")
-	plantFIFO(t, root, rateFile)
-	defer func() {
-		if w, err := os.OpenFile(filepath.Join(root, rateFile), os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			w.Close()
-		}
-	}()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
-	cmd.Env = append(os.Environ(), "RDMADIAG_TEST_LIVE_ROOT="+root, "RDMADIAG_TEST_FORMAT=npd")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(1500 * time.Millisecond)
-	cmd.Process.Signal(os.Interrupt)
-	cmd.Wait()
-	if code := cmd.ProcessState.ExitCode(); code != 3 || !strings.HasPrefix(out.String(), "rdmadiag: interrupted before every check finished") {
-		t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	out, errs, code, _ := interruptBlockedRun(t, "npd")
+	if code != 3 || !strings.HasPrefix(out, "rdmadiag: interrupted before every check finished") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }
 

@@ -35,7 +35,8 @@ func unpackHealthy(t *testing.T) string {
 const rateFile = "sys/devices/virtual/infiniband/rxe0/ports/1/rate"
 
 // plantFIFO replaces a sysfs file of the tree with a FIFO: a read of it blocks until a writer
-// comes, as a firmware-backed read does on a wedged device.
+// comes, as a firmware-backed read does on a wedged device. At the end of the test a writer
+// opens and closes it, so that abandoned readers end with the test.
 func plantFIFO(t *testing.T, root, rel string) {
 	t.Helper()
 	p := filepath.Join(root, rel)
@@ -43,6 +44,33 @@ func plantFIFO(t *testing.T, root, rel string) {
 	if err := syscall.Mkfifo(p, 0o644); err != nil {
 		t.Skip("mkfifo:", err)
 	}
+	t.Cleanup(func() {
+		if w, err := os.OpenFile(p, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+	})
+}
+
+// interruptBlockedRun runs rdmadiag (TestHelperProcess) on a live-kind tree whose port rate read
+// blocks, sends SIGINT once the run has reached it, and returns what the process printed, its
+// exit code and how long it took to exit after the signal.
+func interruptBlockedRun(t *testing.T, format string) (stdout, stderr string, code int, took time.Duration) {
+	t.Helper()
+	snap := unpackHealthy(t)
+	root := filepath.Join(snap, "root")
+	plantFIFO(t, root, rateFile)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
+	cmd.Env = append(os.Environ(), "RDMADIAG_TEST_LIVE_ROOT="+root, "RDMADIAG_TEST_FORMAT="+format)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	sent := time.Now()
+	cmd.Process.Signal(os.Interrupt)
+	cmd.Wait()
+	return out.String(), errb.String(), cmd.ProcessState.ExitCode(), time.Since(sent)
 }
 
 // A FIFO in a tree is refused at once and named, whatever the deadline: the run exits 3 (could
@@ -92,11 +120,6 @@ func TestBlockedLiveReadEndsAtTheDeadline(t *testing.T) {
 	code := app.Execute(context.Background(), []string{"check", "--no-probe", "--timeout", "2s", "-o", "json"})
 	took := time.Since(start)
 	// Unblock the abandoned reader so its goroutine ends.
-	defer func() {
-		if w, err := os.OpenFile(filepath.Join(root, rateFile), os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			w.Close()
-		}
-	}()
 	if took > 5*time.Second {
 		t.Errorf("run took %s with --timeout 2s", took)
 	}
@@ -121,34 +144,13 @@ func TestSIGINTDuringABlockedReadExits130(t *testing.T) {
 	if os.Getenv("RDMADIAG_TEST_LIVE_ROOT") != "" {
 		t.Skip("helper process")
 	}
-	snap := unpackHealthy(t)
-	root := filepath.Join(snap, "root")
-	plantFIFO(t, root, rateFile)
-	defer func() {
-		if w, err := os.OpenFile(filepath.Join(root, rateFile), os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			w.Close()
-		}
-	}()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
-	cmd.Env = append(os.Environ(), "RDMADIAG_TEST_LIVE_ROOT="+root)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Let the run reach the blocked read, then interrupt it.
-	time.Sleep(1500 * time.Millisecond)
-	sent := time.Now()
-	cmd.Process.Signal(os.Interrupt)
-	err := cmd.Wait()
-	took := time.Since(sent)
-	code := cmd.ProcessState.ExitCode()
+	out, errs, code, took := interruptBlockedRun(t, "json")
 	if took > 3*time.Second || code != 130 {
-		t.Fatalf("exit %d after %s (%v), want 130 within 3s\nstdout:\n%s\nstderr:\n%s", code, took, err, out.String(), errb.String())
+		t.Fatalf("exit %d after %s, want 130 within 3s\nstdout:\n%s\nstderr:\n%s", code, took, out, errs)
 	}
-	r := decode(t, out.String())
-	if r.Summary.Verdict != "interrupted" || r.Summary.ExitCode != 130 || !strings.Contains(out.String(), "interrupted by SIGINT") {
-		t.Errorf("report after SIGINT: %s/%d\n%s", r.Summary.Verdict, r.Summary.ExitCode, out.String())
+	r := decode(t, out)
+	if r.Summary.Verdict != "interrupted" || r.Summary.ExitCode != 130 || !strings.Contains(out, "interrupted by SIGINT") {
+		t.Errorf("report after SIGINT: %s/%d\n%s", r.Summary.Verdict, r.Summary.ExitCode, out)
 	}
 }
 
