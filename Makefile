@@ -84,5 +84,5 @@ e2e-slurm: build
 # Helper programs the lab scenarios run in the guest (qp-err, cq-depth hold QPs and CQs;
 # probe-lab runs the verbs probes against ib_write_bw).
 lab-bins:
-	CGO_ENABLED=0 $(GO) build -o bin/labqp ./checks/qp/labqp
-	CGO_ENABLED=0 $(GO) build -o bin/labtest ./probe/labtest
+	CGO_ENABLED=0 $(GO) build -o bin/labqp ./lab/labqp
+	CGO_ENABLED=0 $(GO) build -o bin/labtest ./lab/labtest

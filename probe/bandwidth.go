@@ -129,7 +129,7 @@ func Bandwidth(ctx context.Context, lib *verbs.Lib, dev string, port int, o Opti
 	// every few milliseconds let the Go scheduler move the goroutine between
 	// threads and wake a second one: in the QEMU lab the probe then kept both
 	// guest CPUs busy where ib_write_bw keeps one, and measured 20-50% less
-	// than ib_write_bw on the same device (see probe/labtest).
+	// than ib_write_bw on the same device (see lab/labtest).
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var bad uintptr

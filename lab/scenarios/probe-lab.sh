@@ -1,4 +1,4 @@
-# probe-lab: the verbs probes against the healthy guest's rxe0, driven by probe/labtest: every probe
+# probe-lab: the verbs probes against the healthy guest's rxe0, driven by lab/labtest: every probe
 # passes; over 7 rounds of one probe run next to one ib_write_bw run (same message size, writes in
 # flight and iterations, every write signaled, both in MiB/s), the median of the rounds' ratios is
 # at least 0.5 (labtest -bw-min-ratio 0.5; bandwidth within 20% of ib_write_bw is asserted by probe-bandwidth,

@@ -2,11 +2,11 @@
 # guest.sh: payload for the lab guest (lab/vm.sh) that records the qp/cq fixtures and runs the
 # rdmadiag-versus-iproute2 comparison. Needs labqp and rdmadiag copied into the guest:
 #
-#   CGO_ENABLED=0 go build -o /tmp/labqp ./checks/qp/labqp
+#   CGO_ENABLED=0 go build -o /tmp/labqp ./lab/labqp
 #   CGO_ENABLED=0 go build -o /tmp/rdmadiag ./cmd/rdmadiag
-#   lab/vm.sh -s healthy -o /tmp/lab-qp -f /tmp/labqp -f /tmp/rdmadiag -f checks/qp/labqp/guest.sh -- guest.sh small
+#   lab/vm.sh -s healthy -o /tmp/lab-qp -f /tmp/labqp -f /tmp/rdmadiag -f lab/labqp/guest.sh -- guest.sh small
 #   LAB_MEM=3072 LAB_TIMEOUT=900 lab/vm.sh -s healthy -o /tmp/lab-qp-big -f /tmp/labqp -f /tmp/rdmadiag \
-#       -f checks/qp/labqp/guest.sh -- guest.sh big
+#       -f lab/labqp/guest.sh -- guest.sh big
 #
 # small: 4 QPs in RTS, 3 in ERR, 1 in INIT on one CQ of depth 128 -> qp-err.tar.gz, cq-depth.tar.gz
 # big N: N QPs (default 20000; rxe on 6.1 has max_qp 1048560, so it cannot be exhausted in a

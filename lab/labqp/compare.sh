@@ -9,10 +9,10 @@ n=${1:-20000}
 out=${OUT:-/tmp/lab-qp-compare}
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
-CGO_ENABLED=0 go build -o "$bin/labqp" ./checks/qp/labqp
+CGO_ENABLED=0 go build -o "$bin/labqp" ./lab/labqp
 CGO_ENABLED=0 go build -o "$bin/rdmadiag" ./cmd/rdmadiag
 LAB_QUIET=1 LAB_MEM=${LAB_MEM:-3072} LAB_TIMEOUT=${LAB_TIMEOUT:-900} \
-	lab/vm.sh -s healthy -o "$out" -f "$bin/labqp" -f "$bin/rdmadiag" -f checks/qp/labqp/guest.sh -- guest.sh big "$n" >&2
+	lab/vm.sh -s healthy -o "$out" -f "$bin/labqp" -f "$bin/rdmadiag" -f lab/labqp/guest.sh -- guest.sh big "$n" >&2
 python3 - "$out/out/compare.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
