@@ -119,7 +119,7 @@ func decodeCMIS(r PageReader, m *Module, lo, up page) {
 	// low warning, bits 4-7 the same for supply voltage. All latched.
 	p1, err1 := readPage(r, i2cModule, 1, 0, true)
 	if err1 != nil {
-		m.unavailable("page 01h (advertising)", err1.Error())
+		m.unavailable("page 01h (advertising; lane monitors and flags need it)", err1.Error())
 	}
 	// Byte 159 (page 01h) advertises the module monitors: bit 0 temperature, bit 1 voltage.
 	tempOK, vccOK := true, true
@@ -172,8 +172,7 @@ func decodeCMIS(r PageReader, m *Module, lo, up page) {
 		return
 	}
 	if p1 == nil {
-		m.unavailable("lane monitors and flags", "page 01h, which advertises them and scales Tx bias, could not be read")
-		return
+		return // recorded above: without the advertisement, lane monitors cannot be scaled or trusted
 	}
 	if p2 != nil {
 		for _, l := range cmisLaneMon {

@@ -101,6 +101,16 @@ func Judge(m *Module) []Verdict {
 	}
 	if m.Media.Copper() {
 		notJudged("", 0, fmt.Sprintf("%s cable: no optical monitors, lane flags not judged", m.Media))
+		if m.Media == MediaCopperPassive {
+			return out // nothing in a passive cable is measured
+		}
+	} else {
+		// Parts that could not be read, except thresholds: each quantity says that below.
+		for _, u := range m.Unavailable {
+			if !strings.Contains(u.Part, "threshold") {
+				notJudged("", 0, u.Part+": "+u.Reason)
+			}
+		}
 	}
 
 	if m.Spec == SpecSFF8636 && m.NotReady != "" {
@@ -229,9 +239,19 @@ func Judge(m *Module) []Verdict {
 		if a.Lane != b.Lane {
 			return a.Lane < b.Lane
 		}
-		return a.Quantity < b.Quantity
+		return a.Quantity.rank() < b.Quantity.rank()
 	})
 	return out
+}
+
+// rank orders verdicts of one lane: module-wide first, then module monitors, then optics.
+func (q Quantity) rank() int {
+	for i, o := range []Quantity{"", Temperature, Voltage, RxPower, TxPower, TxBias} {
+		if q == o {
+			return i
+		}
+	}
+	return 6
 }
 
 func thresholdsWhy(m *Module) string {
