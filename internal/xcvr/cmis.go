@@ -7,7 +7,9 @@ import "fmt"
 // status) §8.9. CMIS 4.0 uses the same addresses for every field read here. ethtool's cmis.h
 // defines the same addresses.
 
-const cmisBankLanes = 8 // lanes per bank of pages 10h-1Fh (CMIS 5.2 §8.1, banked pages)
+// cmisBankLanes is the number of lanes a bank of pages 10h-1Fh covers (CMIS 5.2 §8.4.4;
+// page 01h byte 142 advertises the banks).
+const cmisBankLanes = 8
 
 // cmisStates is the module state encoding of lower page byte 3 bits 3-1 (CMIS 5.2 §8.2.2).
 var cmisStates = map[byte]string{
@@ -137,15 +139,15 @@ func decodeCMIS(r PageReader, m *Module, lo, up page) {
 		name string
 	}{{0x02, "module firmware error"}, {0x04, "data path firmware error"}} {
 		if lo.at(8)&f.bit != 0 {
-			m.Flags = append(m.Flags, Flag{Kind: FlagFirmware, Source: fmt.Sprintf("CMIS lower page byte 8 bit %d (%s)", bitIndex(f.bit), f.name)})
+			m.Flags = append(m.Flags, Flag{Latched: true, Kind: FlagFirmware, Source: fmt.Sprintf("CMIS lower page byte 8 bit %d (%s)", bitIndex(f.bit), f.name)})
 		}
 	}
 	for i, b := range []Bound{HighAlarm, LowAlarm, HighWarning, LowWarning} {
 		if tempOK && lo.at(9)&(1<<i) != 0 {
-			m.Flags = append(m.Flags, Flag{Kind: FlagThreshold, Quantity: Temperature, Bound: b, Source: fmt.Sprintf("CMIS lower page byte 9 bit %d", i)})
+			m.Flags = append(m.Flags, Flag{Latched: true, Kind: FlagThreshold, Quantity: Temperature, Bound: b, Source: fmt.Sprintf("CMIS lower page byte 9 bit %d", i)})
 		}
 		if vccOK && lo.at(9)&(0x10<<i) != 0 {
-			m.Flags = append(m.Flags, Flag{Kind: FlagThreshold, Quantity: Voltage, Bound: b, Source: fmt.Sprintf("CMIS lower page byte 9 bit %d", i+4)})
+			m.Flags = append(m.Flags, Flag{Latched: true, Kind: FlagThreshold, Quantity: Voltage, Bound: b, Source: fmt.Sprintf("CMIS lower page byte 9 bit %d", i+4)})
 		}
 	}
 
@@ -205,7 +207,7 @@ func decodeCMIS(r PageReader, m *Module, lo, up page) {
 				Source: fmt.Sprintf("CMIS page 11h bytes %d-%d", a, a+1)})
 			for i, b := range []Bound{HighAlarm, LowAlarm, HighWarning, LowWarning} {
 				if p11.at(l.flags+i)&(1<<(lane-1)) != 0 {
-					m.Flags = append(m.Flags, Flag{Kind: FlagThreshold, Quantity: l.q, Bound: b, Lane: lane,
+					m.Flags = append(m.Flags, Flag{Latched: true, Kind: FlagThreshold, Quantity: l.q, Bound: b, Lane: lane,
 						Source: fmt.Sprintf("CMIS page 11h byte %d bit %d", l.flags+i, lane-1)})
 				}
 			}
@@ -228,7 +230,7 @@ func decodeCMIS(r PageReader, m *Module, lo, up page) {
 		}
 		for lane := 1; lane <= lanes; lane++ {
 			if p11.at(f.addr)&(1<<(lane-1)) != 0 {
-				m.Flags = append(m.Flags, Flag{Kind: f.kind, Lane: lane, Source: fmt.Sprintf("CMIS page 11h byte %d bit %d", f.addr, lane-1)})
+				m.Flags = append(m.Flags, Flag{Latched: true, Kind: f.kind, Lane: lane, Source: fmt.Sprintf("CMIS page 11h byte %d bit %d", f.addr, lane-1)})
 			}
 		}
 	}
@@ -326,10 +328,15 @@ func cmisApplication(m *Module, lo page, mediaType byte) (host, media int) {
 }
 
 // cmisDefaultLanes is the electrical lane count of the form factor: 8 for QSFP-DD and OSFP,
-// 4 for QSFP+ managed by CMIS.
+// 4 for QSFP+, 2 for DSFP and SFP-DD, 1 for SFP+.
 func cmisDefaultLanes(id byte) int {
-	if id == 0x1E {
+	switch id {
+	case 0x1E:
 		return 4
+	case 0x1B, 0x1F:
+		return 2
+	case 0x20:
+		return 1
 	}
 	return 8
 }

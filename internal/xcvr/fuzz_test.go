@@ -50,6 +50,7 @@ func FuzzRead(f *testing.F) {
 	f.Add(seed(sff8636Optical(), []pageKey{lo, up, {i2cModule, 3, 0, true}}))
 	f.Add(seed(sff8636DAC(), []pageKey{lo, up}))
 	f.Add(seed(cmisOptical(), []pageKey{lo, up, {i2cModule, 1, 0, true}, {i2cModule, 2, 0, true}, {i2cModule, 0x11, 0, true}}))
+	f.Add(seed(sff8472Optical(), []pageKey{lo, up, {i2cDiag, 0, 0, false}}))
 	f.Add([]byte{})
 	f.Add([]byte{1, 0x11})
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -33,7 +33,8 @@ type VerdictKind string
 const (
 	// KindThreshold: a value read now lies beyond one of the module's own thresholds.
 	KindThreshold VerdictKind = "threshold"
-	// KindFlag: a latched flag was set (the condition happened since the flags were last read).
+	// KindFlag: a flag was set (latched flags: the condition happened since they were last
+	// read; SFF-8472 flags: it holds now).
 	KindFlag VerdictKind = "flag"
 	// KindState: the module reports a fault state (CMIS ModuleFault).
 	KindState VerdictKind = "state"
@@ -55,7 +56,7 @@ type Verdict struct {
 	HasValue  bool
 	Threshold float64
 	Bound     Bound
-	// Flag is the latched flag of KindFlag verdicts.
+	// Flag is the flag of KindFlag verdicts.
 	Flag FlagKind
 	// Source is where the evidence was read (value, threshold or flag bits).
 	Source string
@@ -87,7 +88,7 @@ func Judge(m *Module) []Verdict {
 	notJudged := func(q Quantity, lane int, why string) {
 		out = append(out, Verdict{Kind: KindNotJudged, Level: LevelNotJudged, Quantity: q, Lane: lane, Detail: why})
 	}
-	if m.Spec != SpecSFF8636 && m.Spec != SpecCMIS {
+	if !m.Spec.decoded() {
 		why := fmt.Sprintf("%s (%s) is not decoded", m.IdentifierName, m.Spec)
 		if len(m.Unavailable) > 0 {
 			why = m.Unavailable[0].Reason
@@ -105,16 +106,18 @@ func Judge(m *Module) []Verdict {
 			return out // nothing in a passive cable is measured
 		}
 	} else {
-		// Parts that could not be read, except thresholds: each quantity says that below.
+		// Parts that could not be read; missing thresholds of a read monitor are said per
+		// quantity below.
 		for _, u := range m.Unavailable {
-			if !strings.Contains(u.Part, "threshold") {
+			if !strings.Contains(u.Part, "threshold") || len(m.Monitors) == 0 {
 				notJudged("", 0, u.Part+": "+u.Reason)
 			}
 		}
 	}
 
-	if m.Spec == SpecSFF8636 && m.NotReady != "" {
-		// Data_Not_Ready: neither monitors nor flags hold data yet.
+	if m.Spec != SpecCMIS && m.NotReady != "" {
+		// SFF-8636 Data_Not_Ready, SFF-8472 Data_Ready_Bar: neither monitors nor flags hold
+		// data yet. (A CMIS module not ready still has valid module-level monitors.)
 		notJudged("", 0, m.NotReady)
 		return out
 	}
@@ -183,34 +186,38 @@ func Judge(m *Module) []Verdict {
 		}
 		v := Verdict{Kind: KindFlag, Flag: f.Kind, Quantity: f.Quantity, Lane: f.Lane, Bound: f.Bound, Source: f.Source}
 		cur, hasCur := m.Monitor(f.Quantity, f.Lane)
+		state := "set"
+		if f.Latched {
+			state = "latched"
+		}
 		switch f.Kind {
 		case FlagFirmware:
 			v.Level, v.Detail = LevelAlarm, "the module reports a firmware error"
 		case FlagTxFault:
-			v.Level, v.Detail = LevelAlarm, "transmitter fault latched"
+			v.Level, v.Detail = LevelAlarm, "transmitter fault "+state
 		case FlagRxLOS:
 			v.Quantity = RxPower
-			v.Level, v.Detail = LevelAlarm, "Rx loss of signal latched"
+			v.Level, v.Detail = LevelAlarm, "Rx loss of signal "+state
 			if rx, ok := m.Monitor(RxPower, f.Lane); ok {
 				v.Value, v.HasValue = rx.Value, true
 				if t, ok := m.Thresholds[RxPower]; ok {
 					if valid, _ := t.valid(); valid && rx.Value >= t.LowWarning {
-						v.Level, v.Detail = LevelWarning, "Rx loss of signal latched, light is back now"
+						v.Level, v.Detail = LevelWarning, "Rx loss of signal "+state+", light is back now"
 					}
 				}
 			}
 		case FlagTxLOS:
-			v.Level, v.Detail = LevelWarning, "Tx loss of signal latched: the host's electrical signal into the module was lost"
+			v.Level, v.Detail = LevelWarning, "Tx loss of signal "+state+": the host's electrical signal into the module was lost"
 		case FlagRxLOL, FlagTxLOL:
-			v.Level, v.Detail = LevelWarning, "CDR loss of lock latched"
+			v.Level, v.Detail = LevelWarning, "CDR loss of lock "+state
 		case FlagTxEQFault:
-			v.Level, v.Detail = LevelWarning, "Tx adaptive equalization fault latched"
+			v.Level, v.Detail = LevelWarning, "Tx adaptive equalization fault "+state
 		case FlagThreshold:
 			if l, ok := judged[key(f.Quantity, f.Lane)]; ok && (l == LevelAlarm || f.Bound == HighWarning || f.Bound == LowWarning) {
 				continue // the current value already carries this verdict
 			}
 			alarm := f.Bound == HighAlarm || f.Bound == LowAlarm
-			v.Level, v.Detail = LevelWarning, fmt.Sprintf("%s flag latched", f.Bound)
+			v.Level, v.Detail = LevelWarning, fmt.Sprintf("%s flag %s", f.Bound, state)
 			if hasCur {
 				v.Value, v.HasValue = cur.Value, true
 			}
@@ -221,10 +228,10 @@ func Judge(m *Module) []Verdict {
 			}
 			switch {
 			case alarm && hasCur && valid:
-				v.Detail = fmt.Sprintf("%s flag latched, the value is back within the alarm thresholds now", f.Bound)
+				v.Detail = fmt.Sprintf("%s flag %s, the value is within the alarm thresholds now", f.Bound, state)
 			case alarm:
 				v.Level = LevelAlarm
-				v.Detail = fmt.Sprintf("%s flag latched and no thresholds to show it cleared", f.Bound)
+				v.Detail = fmt.Sprintf("%s flag %s and no thresholds to show it cleared", f.Bound, state)
 			}
 		default:
 			continue
@@ -326,7 +333,7 @@ func Summary(m *Module) string {
 	if m == nil {
 		return "no module"
 	}
-	if m.Spec != SpecSFF8636 && m.Spec != SpecCMIS {
+	if !m.Spec.decoded() {
 		return fmt.Sprintf("%s (%02xh): not decoded", m.IdentifierName, m.Identifier)
 	}
 	media := string(m.Media)

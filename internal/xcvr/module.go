@@ -13,6 +13,8 @@ const (
 	SpecUnknown Spec = "unknown"
 )
 
+func (s Spec) decoded() bool { return s == SpecSFF8636 || s == SpecCMIS || s == SpecSFF8472 }
+
 // Media tells optical modules from copper cables. Copper cables carry no optical monitors.
 type Media string
 
@@ -148,10 +150,12 @@ const (
 	FlagFirmware FlagKind = "firmware_fault"
 )
 
-// Flag is one latched flag the module had set when read. Flags are clear-on-read in both
-// specifications: a set flag means the condition happened since the flags were last read.
+// Flag is one flag the module had set when read. SFF-8636 and CMIS flags are latched and
+// clear-on-read (Latched): the condition happened since the flags were last read. SFF-8472
+// flags are the module's current state.
 type Flag struct {
-	Kind FlagKind
+	Kind    FlagKind
+	Latched bool
 	// Quantity and Bound are set for threshold flags.
 	Quantity Quantity
 	Bound    Bound
@@ -194,7 +198,7 @@ type Module struct {
 	// NotReady explains, when set, why the monitors may not be valid yet (SFF-8636
 	// Data_Not_Ready, a CMIS module state other than ModuleReady).
 	NotReady string
-	// ModuleState is CMIS's module state (Table 8-6), empty for SFF-8636.
+	// ModuleState is CMIS's module state (CMIS 5.2 §8.2.2), empty for SFF-8636.
 	ModuleState string
 	// ModuleFault is set when a CMIS module is in ModuleFault state, with the cause.
 	ModuleFault string

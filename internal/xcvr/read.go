@@ -17,8 +17,8 @@ type PageReader interface {
 
 const (
 	pageSize = 128
-	// i2cModule is the 7-bit address of the module memory (A0h in 8-bit notation):
-	// SFF-8636 Rev 2.10a §5 (two-wire interface address 1010000x), CMIS 5.2 §5.2.
+	// i2cModule is the 7-bit address of the module memory, A0h (1010000x) in the 8-bit
+	// notation SFF-8636 and CMIS use; ethtool's cmis.c sends 0x50 the same way.
 	i2cModule uint8 = 0x50
 )
 
@@ -98,8 +98,8 @@ func Read(r PageReader) (*Module, error) {
 	if err != nil {
 		return nil, fmt.Errorf("module eeprom i2c 0x%02x upper page 00h: %w", i2cModule, err)
 	}
-	// Byte 0 is the SFF-8024 identifier in every specification: SFF-8636 Rev 2.10a §6.2.1,
-	// CMIS 5.2 §8.2.1 (Table 8-4), SFF-8472 Rev 12.4 Table 4-1 (A0h byte 0).
+	// Byte 0 is the SFF-8024 identifier in every specification: SFF-8636 lower page byte 0,
+	// CMIS 5.2 §8.2.1 lower memory byte 0, SFF-8472 address A0h byte 0.
 	id := lower.at(0)
 	m := &Module{Identifier: id, IdentifierName: identifierName(id), Spec: specOf(id)}
 	switch m.Spec {
@@ -108,7 +108,7 @@ func Read(r PageReader) (*Module, error) {
 	case SpecCMIS:
 		decodeCMIS(r, m, lower, upper0)
 	case SpecSFF8472:
-		m.unavailable("SFF-8472 memory map", "SFP modules (SFF-8472, addresses A0h/A2h) are not decoded")
+		decodeSFF8472(r, m, lower, upper0)
 	default:
 		m.unavailable("memory map", fmt.Sprintf("identifier %02xh (%s) has no decoder", id, m.IdentifierName))
 	}

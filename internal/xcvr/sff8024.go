@@ -2,7 +2,7 @@ package xcvr
 
 import "fmt"
 
-// identifierNames is SNIA SFF-8024 Rev 4.11 Table 4-1 "Identifier Values" (the codes in use
+// identifierNames is SNIA SFF-8024 Rev 4.x Table 4-1 "Identifier Values" (the codes in use
 // for pluggable modules; the rest are reported by number).
 var identifierNames = map[byte]string{
 	0x00: "unknown or unspecified",
@@ -34,14 +34,15 @@ func identifierName(id byte) string {
 	return fmt.Sprintf("identifier %02xh", id)
 }
 
-// specOf maps an identifier onto the memory map that describes it: SFF-8636 Rev 2.10a §1
-// (QSFP, QSFP+, QSFP28 are managed per SFF-8636; QSFP56 modules report 11h too), CMIS 5.2 §1.1
-// (QSFP-DD, OSFP and QSFP+ modules declaring 1Eh), SFF-8472 for SFP (03h).
+// specOf maps an identifier onto the memory map that describes it: SFF-8636 for QSFP, QSFP+
+// and QSFP28 (QSFP56 modules managed by SFF-8636 report 11h too), SFF-8472 for SFP (03h), CMIS
+// for the identifiers the kernel's net/ethtool/module.c (module_flash_fw_schedule) accepts as
+// CMIS modules: QSFP-DD, OSFP, DSFP, QSFP+ CMIS, SFP-DD CMIS, SFP+ CMIS.
 func specOf(id byte) Spec {
 	switch id {
 	case 0x0C, 0x0D, 0x11:
 		return SpecSFF8636
-	case 0x18, 0x19, 0x1E:
+	case 0x18, 0x19, 0x1B, 0x1E, 0x1F, 0x20:
 		return SpecCMIS
 	case 0x03:
 		return SpecSFF8472
@@ -49,7 +50,7 @@ func specOf(id byte) Spec {
 	return SpecUnknown
 }
 
-// connectorNames is SFF-8024 Rev 4.11 Table 4-3 "Connector Types".
+// connectorNames is SFF-8024 Rev 4.x Table 4-3 "Connector Types".
 var connectorNames = map[byte]string{
 	0x00: "unknown",
 	0x01: "SC",
@@ -84,8 +85,8 @@ func connectorName(c byte) string {
 }
 
 // transmitterTech names the 4-bit transmitter technology code shared by SFF-8636 Rev 2.10a
-// byte 147 bits 7-4 (§6.3.x "Device Technology") and CMIS 5.2 page 00h byte 212 (§8.3.x
-// "Media Interface Technology"): 0h-9h are lasers, Ah-Fh copper cables.
+// upper page 00h byte 147 bits 7-4 ("Device Technology") and CMIS 5.2 upper page 00h byte 212
+// ("Media Interface Technology"): 0h-9h are lasers, Ah-Fh copper cables.
 var transmitterTech = [16]string{
 	"850 nm VCSEL", "1310 nm VCSEL", "1550 nm VCSEL", "1310 nm FP", "1310 nm DFB",
 	"1550 nm DFB", "1310 nm EML", "1550 nm EML", "other optical", "1490 nm DFB",

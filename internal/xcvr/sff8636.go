@@ -2,9 +2,10 @@ package xcvr
 
 import "fmt"
 
-// Offsets below are SFF-8636 Rev 2.10a byte addresses: lower page 00h is §6.2 (Table 6-1
-// memory map), upper page 00h §6.3, upper page 03h §6.4 (thresholds). ethtool's qsfp.h
-// defines the same addresses.
+// Offsets below are SFF-8636 Rev 2.10a byte addresses (0-127 lower page 00h, 128-255 the
+// selected upper page); lower page fields are cited by the spec's table, upper page 00h and
+// upper page 03h (thresholds) fields by page and byte. ethtool's qsfp.h defines the same
+// addresses.
 
 // sff8636Revisions is SFF-8636 Rev 2.10a Table 6-3 "Revision Compliance" (byte 1).
 var sff8636Revisions = map[byte]string{
@@ -48,7 +49,7 @@ var sff8636Ext = map[byte]string{
 }
 
 // sff8636Compliance names byte 131's 10/40G Ethernet compliance bits (SFF-8636 Rev 2.10a
-// §6.3.x "Specification Compliance", bit 7 = see byte 192).
+// upper page 00h "Specification Compliance"; bit 7 = see byte 192).
 var sff8636Compliance = []struct {
 	bit  byte
 	name string
@@ -61,7 +62,7 @@ const sff8636Lanes = 4
 
 // sff8636LaneMon is where each per-lane monitor lives in lower page 00h (Table 6-8 "Channel
 // Monitoring Values", bytes 34-57, 2 bytes per lane, lane 1 first) and its thresholds in
-// upper page 03h (§6.4 "Channel Thresholds", bytes 176-199: high alarm, low alarm, high
+// upper page 03h ("Channel Thresholds", bytes 176-199: high alarm, low alarm, high
 // warning, low warning, 2 bytes each).
 var sff8636LaneMon = []struct {
 	q       Quantity
@@ -88,7 +89,7 @@ func decodeSFF8636(r PageReader, m *Module, lo, up page) {
 	}
 	m.Lanes = sff8636Lanes
 
-	// Upper page 00h (§6.3): 130 connector, 146 cable length, 147 device technology,
+	// Upper page 00h: 130 connector, 146 cable length, 147 device technology,
 	// 148-163 vendor name, 165-167 OUI, 168-183 part number, 184-185 revision,
 	// 196-211 serial, 212-219 date code.
 	m.Vendor = Vendor{
@@ -170,7 +171,7 @@ func decodeSFF8636(r PageReader, m *Module, lo, up page) {
 		return
 	}
 	m.Thresholds = map[Quantity]Thresholds{}
-	// §6.4 "Free Side Device Thresholds": 128-135 temperature, 144-151 supply voltage.
+	// Upper page 03h "Free Side Device Thresholds": 128-135 temperature, 144-151 supply voltage.
 	m.Thresholds[Temperature] = thresholds(p3, 128, func(a int) float64 { return tempC(p3.s16(a)) }, "SFF-8636 page 03h")
 	m.Thresholds[Voltage] = thresholds(p3, 144, func(a int) float64 { return voltsV(p3.u16(a)) }, "SFF-8636 page 03h")
 	if !copper {
@@ -217,7 +218,7 @@ func sff8636ModuleFlags(m *Module, lo page) {
 	}{{6, Temperature}, {7, Voltage}} {
 		for i, b := range []Bound{HighAlarm, LowAlarm, HighWarning, LowWarning} {
 			if lo.at(f.addr)&(0x80>>i) != 0 {
-				m.Flags = append(m.Flags, Flag{Kind: FlagThreshold, Quantity: f.q, Bound: b,
+				m.Flags = append(m.Flags, Flag{Latched: true, Kind: FlagThreshold, Quantity: f.q, Bound: b,
 					Source: fmt.Sprintf("SFF-8636 lower page 00h byte %d bit %d", f.addr, 7-i)})
 			}
 		}
@@ -242,7 +243,7 @@ func sff8636LaneFlags(m *Module, lo page, txPower bool) {
 			{4, high, FlagTxEQFault}, {5, low, FlagRxLOL}, {5, high, FlagTxLOL},
 		} {
 			if lo.at(f.addr)&f.bit != 0 {
-				m.Flags = append(m.Flags, Flag{Kind: f.kind, Lane: lane,
+				m.Flags = append(m.Flags, Flag{Latched: true, Kind: f.kind, Lane: lane,
 					Source: fmt.Sprintf("SFF-8636 lower page 00h byte %d bit %d", f.addr, bitIndex(f.bit))})
 			}
 		}
@@ -258,7 +259,7 @@ func sff8636LaneFlags(m *Module, lo page, txPower bool) {
 			for i, b := range []Bound{HighAlarm, LowAlarm, HighWarning, LowWarning} {
 				bit := byte(0x08>>i) << shift
 				if lo.at(addr)&bit != 0 {
-					m.Flags = append(m.Flags, Flag{Kind: FlagThreshold, Quantity: l.q, Bound: b, Lane: lane,
+					m.Flags = append(m.Flags, Flag{Latched: true, Kind: FlagThreshold, Quantity: l.q, Bound: b, Lane: lane,
 						Source: fmt.Sprintf("SFF-8636 lower page 00h byte %d bit %d", addr, bitIndex(bit))})
 				}
 			}
