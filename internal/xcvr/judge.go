@@ -131,7 +131,7 @@ func Judge(m *Module) []Verdict {
 			notJudged(q, lane, why)
 		}
 	}
-	laneReady := func(q Quantity, lane int) bool {
+	laneReady := func(lane int) bool {
 		if lane == 0 {
 			return true
 		}
@@ -147,7 +147,11 @@ func Judge(m *Module) []Verdict {
 	}
 
 	for _, mon := range m.Monitors {
-		if !laneReady(mon.Quantity, mon.Lane) {
+		if !laneReady(mon.Lane) {
+			continue
+		}
+		if math.IsNaN(mon.Value) || math.IsInf(mon.Value, 0) {
+			once("nan"+string(mon.Quantity), mon.Quantity, mon.Lane, mon.Quantity.Label()+": calibrated value is not a number ("+mon.Source+")")
 			continue
 		}
 		t, ok := m.Thresholds[mon.Quantity]
@@ -181,7 +185,7 @@ func Judge(m *Module) []Verdict {
 		if m.Media.Copper() && f.Lane > 0 {
 			continue
 		}
-		if f.Lane > 0 && !laneReady(f.Quantity, f.Lane) {
+		if f.Lane > 0 && !laneReady(f.Lane) {
 			continue
 		}
 		v := Verdict{Kind: KindFlag, Flag: f.Kind, Quantity: f.Quantity, Lane: f.Lane, Bound: f.Bound, Source: f.Source}
@@ -344,7 +348,11 @@ func Summary(m *Module) string {
 	if id := strings.TrimSpace(m.Vendor.Name + " " + m.Vendor.PartNumber); id != "" {
 		parts = append(parts, id)
 	}
-	parts = append(parts, fmt.Sprintf("%d lanes", m.Lanes))
+	if m.Lanes == 1 {
+		parts = append(parts, "1 lane")
+	} else {
+		parts = append(parts, fmt.Sprintf("%d lanes", m.Lanes))
+	}
 	if t, ok := m.Monitor(Temperature, 0); ok && !m.FlatMemory {
 		parts = append(parts, FormatValue(Temperature, t.Value))
 	}

@@ -108,7 +108,7 @@ func Read(r PageReader) (*Module, error) {
 	case SpecCMIS:
 		decodeCMIS(r, m, lower, upper0)
 	case SpecSFF8472:
-		decodeSFF8472(r, m, lower, upper0)
+		decodeSFF8472(r, m, lower)
 	default:
 		m.unavailable("memory map", fmt.Sprintf("identifier %02xh (%s) has no decoder", id, m.IdentifierName))
 	}

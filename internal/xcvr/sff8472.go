@@ -37,8 +37,9 @@ var sff8472Mon = []struct {
 	{RxPower, 104, 32, 113, 7},
 }
 
-func decodeSFF8472(r PageReader, m *Module, lo, up page) {
-	// A0h and the SFP memory are one 256-byte space: lo holds 0-127, up 128-255.
+// decodeSFF8472 reads A0h bytes 0-95 from the lower half (the upper half, 128-255, is
+// vendor specific) and the diagnostics from A2h.
+func decodeSFF8472(r PageReader, m *Module, lo page) {
 	a0 := func(addr int) byte { return lo.at(addr) }
 	m.Revision = sff8472Revisions[a0(94)]
 	if m.Revision == "" {

@@ -80,7 +80,7 @@ func TestSFF8472Decode(t *testing.T) {
 	if vs := Judge(m); len(vs) != 0 {
 		t.Errorf("healthy module judged:\n%s", dump(vs))
 	}
-	if s := Summary(m); s != "SFP/SFP+/SFP28 optical, FINISAR CORP. FTLX8574D3BCL, 1 lanes, 36.0 °C" {
+	if s := Summary(m); s != "SFP/SFP+/SFP28 optical, FINISAR CORP. FTLX8574D3BCL, 1 lane, 36.0 °C" {
 		t.Errorf("summary %q", s)
 	}
 }
