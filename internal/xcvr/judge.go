@@ -206,14 +206,16 @@ func Judge(m *Module) []Verdict {
 				v.Value, v.HasValue = rx.Value, true
 				if t, ok := m.Thresholds[RxPower]; ok {
 					if valid, _ := t.valid(); valid && rx.Value >= t.LowWarning {
-						v.Level, v.Detail = LevelWarning, "Rx loss of signal "+state+", light is back now"
+						v.Level, v.Detail = LevelWarning, "Rx loss of signal "+state+", light is back"
 					}
 				}
 			}
 		case FlagTxLOS:
 			v.Level, v.Detail = LevelWarning, "Tx loss of signal "+state+": the host's electrical signal into the module was lost"
-		case FlagRxLOL, FlagTxLOL:
-			v.Level, v.Detail = LevelWarning, "CDR loss of lock "+state
+		case FlagRxLOL:
+			v.Level, v.Detail = LevelWarning, "Rx CDR loss of lock "+state
+		case FlagTxLOL:
+			v.Level, v.Detail = LevelWarning, "Tx CDR loss of lock "+state
 		case FlagTxEQFault:
 			v.Level, v.Detail = LevelWarning, "Tx adaptive equalization fault "+state
 		case FlagThreshold:
@@ -232,7 +234,7 @@ func Judge(m *Module) []Verdict {
 			}
 			switch {
 			case alarm && hasCur && valid:
-				v.Detail = fmt.Sprintf("%s flag %s, the value is within the alarm thresholds now", f.Bound, state)
+				v.Detail = fmt.Sprintf("%s flag %s, back within the alarm thresholds", f.Bound, state)
 			case alarm:
 				v.Level = LevelAlarm
 				v.Detail = fmt.Sprintf("%s flag %s and no thresholds to show it cleared", f.Bound, state)

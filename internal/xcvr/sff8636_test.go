@@ -201,6 +201,10 @@ func TestSFF8636Judge(t *testing.T) {
 				{KindFlag, LevelWarning, RxPower, 2, "", FlagRxLOS},
 				{KindFlag, LevelWarning, RxPower, 2, LowAlarm, FlagThreshold},
 			},
+			lines: []string{
+				"warning: lane 2 Rx power: Rx loss of signal latched, light is back, now -0.97 dBm (0.8000 mW) [SFF-8636 lower page 00h byte 3 bit 1]",
+				"warning: lane 2 Rx power: low alarm flag latched, back within the alarm thresholds, now -0.97 dBm (0.8000 mW) [SFF-8636 lower page 00h byte 9 bit 2]",
+			},
 		},
 		{
 			name: "Tx disabled lane is not judged",
