@@ -246,3 +246,32 @@ func TestCMISOptionalPageErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestCMISAdvertisement(t *testing.T) {
+	e := cmisOptical()
+	e.put(1, 160, 0x05|2<<3) // Tx bias and Rx power monitors only; bias multiplier 4
+	e.put16(0x11, 170, rawMA(2.5))
+	m, err := Read(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.Monitor(TxPower, 1); ok {
+		t.Error("unadvertised Tx power monitor decoded")
+	}
+	if b, _ := m.Monitor(TxBias, 1); math.Abs(b.Value-10) > 1e-9 {
+		t.Errorf("bias with multiplier 4 = %v, want 10 mA", b.Value)
+	}
+	vs := Judge(m)
+	sameKeys(t, vs, []verdictKey{{KindNotJudged, LevelNotJudged, "", 0, "", ""}})
+	if !strings.Contains(vs[0].String(), "Tx power monitors: not supported by the module (CMIS page 01h byte 160 bit 1 clear)") {
+		t.Errorf("%q", vs[0].String())
+	}
+	if Worst(vs) != LevelNotJudged || Worst(nil) != LevelNotJudged {
+		t.Error("worst of nothing judged")
+	}
+	e.put16(0x11, 170, rawMA(32/4.0)) // 32 mA > 30 mA: the thresholds scale by 4 as well
+	m, _ = Read(e)
+	if w := Worst(Judge(m)); w != LevelAlarm {
+		t.Errorf("worst %v", w)
+	}
+}
