@@ -215,3 +215,21 @@ func TestFactComputedOncePerRun(t *testing.T) {
 		t.Errorf("a new run: Get = %d after %d computations", v, calls.Load())
 	}
 }
+
+// The runner marks every finding of a probe, whatever its id, so that the report never takes a
+// probe for a cause; findings of other checks stay unmarked.
+func TestRunMarksProbes(t *testing.T) {
+	cs := []Check{
+		{ID: "qp.loopback_probe", Fault: "qp-context", Probe: true, Run: func(context.Context, *Env) ([]report.Finding, error) {
+			return []report.Finding{{Severity: report.Critical}}, nil
+		}},
+		{ID: "port.state", Fault: "port-link", Run: func(context.Context, *Env) ([]report.Finding, error) {
+			return []report.Finding{{Severity: report.Critical}}, nil
+		}},
+	}
+	for _, f := range Run(context.Background(), &Env{}, cs, 2) {
+		if f.Probe != (f.CheckID == "qp.loopback_probe") {
+			t.Errorf("%s: probe %v", f.CheckID, f.Probe)
+		}
+	}
+}

@@ -221,11 +221,16 @@ func Run(ctx context.Context, env *Env, cs []Check, parallel int) []report.Findi
 	}
 	var all []report.Finding
 	for i, r := range results {
+		start := len(all)
 		if !finished[i] {
 			all = append(all, unfinished(ctx, env, cs[i]))
-			continue
+		} else {
+			all = append(all, r...)
 		}
-		all = append(all, r...)
+		// The registry says what is a probe; the report's linking must not guess it from ids.
+		for j := start; j < len(all); j++ {
+			all[j].Probe = cs[i].Probe
+		}
 	}
 	return all
 }

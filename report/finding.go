@@ -96,6 +96,9 @@ type Finding struct {
 	// chose or the run's circumstances allow (no root, a tree without a kernel log, --no-probe):
 	// such a skip does not make the verdict unknown unless --strict asks for certainty.
 	Limit *Limit `json:"limit,omitempty"`
+	// Probe is set by the runner for findings of a probe (a check that creates verbs resources):
+	// they are evidence and never causes. Not serialised: links are made before output.
+	Probe bool `json:"-"`
 }
 
 // Limit says why a finding was skipped and how to lift the limit.

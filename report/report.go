@@ -201,7 +201,7 @@ func link(fs []Finding, faults *FaultTable) {
 		// own cause, and no host fault explains it.
 		switch {
 		case e.Severity == Warning || e.Severity == Critical:
-		case e.Severity == Skipped && strings.Contains(e.CheckID, "probe"):
+		case e.Severity == Skipped && e.Probe:
 		default:
 			continue
 		}
@@ -210,7 +210,7 @@ func link(fs []Finding, faults *FaultTable) {
 			if i == j || !(c.Severity == Warning || c.Severity == Critical) {
 				continue
 			}
-			if strings.Contains(c.CheckID, "probe") {
+			if c.Probe {
 				continue
 			}
 			if c.Subject.Device != "" && c.Subject.Device != e.Subject.Device {

@@ -39,9 +39,10 @@ func TestParseFaultsRejects(t *testing.T) {
 	}
 }
 
+// f builds a finding; the runner marks probes from the registry, here the *_probe ids stand in.
 func f(check string, sev Severity, fault, subject, device string) Finding {
 	return Finding{CheckID: check, Severity: sev, Fault: fault, Summary: check + " " + subject,
-		Subject: Subject{Kind: "x", Name: subject, Device: device}}
+		Subject: Subject{Kind: "x", Name: subject, Device: device}, Probe: strings.HasSuffix(check, "_probe")}
 }
 
 func TestLinkCausesToConsequences(t *testing.T) {
