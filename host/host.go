@@ -166,6 +166,11 @@ func (h *Host) Root() string { return h.root }
 // Kind says whether this is a live host, a snapshot or a plain root directory.
 func (h *Host) Kind() Kind { return h.kind }
 
+// Repeatable says whether reading the same file or table again can show a change (a live host);
+// a snapshot or tree holds one reading. Checks that judge growth over --interval ask this
+// through checks.Env.SecondReading, never the kind itself.
+func (h *Host) Repeatable() bool { return h.kind == KindLive }
+
 // Meta is copied into reports.
 func (h *Host) Meta() Meta { return h.meta }
 

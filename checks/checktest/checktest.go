@@ -2,7 +2,13 @@
 package checktest
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -134,4 +140,55 @@ func WantEvidence(t testing.TB, f report.Finding, name, contains string) {
 		}
 	}
 	t.Errorf("%s@%s: no evidence %q containing %q (have %q)", f.CheckID, f.Subject.Name, name, contains, seen)
+}
+
+// RunLive runs checks on a fixture's tree read as a live host reads (Repeatable: a second
+// reading sees what changed), for the checks that judge growth over --interval. between is
+// called instead of sleeping the interval, with the tree's root, to change counter files as a
+// busy device would; nil leaves them as they are. The snapshot's driver statistics
+// (ethtool/*.json) are answered too; netlink, devlink and the kernel log are not.
+func RunLive(t testing.TB, fixture string, opts checks.Options, between func(root string), terms ...string) []report.Finding {
+	t.Helper()
+	dir := t.TempDir()
+	snap := Fixture(t, fixture)
+	data, err := os.ReadFile(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.HasSuffix(snap, ".txtar") {
+		err = snapshot.UnpackTxtar(data, dir)
+	} else {
+		err = snapshot.Unpack(bytes.NewReader(data), dir)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(dir, snapshot.RootDir)
+	h, err := host.New(host.Options{Root: root, Kind: host.KindLive, Ethtool: func(nd string) (map[string]uint64, error) {
+		b, err := os.ReadFile(filepath.Join(dir, snapshot.EthtoolDir, nd+".json"))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("ethtool -S %s: %w", nd, host.ErrNotRecorded)
+		}
+		if err != nil {
+			return nil, err
+		}
+		var st map[string]uint64
+		return st, json.Unmarshal(b, &st)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := checks.Default.Select(terms, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := checks.NewEnv(h, opts)
+	env.Now = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
+	env.Sleep = func(context.Context, time.Duration) error {
+		if between != nil {
+			between(root)
+		}
+		return nil
+	}
+	return checks.Run(context.Background(), env, cs, 1)
 }

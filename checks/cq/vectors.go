@@ -153,13 +153,12 @@ func runVectors(ctx context.Context, env *checks.Env) ([]report.Finding, error) 
 	if env.Opts.Interval <= 0 || irqErr != nil || len(pending) == 0 {
 		return out, nil
 	}
-	if env.Host.Kind() == host.KindSnapshot {
-		// One recorded /proc/interrupts: replaying it twice would say no vector ever advances.
-		return append(out, report.Finding{Subject: report.Subject{Kind: "host"}, Severity: report.Skipped,
-			Summary: "a snapshot holds one reading of /proc/interrupts; whether vectors advance is judged live with --interval"}), nil
+	if skip := checks.IntervalNotApplied(env, "the completion vectors' interrupt counts"); skip != nil {
+		// One recorded /proc/interrupts replayed twice would say no vector ever advances.
+		return append(out, skip...), nil
 	}
-	if err := env.Sleep(ctx, env.Opts.Interval); err != nil {
-		return out, fmt.Errorf("waiting %s for the second interrupt reading: %w", env.Opts.Interval, err)
+	if _, err := env.SecondReading(ctx, "interrupt"); err != nil {
+		return out, err
 	}
 	irqs2, err := readIRQs(env.Host)
 	if err != nil {

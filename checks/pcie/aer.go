@@ -125,10 +125,12 @@ func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 		first[i] = readAER(env.Host, it.n)
 	}
 	var second []aerSnap
-	if env.Opts.Interval > 0 {
-		if err := env.Sleep(ctx, env.Opts.Interval); err != nil {
-			return nil, err
-		}
+	out = append(out, checks.IntervalNotApplied(env, "the AER counters")...)
+	again, err := env.SecondReading(ctx, "AER")
+	if err != nil {
+		return nil, err
+	}
+	if again {
 		second = make([]aerSnap, len(items))
 		for i, it := range items {
 			second[i] = readAER(env.Host, it.n)

@@ -167,10 +167,12 @@ func runDMA(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 	}
 	var later [][]netErrs
 	var laterDrv []map[string][]DriverCounter
-	if env.Opts.Interval > 0 {
-		if err := env.Sleep(ctx, env.Opts.Interval); err != nil {
-			return nil, err
-		}
+	out = append(out, checks.IntervalNotApplied(env, "the netdev and driver error counters")...)
+	again, err := env.SecondReading(ctx, "netdev and driver error counter")
+	if err != nil {
+		return nil, err
+	}
+	if again {
 		for _, p := range pts {
 			var l []netErrs
 			ld := map[string][]DriverCounter{}

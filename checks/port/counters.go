@@ -141,19 +141,14 @@ func runCounters(ctx context.Context, env *checks.Env) ([]report.Finding, error)
 	for i, p := range ports {
 		first[i] = readCounters(h, p)
 	}
-	var out []report.Finding
+	out := checks.IntervalNotApplied(env, "the port counters")
 	iv := env.Opts.Interval
-	if iv > 0 && h.Kind() != host.KindLive {
-		out = append(out, report.Finding{Subject: report.Subject{Kind: "host", Name: "interval"}, Severity: report.Skipped,
-			Summary:  fmt.Sprintf("--interval %s skipped: a %s holds one reading, so counters are judged since boot only", iv, h.Kind()),
-			Evidence: []report.Evidence{report.Ev("interval", iv.String(), "--interval")}})
-		iv = 0
-	}
 	var second []reading
-	if iv > 0 {
-		if err := env.Sleep(ctx, iv); err != nil {
-			return nil, fmt.Errorf("waiting %s between counter readings: %w", iv, err)
-		}
+	again, err := env.SecondReading(ctx, "counter")
+	if err != nil {
+		return nil, err
+	}
+	if again {
 		second = make([]reading, len(ports))
 		for i, p := range ports {
 			second[i] = readCounters(h, p)

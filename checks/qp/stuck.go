@@ -6,7 +6,6 @@ import (
 
 	"github.com/rdmadiag/rdmadiag/checks"
 	"github.com/rdmadiag/rdmadiag/checks/qp/rdmares"
-	"github.com/rdmadiag/rdmadiag/host"
 	"github.com/rdmadiag/rdmadiag/internal/nldev"
 	"github.com/rdmadiag/rdmadiag/report"
 )
@@ -53,10 +52,9 @@ func runStuck(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 		return []report.Finding{{Subject: report.Subject{Kind: "host"}, Severity: report.Skipped,
 			Summary: "needs two readings: run with --interval (e.g. --interval 10s) to find QPs stuck before RTS"}}, nil
 	}
-	if env.Host.Kind() == host.KindSnapshot {
-		// A snapshot holds one reading; replaying it twice would call every connecting QP stuck.
-		return []report.Finding{{Subject: report.Subject{Kind: "host"}, Severity: report.Skipped,
-			Summary: "a snapshot holds one reading of the QP table; stuck QPs can only be judged live with --interval"}}, nil
+	if skip := checks.IntervalNotApplied(env, "the QP table"); skip != nil {
+		// One reading replayed twice would call every connecting QP stuck.
+		return skip, nil
 	}
 	first := rdmares.QPs(env)
 	if first.Err != nil {
@@ -65,8 +63,8 @@ func runStuck(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 	if len(first.Devices) == 0 {
 		return noDevices(), nil
 	}
-	if err := env.Sleep(ctx, env.Opts.Interval); err != nil {
-		return nil, fmt.Errorf("waiting %s for the second QP reading: %w", env.Opts.Interval, err)
+	if _, err := env.SecondReading(ctx, "QP"); err != nil {
+		return nil, err
 	}
 	second := rdmares.ReadQPs(env)
 	if second.Err != nil {
