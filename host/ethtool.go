@@ -14,8 +14,13 @@ func (h *Host) EthtoolStats(netdev string) (map[string]uint64, error) {
 	if err := ValidNetdevName(netdev); err != nil {
 		return nil, err
 	}
-	defer h.begin("ethtool -S " + netdev)()
-	return h.ethtool(netdev)
+	end := h.begin("ethtool -S " + netdev)
+	st, err := h.ethtool(netdev)
+	end()
+	if h.obs != nil {
+		h.obs.EthtoolRead(netdev, st, err)
+	}
+	return st, err
 }
 
 // ValidNetdevName refuses names a netdev cannot have (the kernel's dev_valid_name: 1-15 bytes,

@@ -82,6 +82,8 @@ type Host struct {
 	// pending tracks reads and queries in progress, so that a run that hits its deadline can
 	// say where it is blocked.
 	pending *pendingOps
+	// obs, when set, is told of every answer (see Observed): how `record` learns what to keep.
+	obs Observer
 }
 
 // Meta describes where the data came from; it is copied into every report.
@@ -188,8 +190,16 @@ func (h *Host) Path(p string) string {
 // snapshot only regular files inside the tree are read; a live host's files are read as they are
 // (a firmware-backed sysfs read may block: the run's deadline covers it, see Pending).
 func (h *Host) ReadFile(p string) ([]byte, error) {
+	b, err := h.readFile(p)
+	if h.obs != nil {
+		h.obs.FileRead(p, b, err)
+	}
+	return b, err
+}
+
+func (h *Host) readFile(p string) ([]byte, error) {
 	if len(h.readErrs) > 0 {
-		if real, err := h.Realpath(p); err == nil {
+		if real, err := h.realpath(p); err == nil {
 			if en, ok := h.readErrs[real]; ok {
 				return nil, &fs.PathError{Op: "read", Path: p, Err: en}
 			}
@@ -238,6 +248,14 @@ func (h *Host) ReadString(p string) (string, error) {
 
 // ReadDir lists the names in a directory, sorted.
 func (h *Host) ReadDir(p string) ([]string, error) {
+	names, err := h.readDir(p)
+	if h.obs != nil && err == nil {
+		h.obs.Listed(p)
+	}
+	return names, err
+}
+
+func (h *Host) readDir(p string) ([]string, error) {
 	defer h.begin("list " + p)()
 	var ents []fs.DirEntry
 	if h.fsroot == nil {
@@ -270,6 +288,9 @@ func (h *Host) ReadDir(p string) ([]string, error) {
 
 // Readlink returns a symlink's target as stored (sysfs links are relative).
 func (h *Host) Readlink(p string) (string, error) {
+	if h.obs != nil {
+		h.obs.Touched(p)
+	}
 	if h.fsroot == nil {
 		t, err := os.Readlink(h.Path(p))
 		if err != nil {
@@ -290,6 +311,9 @@ func (h *Host) Readlink(p string) (string, error) {
 
 // Lstat describes a path without following a final symlink.
 func (h *Host) Lstat(p string) (fs.FileInfo, error) {
+	if h.obs != nil {
+		h.obs.Touched(p)
+	}
 	if h.fsroot == nil {
 		st, err := os.Lstat(h.Path(p))
 		if err != nil {
@@ -314,7 +338,7 @@ func (h *Host) resolveParent(p string) (string, error) {
 	if clean == "/" {
 		return ".", nil
 	}
-	dir, err := h.Realpath(path.Dir(clean))
+	dir, err := h.realpath(path.Dir(clean))
 	if err != nil {
 		return "", renamePathErr(err, "lstat", p)
 	}
@@ -323,7 +347,7 @@ func (h *Host) resolveParent(p string) (string, error) {
 
 // resolve is Realpath for a read of p: its errors name p, the path the check asked for.
 func (h *Host) resolve(p, op string) (string, error) {
-	real, err := h.Realpath(p)
+	real, err := h.realpath(p)
 	if err != nil {
 		return "", renamePathErr(err, op, p)
 	}
@@ -332,11 +356,14 @@ func (h *Host) resolve(p, op string) (string, error) {
 
 // Exists reports whether a path exists (following symlinks, inside the tree).
 func (h *Host) Exists(p string) bool {
+	if h.obs != nil {
+		h.obs.Touched(p)
+	}
 	if h.fsroot == nil {
 		_, err := os.Stat(h.Path(p))
 		return err == nil
 	}
-	_, err := h.Realpath(p)
+	_, err := h.realpath(p)
 	return err == nil
 }
 
@@ -345,6 +372,13 @@ func (h *Host) Exists(p string) bool {
 // "/"; a link that climbs above it is refused (ErrEscapes, naming the link); a loop or more than
 // 40 hops is an error, as in the kernel.
 func (h *Host) Realpath(p string) (string, error) {
+	if h.obs != nil {
+		h.obs.Touched(p)
+	}
+	return h.realpath(p)
+}
+
+func (h *Host) realpath(p string) (string, error) {
 	parts := strings.Split(strings.TrimPrefix(path.Clean("/"+p), "/"), "/")
 	cur := "/"
 	hops := 0

@@ -14,8 +14,22 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/devlink/dltest"
 )
 
-// Record stores every devlink answer the checks ask for under devlink/, and Open replays them,
-// the kernel's refusals (EOPNOTSUPP, EPERM) included.
+// askDevlink asks what the firmware and CQ checks ask of devlink, as a recording's Ask would by
+// running them.
+func askDevlink(view *host.Host) {
+	c := devlink.NewClient(view.Devlink())
+	devs, _ := c.Devices()
+	for _, d := range devs {
+		c.Info(d)
+	}
+	rs, _ := c.Reporters()
+	for _, r := range rs {
+		c.Diagnose(r.Handle, r.Name)
+	}
+}
+
+// Record stores every devlink answer asked through its view under devlink/, and Open replays
+// them, the kernel's refusals (EOPNOTSUPP, EPERM) included.
 func TestRecordOpenDevlink(t *testing.T) {
 	pf := devlink.PCI("0000:3b:00.0")
 	other := devlink.PCI("0000:5e:00.0")
@@ -32,7 +46,7 @@ func TestRecordOpenDevlink(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "snap")
-	if err := Record(src, dir, RecordOptions{ToolVersion: "test", Now: time.Unix(0, 0)}); err != nil {
+	if err := Record(src, dir, RecordOptions{ToolVersion: "test", Now: time.Unix(0, 0), Ask: askDevlink}); err != nil {
 		t.Fatal(err)
 	}
 	h, err := openDir(dir, "test")
@@ -62,7 +76,7 @@ func TestRecordOpenDevlink(t *testing.T) {
 	// A kernel without devlink is recorded as such and is no recording failure.
 	src, _ = host.New(host.Options{Root: root, Kind: host.KindRoot, Devlink: dltest.Model{}.Conn()})
 	dir = filepath.Join(t.TempDir(), "snap")
-	if err := Record(src, dir, RecordOptions{Now: time.Unix(0, 0)}); err != nil {
+	if err := Record(src, dir, RecordOptions{Now: time.Unix(0, 0), Ask: askDevlink}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, MetaFile)); contains(b, `"devlink"`) {

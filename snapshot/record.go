@@ -10,14 +10,13 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/rdmadiag/rdmadiag/checks/cq/rawctx"
 	"github.com/rdmadiag/rdmadiag/host"
-	"github.com/rdmadiag/rdmadiag/internal/devlink"
 	"github.com/rdmadiag/rdmadiag/internal/nldev"
 	"github.com/rdmadiag/rdmadiag/inventory"
 )
@@ -28,19 +27,35 @@ type RecordOptions struct {
 	Now         time.Time
 	Redact      bool
 	Description string
-	// RawContexts also records the raw QP/CQ context dumps (check --raw-contexts).
-	RawContexts bool
+	// Ask runs the checks on the observed view of the host (see Record); whatever they read,
+	// list, stat or ask by netlink, devlink or ethtool is what the snapshot holds besides the
+	// allow-list. A nil Ask records the allow-list only.
+	Ask func(view *host.Host)
+	// Minimal leaves out the allow-list walk: the snapshot holds only what Ask read (smaller,
+	// and nothing a check did not look at).
+	Minimal bool
 }
 
-// Record captures h into dir (which must not exist or be empty): the allow-listed files, the
-// kernel log, the facts and the RDMA netlink replies the checks ask for. What cannot be read is
-// listed in meta.json with the reason; recording never stops at the first unreadable file.
+// Record captures h into dir (which must not exist or be empty). The checks themselves are the
+// question list: Ask runs them through a view of h that records every file they read (with the
+// errno a refused read gave), every directory they list, every link they resolve, and every RDMA
+// netlink, devlink and ethtool answer, so a new check needs no change here. The allow-list walk
+// then adds the context an analyst expects (PCI path, netdevs, RDMA modules), and the kernel log
+// and facts are stored whole. What cannot be read is listed in meta.json with the reason;
+// recording never stops at the first unreadable file.
 func Record(h *host.Host, dir string, o RecordOptions) error {
 	if err := os.MkdirAll(filepath.Join(dir, RootDir), 0o755); err != nil {
 		return err
 	}
 	rec := &recorder{h: h, dst: filepath.Join(dir, RootDir), done: map[string]bool{}, readErrs: map[string]string{}}
-	rec.walk()
+	if o.Ask != nil {
+		if err := rec.ask(dir, o.Ask); err != nil {
+			return err
+		}
+	}
+	if !o.Minimal {
+		rec.walk()
+	}
 	if len(rec.readErrs) > 0 {
 		if err := writeJSON(filepath.Join(dir, ErrorsFile), rec.readErrs); err != nil {
 			return err
@@ -71,33 +86,8 @@ func Record(h *host.Host, dir string, o RecordOptions) error {
 	} else if err := writeJSON(filepath.Join(dir, FactsFile), facts); err != nil {
 		return err
 	}
-	if err := recordEthtool(h, rec, filepath.Join(dir, EthtoolDir)); err != nil {
-		return err
-	}
-	if nl := h.Netlink(); nl != nil {
-		nldir := filepath.Join(dir, NetlinkDir)
-		if err := os.MkdirAll(nldir, 0o755); err != nil {
-			return err
-		}
-		pids, err := recordNetlink(nldev.NewRecorder(nl, nldir), o.RawContexts, rawDevices(h))
-		if err != nil {
-			rec.fail("netlink", err)
-		}
-		// The qp and cq layers name each resource's owner by its command, as rdma res show does.
-		for _, pid := range pids {
-			rec.fileIfExists(fmt.Sprintf("/proc/%d/comm", pid))
-		}
-	} else {
+	if h.Netlink() == nil {
 		rec.fail("netlink", errors.New("no RDMA netlink socket (kernel without RDMA support, or not recorded)"))
-	}
-	if dl := h.Devlink(); dl != nil {
-		dldir := filepath.Join(dir, DevlinkDir)
-		if err := os.MkdirAll(dldir, 0o755); err != nil {
-			return err
-		}
-		if err := recordDevlink(nldev.NewRecorder(dl, dldir)); err != nil {
-			rec.fail("devlink", err)
-		}
 	}
 	meta.Unreadable = append(meta.Unreadable, rec.unreadable...)
 	sort.Slice(meta.Unreadable, func(i, j int) bool { return meta.Unreadable[i].Path < meta.Unreadable[j].Path })
@@ -109,150 +99,25 @@ func Record(h *host.Host, dir string, o RecordOptions) error {
 	return writeJSON(filepath.Join(dir, MetaFile), meta)
 }
 
-// recordNetlink asks, through the recording connection, every question the QP and CQ checks ask,
-// in the same byte-for-byte form, so that replay finds each answer under its request key. It
-// returns the pids owning QPs or CQs, sorted.
-func recordNetlink(conn host.NetlinkConn, raw bool, askRaw map[string]bool) ([]uint32, error) {
-	c := nldev.NewClient(conn)
-	devs, err := c.Devices()
-	if err != nil {
-		return nil, fmt.Errorf("device dump: %w", err)
-	}
-	owners := map[uint32]bool{}
-	var errs []error
-	if _, err := c.ResourceSummary(); err != nil {
-		errs = append(errs, fmt.Errorf("resource summary: %w", err))
-	}
-	for _, d := range devs {
-		if _, err := c.Ports(d.Index); err != nil {
-			errs = append(errs, fmt.Errorf("%s ports: %w", d.Name, err))
+// ask runs the checks on an observed view of the host whose netlink and devlink answers are
+// written under dir as they arrive.
+func (r *recorder) ask(dir string, run func(view *host.Host)) error {
+	// A connection the host has not (a tree without recorded answers) stays absent in the
+	// snapshot too: an empty directory would replay as "not recorded" instead of "none".
+	conns := map[string]string{"netlink": NetlinkDir, "devlink": DevlinkDir}
+	for which, c := range map[string]host.NetlinkConn{"netlink": r.h.Netlink(), "devlink": r.h.Devlink()} {
+		if c == nil {
+			continue
 		}
-		qps, err := c.QPs(d.Index)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s QPs: %w", d.Name, err))
-		}
-		for _, q := range qps {
-			owners[q.PID] = true
-		}
-		cqs, err := c.CQs(d.Index)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s CQs: %w", d.Name, err))
-		}
-		for _, q := range cqs {
-			owners[q.PID] = true
-		}
-		if _, err := c.MRs(d.Index); err != nil {
-			errs = append(errs, fmt.Errorf("%s MRs: %w", d.Name, err))
-		}
-		if raw && askRaw[d.Name] {
-			// A kernel's refusal (EPERM, EINVAL) is recorded as the answer it is and reported
-			// by the check; anything else (a timeout, an oversize reply) is not recorded and
-			// must not pass for "recorded without --raw-contexts".
-			var errno syscall.Errno
-			if _, err := c.QPsRaw(d.Index); err != nil && !errors.As(err, &errno) {
-				errs = append(errs, fmt.Errorf("%s raw QPs: %w", d.Name, err))
-			}
-			if _, err := c.CQsRaw(d.Index); err != nil && !errors.As(err, &errno) {
-				errs = append(errs, fmt.Errorf("%s raw CQs: %w", d.Name, err))
-			}
+		if err := os.MkdirAll(filepath.Join(dir, conns[which]), 0o755); err != nil {
+			return err
 		}
 	}
-	delete(owners, 0) // kernel-owned
-	pids := make([]uint32, 0, len(owners))
-	for p := range owners {
-		pids = append(pids, p)
-	}
-	sort.Slice(pids, func(i, j int) bool { return pids[i] < pids[j] })
-	return pids, errors.Join(errs...)
-}
-
-// rawDevices names the devices whose raw contexts the CQ check would ask for (rawctx.WorthAsking).
-func rawDevices(h *host.Host) map[string]bool {
-	m := map[string]bool{}
-	for _, d := range inventory.Discover(h).Devices {
-		driver := d.Driver
-		if d.PCI != nil {
-			driver = d.PCI.Driver
-		}
-		m[d.Name] = rawctx.WorthAsking(driver, d.Software())
-	}
-	return m
-}
-
-// recordDevlink asks, through the recording connection, every devlink question the firmware and
-// CQ checks ask (the family, the instances, each instance's info, the health reporters, and the
-// diagnosis of every device-level reporter, vnic's among them), so that replay finds each answer. A
-// kernel's refusal (no devlink family, EOPNOTSUPP, EPERM without CAP_NET_ADMIN) is recorded as
-// the answer it is and is not a recording failure.
-func recordDevlink(conn host.NetlinkConn) error {
-	c := devlink.NewClient(conn)
-	devs, err := c.Devices()
-	if errors.Is(err, devlink.ErrNoDevlink) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	var errno syscall.Errno
-	var errs []error
-	for _, h := range devs {
-		if _, err := c.Info(h); err != nil && !errors.As(err, &errno) {
-			errs = append(errs, err)
-		}
-	}
-	rs, err := c.Reporters()
-	if err != nil && !errors.As(err, &errno) {
-		errs = append(errs, err)
-	}
-	// Every device reporter's diagnosis is kept, not only vnic's: the checks read vnic's, and the
-	// others (mlx5 fw, netdevsim's dummy in the lab) are real kernel fmsg bytes that the decoder
-	// is tested against. Per-port reporters need a port handle the client does not send.
-	for _, r := range rs {
-		if !r.HasPort {
-			if _, err := c.Diagnose(r.Handle, r.Name); err != nil && !errors.As(err, &errno) {
-				errs = append(errs, err)
-			}
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// recordEthtool stores the driver statistics (ethtool -S) of every netdev bound to an RDMA device,
-// which the DMA-path check reads through host.EthtoolStats. A netdev whose driver has none (the
-// ioctl fails with EOPNOTSUPP) is listed as unreadable, not guessed.
-func recordEthtool(h *host.Host, rec *recorder, dir string) error {
-	seen := map[string]bool{}
-	for _, d := range inventory.Discover(h).Devices {
-		nds := []string{}
-		if d.Parent != "" {
-			nds = append(nds, d.Parent)
-		}
-		for _, p := range d.Ports {
-			nds = append(nds, p.Netdevs...)
-		}
-		if d.PCI != nil {
-			// IPoIB and other netdevs of the function have no GID entry but share its DMA path.
-			fn, _ := h.ReadDir(path.Join(d.PCI.SysPath, "net"))
-			nds = append(nds, fn...)
-		}
-		for _, nd := range nds {
-			if seen[nd] {
-				continue
-			}
-			seen[nd] = true
-			st, err := h.EthtoolStats(nd)
-			if err != nil {
-				rec.fail(path.Join(EthtoolDir, nd), err)
-				continue
-			}
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return err
-			}
-			if err := writeJSON(filepath.Join(dir, nd+".json"), st); err != nil {
-				return err
-			}
-		}
-	}
+	r.ethtoolDir = filepath.Join(dir, EthtoolDir)
+	view := r.h.Observed(r, func(which string, c host.NetlinkConn) host.NetlinkConn {
+		return nldev.NewRecorder(c, filepath.Join(dir, conns[which]))
+	})
+	run(view)
 	return nil
 }
 
@@ -265,11 +130,15 @@ func writeJSON(p string, v any) error {
 }
 
 type recorder struct {
+	// mu serialises the observer's callbacks, which come from checks running concurrently,
+	// with each other (the walk runs after them).
+	mu         sync.Mutex
 	readErrs   map[string]string
 	h          *host.Host
 	dst        string
 	done       map[string]bool
 	unreadable []host.Unreadable
+	ethtoolDir string
 }
 
 func (r *recorder) fail(p string, err error) {
@@ -610,7 +479,7 @@ func (r *recorder) fileIfExists(p string) {
 }
 
 func (r *recorder) file(p string) {
-	if r.done[p] {
+	if r.done[p] || r.done[mustReal(r.h, p)] {
 		return
 	}
 	r.done[p] = true

@@ -65,8 +65,9 @@ func Run(t testing.TB, snap string, opts checks.Options, terms ...string) []repo
 }
 
 // RecordWithDevlink records a fixture's files again with another devlink connection (a
-// dltest model) and returns the new snapshot's directory for Run: the recorder asks exactly
-// the devlink questions the checks ask, so this also proves the two agree.
+// dltest model) and returns the new snapshot's directory for Run. The recording runs the
+// registered checks (those of the test's package) and keeps what they ask, as `rdmadiag
+// record` does, so this also proves that what they ask replays.
 func RecordWithDevlink(t testing.TB, fixture string, dl host.NetlinkConn) string {
 	t.Helper()
 	h, cleanup, err := snapshot.Open(Fixture(t, fixture))
@@ -79,7 +80,16 @@ func RecordWithDevlink(t testing.TB, fixture string, dl host.NetlinkConn) string
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	if err := snapshot.Record(h2, dir, snapshot.RecordOptions{}); err != nil {
+	ask := func(view *host.Host) {
+		var cs []checks.Check
+		for _, c := range checks.Default.All() {
+			if !c.Probe {
+				cs = append(cs, c)
+			}
+		}
+		checks.Run(context.Background(), checks.NewEnv(view, checks.Options{}), cs, 1)
+	}
+	if err := snapshot.Record(h2, dir, snapshot.RecordOptions{Ask: ask}); err != nil {
 		t.Fatal(err)
 	}
 	return dir

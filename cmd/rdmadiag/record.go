@@ -14,6 +14,7 @@ import (
 
 	"github.com/rdmadiag/rdmadiag/checks"
 	"github.com/rdmadiag/rdmadiag/fixtures"
+	"github.com/rdmadiag/rdmadiag/host"
 	"github.com/rdmadiag/rdmadiag/report"
 	"github.com/rdmadiag/rdmadiag/snapshot"
 )
@@ -24,14 +25,16 @@ func (a *App) recordCmd() *cobra.Command {
 		out     string
 		redact  bool
 		raw     bool
+		minimal bool
 		desc    string
 		timeout time.Duration
 	)
 	c := &cobra.Command{
 		Use:   "record -o FILE",
 		Short: "Capture this host into a snapshot that `check --snapshot` analyses anywhere",
-		Long: "Record the files the checks read (an allow-list, nothing else), the RDMA netlink answers the QP/CQ\n" +
-			"checks need, the kernel log, the kernel release and module list, into a .tar.gz snapshot.\n" +
+		Long: "Run every check that reads the host (not the probes) and record what they read: files, RDMA netlink,\n" +
+			"devlink and ethtool answers; add the allow-listed context (PCI path, netdevs, RDMA modules), the kernel log\n" +
+			"and the process facts, into a .tar.gz snapshot.\n" +
 			"Run as root for a complete snapshot; what cannot be read is listed in the snapshot with the reason.\n" +
 			"--redact replaces GUIDs, MAC and IP addresses and the hostname with consistent stand-ins.",
 		Args: cobra.NoArgs,
@@ -44,7 +47,9 @@ func (a *App) recordCmd() *cobra.Command {
 			}
 			ctx, cancel := context.WithTimeoutCause(cmd.Context(), timeout, fmt.Errorf("--timeout %s reached", timeout))
 			defer cancel()
-			return a.runRecord(ctx, src, out, snapshot.RecordOptions{Redact: redact, Description: desc, RawContexts: raw})
+			o := snapshot.RecordOptions{Redact: redact, Description: desc, Minimal: minimal,
+				Ask: a.askChecks(ctx, checks.Options{RawContexts: raw})}
+			return a.runRecord(ctx, src, out, o)
 		},
 	}
 	src.flags(c)
@@ -52,8 +57,29 @@ func (a *App) recordCmd() *cobra.Command {
 	c.Flags().BoolVar(&redact, "redact", false, "replace GUIDs, MAC/IP addresses and hostnames consistently")
 	c.Flags().StringVar(&desc, "description", "", "what this snapshot shows (stored in meta.json)")
 	c.Flags().BoolVar(&raw, "raw-contexts", false, "also record the drivers' raw QP/CQ contexts, for check --raw-contexts (root; mlx5, hns)")
+	c.Flags().BoolVar(&minimal, "minimal", false, "record only what the checks read, without the allow-listed context (PCI path, netdevs, modules)")
 	c.Flags().DurationVar(&timeout, "timeout", defaultTimeout, "deadline for the whole recording")
 	return c
+}
+
+// askChecks runs every check that reads the host (not the probes, which create resources and
+// need the live device) and the report's inventory on the recording's view of the host: what
+// they read is what the snapshot needs, so a new check is recorded without any change to the
+// recorder. Their findings are not kept; the snapshot is judged when it is checked.
+func (a *App) askChecks(ctx context.Context, opts checks.Options) func(*host.Host) {
+	return func(view *host.Host) {
+		var cs []checks.Check
+		for _, c := range a.Registry.All() {
+			if !c.Probe {
+				cs = append(cs, c)
+			}
+		}
+		env := checks.NewEnv(view, opts)
+		env.Now = a.Now
+		checks.Run(ctx, env, cs, 2)
+		// The report's inventory section reads a few attributes of its own.
+		reportInventory(view, env.Inventory())
+	}
 }
 
 func (a *App) runRecord(ctx context.Context, src source, out string, o snapshot.RecordOptions) error {

@@ -100,10 +100,18 @@ func read[T any](env *checks.Env, dump func(*nldev.Client, uint32) ([]T, error),
 	c := nldev.NewClient(env.Host.Netlink())
 	t := &Table[T]{Devices: make([]DeviceTable[T], len(devs))}
 	self := selfFilter(env.Host)
+	owners := SharedOwners(env)
 	for i, d := range devs {
 		objs, err := dump(c, d.Index)
 		if self != nil {
 			objs = slices.DeleteFunc(objs, func(o T) bool { return self(pidOf(&o)) })
+		}
+		// Every owner is named right after the dump, whichever checks later name which: the
+		// process may exit soon, and a recording must keep the command of every owner.
+		for j := range objs {
+			if pid := pidOf(&objs[j]); pid != 0 {
+				owners.Comm(pid)
+			}
 		}
 		t.Devices[i] = DeviceTable[T]{Dev: d, Objs: objs, Err: err}
 	}
