@@ -52,6 +52,7 @@ fuzz:
 	$(GO) test ./internal/kmsg -run XXX -fuzz FuzzParseSyslog -fuzztime 20s
 	$(GO) test ./internal/kmsg -run XXX -fuzz FuzzParseDmesg -fuzztime 20s
 	$(GO) test ./internal/nldev -run XXX -fuzz FuzzDecode -fuzztime 20s
+	$(GO) test ./internal/ethtoolnl -run XXX -fuzz FuzzDecode -fuzztime 20s
 	$(GO) test ./internal/optfile -run XXX -fuzz FuzzPolicy -fuzztime 20s
 	$(GO) test ./internal/optfile -run XXX -fuzz FuzzMatrix -fuzztime 20s
 	$(GO) test ./internal/optfile -run XXX -fuzz FuzzWRProfile -fuzztime 20s
