@@ -18,6 +18,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/checks/cq/rawctx"
 	"github.com/rdmadiag/rdmadiag/host"
 	"github.com/rdmadiag/rdmadiag/internal/devlink"
+	"github.com/rdmadiag/rdmadiag/internal/ethtoolnl"
 	"github.com/rdmadiag/rdmadiag/internal/nldev"
 	"github.com/rdmadiag/rdmadiag/inventory"
 )
@@ -97,6 +98,15 @@ func Record(h *host.Host, dir string, o RecordOptions) error {
 		}
 		if err := recordDevlink(nldev.NewRecorder(dl, dldir)); err != nil {
 			rec.fail("devlink", err)
+		}
+	}
+	if enl := h.Ethtool(); enl != nil {
+		edir := filepath.Join(dir, EthtoolNetlinkDir)
+		if err := os.MkdirAll(edir, 0o755); err != nil {
+			return err
+		}
+		if err := recordEthtoolNetlink(nldev.NewRecorder(enl, edir), rdmaNetdevs(h)); err != nil {
+			rec.fail(EthtoolNetlinkDir, err)
 		}
 	}
 	meta.Unreadable = append(meta.Unreadable, rec.unreadable...)
@@ -217,10 +227,41 @@ func recordDevlink(conn host.NetlinkConn) error {
 	return errors.Join(errs...)
 }
 
-// recordEthtool stores the driver statistics (ethtool -S) of every netdev bound to an RDMA device,
-// which the DMA-path check reads through host.EthtoolStats. A netdev whose driver has none (the
-// ioctl fails with EOPNOTSUPP) is listed as unreadable, not guessed.
-func recordEthtool(h *host.Host, rec *recorder, dir string) error {
+// recordEthtoolNetlink asks, through the recording connection, every ethtool netlink question
+// the port checks and the transceiver decoders ask of each RDMA netdev: the family, FEC with
+// statistics, link modes and the module EEPROM pages ethtoolnl.RecordedPages. A kernel's refusal
+// (no ethtool family, EOPNOTSUPP from a driver without the operation, EIO or EINVAL for a page
+// the module lacks, ENODEV) is recorded as the answer it is and is not a recording failure.
+func recordEthtoolNetlink(conn host.NetlinkConn, netdevs []string) error {
+	c := ethtoolnl.NewClient(conn)
+	if _, err := c.Family(); errors.Is(err, ethtoolnl.ErrNoEthtool) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	var errs []error
+	keep := func(err error) {
+		if _, kernel := ethtoolnl.Errno(err); err != nil && !kernel {
+			errs = append(errs, err)
+		}
+	}
+	for _, nd := range netdevs {
+		_, err := c.FEC(nd)
+		keep(err)
+		_, err = c.LinkModes(nd)
+		keep(err)
+		for _, p := range ethtoolnl.RecordedPages {
+			_, err := c.ModuleEEPROM(nd, p)
+			keep(err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// rdmaNetdevs lists the netdevs of every RDMA device (the parent of a software device, each
+// port's netdevs, the PCI function's own), each once, in inventory order.
+func rdmaNetdevs(h *host.Host) []string {
+	var out []string
 	seen := map[string]bool{}
 	for _, d := range inventory.Discover(h).Devices {
 		nds := []string{}
@@ -236,21 +277,30 @@ func recordEthtool(h *host.Host, rec *recorder, dir string) error {
 			nds = append(nds, fn...)
 		}
 		for _, nd := range nds {
-			if seen[nd] {
-				continue
+			if !seen[nd] && host.ValidNetdevName(nd) == nil {
+				seen[nd] = true
+				out = append(out, nd)
 			}
-			seen[nd] = true
-			st, err := h.EthtoolStats(nd)
-			if err != nil {
-				rec.fail(path.Join(EthtoolDir, nd), err)
-				continue
-			}
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return err
-			}
-			if err := writeJSON(filepath.Join(dir, nd+".json"), st); err != nil {
-				return err
-			}
+		}
+	}
+	return out
+}
+
+// recordEthtool stores the driver statistics (ethtool -S) of every netdev bound to an RDMA device,
+// which the DMA-path check reads through host.EthtoolStats. A netdev whose driver has none (the
+// ioctl fails with EOPNOTSUPP) is listed as unreadable, not guessed.
+func recordEthtool(h *host.Host, rec *recorder, dir string) error {
+	for _, nd := range rdmaNetdevs(h) {
+		st, err := h.EthtoolStats(nd)
+		if err != nil {
+			rec.fail(path.Join(EthtoolDir, nd), err)
+			continue
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		if err := writeJSON(filepath.Join(dir, nd+".json"), st); err != nil {
+			return err
 		}
 	}
 	return nil
