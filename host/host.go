@@ -69,6 +69,7 @@ type Host struct {
 	kind  Kind
 	nl    NetlinkConn
 	dl    NetlinkConn
+	enl   NetlinkConn
 	klog  func() ([]byte, error)
 	facts func() (*Facts, error)
 	// ethtool answers EthtoolStats (see ethtool.go).
@@ -103,6 +104,10 @@ type Options struct {
 	// Devlink is a generic netlink (NETLINK_GENERIC) connection for devlink queries; nil means
 	// none (a plain root, or a snapshot recorded without devlink answers).
 	Devlink NetlinkConn
+	// EthtoolNetlink is a generic netlink connection for ethtool netlink queries (FEC
+	// statistics, module EEPROM); nil means none (a plain root, or a snapshot recorded without
+	// them).
+	EthtoolNetlink NetlinkConn
 	// KernelLog returns /dev/kmsg records (live, or as recorded); nil means none, except for a
 	// KindRoot host, which then reads its tree's log files (TreeKernelLogs).
 	KernelLog func() ([]byte, error)
@@ -129,7 +134,7 @@ func New(o Options) (*Host, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("host root %q is not a directory", abs)
 	}
-	h := &Host{root: abs, kind: o.Kind, nl: o.Netlink, dl: o.Devlink, klog: o.KernelLog, facts: o.Facts, ethtool: o.Ethtool, meta: o.Meta, readErrs: o.ReadErrors,
+	h := &Host{root: abs, kind: o.Kind, nl: o.Netlink, dl: o.Devlink, enl: o.EthtoolNetlink, klog: o.KernelLog, facts: o.Facts, ethtool: o.Ethtool, meta: o.Meta, readErrs: o.ReadErrors,
 		pending: &pendingOps{ops: map[int]PendingOp{}}}
 	h.meta.Kind = o.Kind
 	if abs != "/" {
@@ -142,6 +147,9 @@ func New(o Options) (*Host, error) {
 	}
 	if h.dl != nil {
 		h.dl = trackedConn{h.dl, h, "devlink request"}
+	}
+	if h.enl != nil {
+		h.enl = trackedConn{h.enl, h, "ethtool netlink request"}
 	}
 	// A plain root without a KernelLog function reads the tree's log files (kernlog.go).
 	if h.klog == nil && o.Kind != KindRoot {
@@ -451,6 +459,10 @@ func (h *Host) Netlink() NetlinkConn { return h.nl }
 // Devlink returns the generic netlink connection devlink is asked through (internal/devlink
 // resolves the family on it), or nil when this host has none.
 func (h *Host) Devlink() NetlinkConn { return h.dl }
+
+// Ethtool returns the generic netlink connection ethtool netlink is asked through
+// (internal/ethtoolnl resolves the family on it), or nil when this host has none.
+func (h *Host) Ethtool() NetlinkConn { return h.enl }
 
 // Facts returns what the host is that no file says: effective uid, memlock limit, openable
 // character devices, loadable verbs libraries.

@@ -13,20 +13,21 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Live returns the running machine. nl (RDMA netlink) and dl (generic netlink, for devlink) may
-// be nil when no socket could be opened; their absence is then reported by the checks that need
-// them.
-func Live(nl, dl NetlinkConn) (*Host, error) {
+// Live returns the running machine. nl (RDMA netlink), dl (generic netlink, for devlink) and enl
+// (generic netlink, for ethtool) may be nil when no socket could be opened; their absence is
+// then reported by the checks that need them.
+func Live(nl, dl, enl NetlinkConn) (*Host, error) {
 	// The verbs query opens every device (a ucontext each, milliseconds per device), so a run
 	// whose checks ask Facts() several times pays for it once.
 	verbsOnce := sync.OnceValues(queryVerbsDevices)
 	return New(Options{
-		Root:      "/",
-		Kind:      KindLive,
-		Netlink:   nl,
-		Devlink:   dl,
-		KernelLog: func() ([]byte, error) { return ReadKmsg("/dev/kmsg") },
-		Ethtool:   LiveEthtoolStats,
+		Root:           "/",
+		Kind:           KindLive,
+		Netlink:        nl,
+		Devlink:        dl,
+		EthtoolNetlink: enl,
+		KernelLog:      func() ([]byte, error) { return ReadKmsg("/dev/kmsg") },
+		Ethtool:        LiveEthtoolStats,
 		Facts: func() (*Facts, error) {
 			f := LiveFacts("/")
 			if IBCorePresent("/") {

@@ -16,8 +16,8 @@ type Observer interface {
 	EthtoolRead(netdev string, stats map[string]uint64, err error)
 }
 
-// Observed returns a view of h that tells o of every read and passes every RDMA netlink and
-// devlink exchange through the connections wrap returns (a recorder); h itself is unchanged and
+// Observed returns a view of h that tells o of every read and passes every RDMA netlink,
+// devlink and ethtool netlink exchange through the connections wrap returns (a recorder); h itself is unchanged and
 // both views share the record of reads in progress.
 func (h *Host) Observed(o Observer, wrap func(which string, c NetlinkConn) NetlinkConn) *Host {
 	v := *h
@@ -27,6 +27,9 @@ func (h *Host) Observed(o Observer, wrap func(which string, c NetlinkConn) Netli
 	}
 	if t, ok := h.dl.(trackedConn); ok {
 		v.dl = trackedConn{wrap("devlink", t.NetlinkConn), &v, t.what}
+	}
+	if t, ok := h.enl.(trackedConn); ok {
+		v.enl = trackedConn{wrap("ethtool", t.NetlinkConn), &v, t.what}
 	}
 	return &v
 }

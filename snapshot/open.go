@@ -18,16 +18,19 @@ import (
 
 // Names inside an unpacked snapshot.
 const (
-	MetaFile    = "meta.json"
-	FactsFile   = "facts.json"
-	KmsgFile    = "kmsg"
-	NetlinkDir  = "netlink"
-	DevlinkDir  = "devlink"
-	ErrorsFile  = "read-errors.json"
-	EthtoolDir  = "ethtool"
-	RootDir     = "root"
-	FormatV1    = "rdmadiag-snapshot/1"
-	ArchiveExts = ".tar.gz, .tgz"
+	MetaFile   = "meta.json"
+	FactsFile  = "facts.json"
+	KmsgFile   = "kmsg"
+	NetlinkDir = "netlink"
+	DevlinkDir = "devlink"
+	ErrorsFile = "read-errors.json"
+	EthtoolDir = "ethtool"
+	// EthtoolNetlinkDir holds ethtool generic netlink replies (FEC, link modes, module EEPROM),
+	// keyed like devlink/.
+	EthtoolNetlinkDir = "ethtool-netlink"
+	RootDir           = "root"
+	FormatV1          = "rdmadiag-snapshot/1"
+	ArchiveExts       = ".tar.gz, .tgz"
 )
 
 // Meta is meta.json.
@@ -121,16 +124,21 @@ func openDir(dir, source string) (*host.Host, error) {
 	if isDir(DevlinkDir) {
 		dl = nldev.NewReplay(filepath.Join(dir, DevlinkDir))
 	}
+	var enl host.NetlinkConn
+	if isDir(EthtoolNetlinkDir) {
+		enl = nldev.NewReplay(filepath.Join(dir, EthtoolNetlinkDir))
+	}
 	readErrs, err := loadReadErrors(read)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: %v", source, ErrNotSnapshot, err)
 	}
 	return host.New(host.Options{
-		Root:       root,
-		Kind:       host.KindSnapshot,
-		ReadErrors: readErrs,
-		Netlink:    nl,
-		Devlink:    dl,
+		Root:           root,
+		Kind:           host.KindSnapshot,
+		ReadErrors:     readErrs,
+		Netlink:        nl,
+		Devlink:        dl,
+		EthtoolNetlink: enl,
 		KernelLog: func() ([]byte, error) {
 			b, err := read(KmsgFile)
 			if os.IsNotExist(err) {

@@ -155,6 +155,9 @@ func Redact(dir string) error {
 	if err := r.devlinkSerials(filepath.Join(dir, DevlinkDir)); err != nil {
 		return err
 	}
+	if err := r.moduleSerials(filepath.Join(dir, EthtoolNetlinkDir)); err != nil {
+		return err
+	}
 	if err := r.netlink(filepath.Join(dir, NetlinkDir)); err != nil {
 		return err
 	}

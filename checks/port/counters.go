@@ -52,7 +52,10 @@ type counterDef struct {
 // health-monitors/nic-health-monitor/pkg/config/config.go). Any link_downed,
 // local_link_integrity_errors or excessive_buffer_overrun_errors increase while watched is what
 // NVSentinel treats as fatal (the same table: delta threshold 0); over a whole boot a few link
-// downs come from switch maintenance, so a single reading warns from 3. Application-level
+// downs come from switch maintenance, so a single reading warns from 3. link_error_recovery:
+// NVSentinel flags more than 5 retrainings per minute as degradation (the same table, non-fatal);
+// one reading has no rate, so warning from 10 since boot is this tool's own line, and any
+// retraining while watched warns. Application-level
 // counters (retries, CQE errors) count since boot what every job did, so one reading of them is
 // information, never a fault.
 var counterDefs = []counterDef{

@@ -18,6 +18,7 @@ import (
 	_ "github.com/rdmadiag/rdmadiag/checks/all" // registers every layer's checks
 	"github.com/rdmadiag/rdmadiag/host"
 	"github.com/rdmadiag/rdmadiag/internal/devlink"
+	"github.com/rdmadiag/rdmadiag/internal/ethtoolnl"
 	"github.com/rdmadiag/rdmadiag/internal/nldev"
 	"github.com/rdmadiag/rdmadiag/report"
 	"github.com/rdmadiag/rdmadiag/snapshot"
@@ -159,7 +160,10 @@ func (s *source) open() (*host.Host, func(), error) {
 	} else {
 		dl = dconn
 	}
+	// The ethtool socket opens on the first ethtool question (ethtoolnl.LazyConn).
+	econn := ethtoolnl.NewLazyConn()
 	closeAll := func() {
+		econn.Close()
 		if conn != nil {
 			conn.Close()
 		}
@@ -167,7 +171,7 @@ func (s *source) open() (*host.Host, func(), error) {
 			dconn.Close()
 		}
 	}
-	h, err := host.Live(nl, dl)
+	h, err := host.Live(nl, dl, econn)
 	if err != nil {
 		closeAll()
 		return nil, nil, err
