@@ -180,9 +180,14 @@ func exercise(t *testing.T, root, version string) {
 		}
 	}
 
+	zsh := zshStaged
+	if _, err := os.Stat(filepath.Join(root, zshDeb)); err == nil {
+		zsh = zshDeb
+	}
 	for file, args := range map[string][]string{
-		"usr/share/man/man1/rdmadiag.1":                     {"man"},
-		"usr/share/bash-completion/completions/rdmadiag":    {"completion", "bash"},
+		"usr/share/man/man1/rdmadiag.1":                  {"man"},
+		"usr/share/bash-completion/completions/rdmadiag": {"completion", "bash"},
+		zsh: {"completion", "zsh"},
 		"usr/share/fish/vendor_completions.d/rdmadiag.fish": {"completion", "fish"},
 	} {
 		installed, err := os.ReadFile(filepath.Join(root, file))
