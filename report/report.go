@@ -10,7 +10,7 @@ import (
 
 // SchemaVersion is the version of the JSON document. Bump the major number when a field is
 // removed or changes meaning; adding optional fields bumps the minor number.
-const SchemaVersion = "1.2"
+const SchemaVersion = "1.3"
 
 // Report is the whole result of one run.
 type Report struct {
@@ -27,6 +27,8 @@ type Report struct {
 type Tool struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
+	// Commit is the VCS revision the binary was built from (schema 1.3); omitted when unknown.
+	Commit string `json:"commit,omitempty"`
 	// Started is the time the run began; zero (and omitted) in golden outputs.
 	Started *time.Time `json:"started,omitempty"`
 	// Options are the verdict-changing flags that were set, as "name=value".

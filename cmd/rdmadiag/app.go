@@ -38,6 +38,9 @@ type App struct {
 	// OpenHost replaces opening --snapshot, --root or the live host; tests use it to run the
 	// live code paths on a prepared tree.
 	OpenHost func(src source) (*host.Host, func(), error)
+	// Commit and BuildDate identify the build (`rdmadiag version`, the report's tool); "" when
+	// unknown.
+	Commit, BuildDate string
 
 	// interruptExit is the exit code of an interrupted run, set once the format is known (the
 	// one-line formats' protocols have no code for "interrupted"); 0 means ExitInterrupted.
@@ -77,20 +80,8 @@ func (a *App) Execute(ctx context.Context, args []string) int {
 	if a.Registry == nil {
 		a.Registry = checks.Default
 	}
-	root := &cobra.Command{
-		Use:           "rdmadiag",
-		Short:         "Diagnose the RDMA NICs of a Linux host, layer by layer",
-		Long:          "rdmadiag walks the RDMA stack bottom-up (PCIe, firmware, driver and modules, ports, QPs, CQs),\nlinks causes to consequences and says which layer is at fault, with the evidence and the fix.\n\n" + exitCodesHelp,
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		Version:       a.Version,
-	}
-	root.SetOut(a.Stdout)
-	root.SetErr(a.Stderr)
+	root := a.rootCmd()
 	root.SetArgs(args)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr("%v", err) })
-	root.AddCommand(a.checkCmd(), a.recordCmd(), a.listCmd(), a.demoCmd())
-	root.AddCommand(a.fleetCmd())
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
@@ -104,6 +95,26 @@ func (a *App) Execute(ctx context.Context, args []string) int {
 		return report.ExitUsage
 	}
 	return codeOf(err)
+}
+
+// rootCmd builds the command tree; the manual page and the shell completions are generated
+// from it.
+func (a *App) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "rdmadiag",
+		Short:         "Diagnose the RDMA NICs of a Linux host, layer by layer",
+		Long:          "rdmadiag walks the RDMA stack bottom-up (PCIe, firmware, driver and modules, ports, QPs, CQs),\nlinks causes to consequences and says which layer is at fault, with the evidence and the fix.\n\n" + exitCodesHelp,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       a.Version,
+	}
+	root.SetOut(a.Stdout)
+	root.SetErr(a.Stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr("%v", err) })
+	root.AddCommand(a.checkCmd(), a.recordCmd(), a.listCmd(), a.demoCmd())
+	root.AddCommand(a.fleetCmd())
+	root.AddCommand(a.versionCmd(), a.manCmd())
+	return root
 }
 
 // exitCode ends a successful command with a non-zero code (the report was printed).

@@ -227,7 +227,7 @@ func (a *App) boundedHostInfo(ctx context.Context, env *checks.Env, src source) 
 }
 
 func (a *App) tool(f *checkFlags, started time.Time) report.Tool {
-	t := report.Tool{Name: "rdmadiag", Version: a.Version}
+	t := report.Tool{Name: "rdmadiag", Version: a.Version, Commit: a.Commit}
 	if !a.Golden {
 		s := started.UTC().Truncate(time.Second)
 		t.Started = &s
