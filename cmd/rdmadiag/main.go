@@ -18,7 +18,9 @@ import (
 var version = "dev"
 
 func main() {
-	app := &App{Version: version, Now: time.Now, Stdout: os.Stdout, Stderr: os.Stderr, IsTerminal: isTerminal(os.Stdout)}
+	app := &App{Version: version, Now: time.Now, Stdout: os.Stdout, Stderr: os.Stderr,
+		IsTerminal: isTerminal(os.Stdout), TermWidth: func() int { return terminalWidth(os.Stdout) },
+		StderrIsTerminal: isTerminal(os.Stderr), StderrWidth: func() int { return terminalWidth(os.Stderr) }}
 	os.Exit(runMain(app, os.Args[1:]))
 }
 
