@@ -58,10 +58,10 @@ type Summary struct {
 	Verdict    string         `json:"verdict"`
 	ExitCode   int            `json:"exit_code"`
 	Devices    int            `json:"devices"`
-	// Counts counts findings per severity; Checks counts checks (schema 1.3).
 	Counts     map[string]int `json:"counts"`
-	Checks     *CheckCounts   `json:"checks,omitempty"`
 	RootCauses []string       `json:"root_causes"`
+	// Checks counts checks by outcome, where Counts counts findings (schema 1.3).
+	Checks *CheckCounts `json:"checks,omitempty"`
 	// NotRun lists the selected checks that did not run and why (--no-probe, probes on a
 	// snapshot); checks left out by --only/--skip are counted in NotSelected.
 	NotRun      []NotRun `json:"not_run,omitempty"`

@@ -29,8 +29,8 @@ type App struct {
 	Now        func() time.Time
 	Stdout     io.Writer
 	Stderr     io.Writer
-	// IsTerminal says that stdout is a terminal: colours, and the terminal's width for the table.
-	IsTerminal bool
+	IsTerminal bool // stdout is a terminal: colours, and the terminal's width for the table
+
 	// TermWidth is the number of columns of the terminal stdout is (0 when unknown).
 	TermWidth func() int
 	// StderrIsTerminal says that stderr is a terminal: only then is progress shown there.
