@@ -87,7 +87,9 @@ type CheckCounts struct {
 	NotRun int `json:"not_run"`
 }
 
-func countChecks(fs []Finding, notRun int) *CheckCounts {
+// checkOutcomes gives each check that ran, in order of first finding, its outcome: Critical,
+// Warning, Unknown, Skipped, or OK for passed.
+func checkOutcomes(fs []Finding) ([]string, map[string]Severity) {
 	worst := map[string]Severity{}
 	skipped := map[string]bool{}
 	var order []string
@@ -103,16 +105,30 @@ func countChecks(fs []Finding, notRun int) *CheckCounts {
 			skipped[f.CheckID] = true
 		}
 	}
+	for id, w := range worst {
+		switch {
+		case w.Problem():
+		case skipped[id]:
+			worst[id] = Skipped
+		default:
+			worst[id] = OK
+		}
+	}
+	return order, worst
+}
+
+func countChecks(fs []Finding, notRun int) *CheckCounts {
+	order, outcome := checkOutcomes(fs)
 	c := &CheckCounts{Run: len(order), NotRun: notRun}
 	for _, id := range order {
-		switch w := worst[id]; {
-		case w == Critical:
+		switch outcome[id] {
+		case Critical:
 			c.Critical++
-		case w == Warning:
+		case Warning:
 			c.Warning++
-		case w == Unknown:
+		case Unknown:
 			c.Unknown++
-		case skipped[id]:
+		case Skipped:
 			c.Skipped++
 		default:
 			c.Passed++
@@ -336,14 +352,31 @@ func summaryLine(s Summary, fs []Finding) string {
 			fmt.Fprintf(&b, ", %d %s", n.n, n.what)
 		}
 	}
-	var kinds []string
+	// Say how many of the skipped checks a limit held back (no root, a source without the kernel
+	// log): the others were not applicable, which nothing can lift.
+	var kinds, limited []string
 	for _, f := range fs {
-		if f.Severity == Skipped && f.Limit != nil && !slices.Contains(kinds, limitWords(f.Limit.Kind)) {
+		if f.Severity != Skipped || f.Limit == nil {
+			continue
+		}
+		if !slices.Contains(kinds, limitWords(f.Limit.Kind)) {
 			kinds = append(kinds, limitWords(f.Limit.Kind))
+		}
+		if !slices.Contains(limited, f.CheckID) {
+			limited = append(limited, f.CheckID)
 		}
 	}
 	if c.Skipped > 0 && len(kinds) > 0 {
-		fmt.Fprintf(&b, " (limit: %s)", strings.Join(kinds, ", "))
+		_, outcome := checkOutcomes(fs)
+		n := 0
+		for _, id := range limited {
+			if outcome[id] == Skipped {
+				n++
+			}
+		}
+		if n > 0 {
+			fmt.Fprintf(&b, " (%d by a limit: %s)", n, strings.Join(kinds, ", "))
+		}
 	}
 	if c.NotRun > 0 {
 		kinds = kinds[:0]

@@ -142,7 +142,7 @@ func TestSummaryCountsChecks(t *testing.T) {
 	if *r.Summary.Checks != want {
 		t.Errorf("checks = %+v, want %+v", *r.Summary.Checks, want)
 	}
-	for _, part := range []string{"3 checks run: 1 passed, 1 critical, 1 skipped (limit: not root)", "1 not run (limit: left out by an option)"} {
+	for _, part := range []string{"3 checks run: 1 passed, 1 critical, 1 skipped (1 by a limit: not root)", "1 not run (limit: left out by an option)"} {
 		if !strings.Contains(r.Summary.Line, part) {
 			t.Errorf("line %q lacks %q", r.Summary.Line, part)
 		}
