@@ -122,3 +122,9 @@ var schemaJSON []byte
 
 // Schema returns the JSON Schema of the report document (report/schema.json).
 func Schema() []byte { return append([]byte(nil), schemaJSON...) }
+
+//go:embed list-schema.json
+var listSchemaJSON []byte
+
+// ListSchema returns the JSON Schema of `rdmadiag list --format json` (report/list-schema.json).
+func ListSchema() []byte { return append([]byte(nil), listSchemaJSON...) }

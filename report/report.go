@@ -62,6 +62,8 @@ type Summary struct {
 	Devices    int            `json:"devices"`
 	Counts     map[string]int `json:"counts"`
 	RootCauses []string       `json:"root_causes"`
+	// Checks counts checks by outcome, where Counts counts findings (schema 1.3).
+	Checks *CheckCounts `json:"checks,omitempty"`
 	// NotRun lists the selected checks that did not run and why (--no-probe, probes on a
 	// snapshot); checks left out by --only/--skip are counted in NotSelected.
 	NotRun      []NotRun `json:"not_run,omitempty"`
@@ -70,6 +72,71 @@ type Summary struct {
 	Strict bool `json:"strict,omitempty"`
 	// Line is the one-line summary shown under the table.
 	Line string `json:"line"`
+}
+
+// CheckCounts counts each check that ran once, under its outcome: the gravest problem among its
+// findings (critical, warning, unknown), else skipped when any of its findings could not be
+// judged, else passed (every finding ok or info). A check reports one finding per subject, so
+// counting findings would count a host's devices, ports and modules instead.
+type CheckCounts struct {
+	Run      int `json:"run"`
+	Passed   int `json:"passed"`
+	Skipped  int `json:"skipped"`
+	Unknown  int `json:"unknown"`
+	Warning  int `json:"warning"`
+	Critical int `json:"critical"`
+	// NotRun is the number of selected checks a limit kept from running (Summary.NotRun).
+	NotRun int `json:"not_run"`
+}
+
+// checkOutcomes gives each check that ran, in order of first finding, its outcome: Critical,
+// Warning, Unknown, Skipped, or OK for passed.
+func checkOutcomes(fs []Finding) ([]string, map[string]Severity) {
+	worst := map[string]Severity{}
+	skipped := map[string]bool{}
+	var order []string
+	for _, f := range fs {
+		w, seen := worst[f.CheckID]
+		if !seen {
+			order = append(order, f.CheckID)
+		}
+		if !seen || f.Severity > w {
+			worst[f.CheckID] = f.Severity
+		}
+		if f.Severity == Skipped {
+			skipped[f.CheckID] = true
+		}
+	}
+	for id, w := range worst {
+		switch {
+		case w.Problem():
+		case skipped[id]:
+			worst[id] = Skipped
+		default:
+			worst[id] = OK
+		}
+	}
+	return order, worst
+}
+
+func countChecks(fs []Finding, notRun int) *CheckCounts {
+	order, outcome := checkOutcomes(fs)
+	c := &CheckCounts{Run: len(order), NotRun: notRun}
+	for _, id := range order {
+		switch outcome[id] {
+		case Critical:
+			c.Critical++
+		case Warning:
+			c.Warning++
+		case Unknown:
+			c.Unknown++
+		case Skipped:
+			c.Skipped++
+		default:
+			c.Passed++
+		}
+	}
+	return c
 }
 
 // NotRun is a check that was not run because of a limit, with how to lift it.
@@ -262,49 +329,103 @@ func summarize(fs []Finding, devices int, o BuildOptions) Summary {
 	default:
 		s.Verdict, s.ExitCode = "healthy", ExitHealthy
 	}
+	s.Checks = countChecks(fs, len(o.NotRun))
 	s.Line = summaryLine(s, fs)
 	return s
 }
 
 func summaryLine(s Summary, fs []Finding) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d RDMA device(s), verdict %s", s.Devices, strings.ToUpper(s.Verdict))
+	fmt.Fprintf(&b, "%s, verdict %s", plural(s.Devices, "RDMA device"), strings.ToUpper(s.Verdict))
 	judged := len(fs) - s.Counts["skipped"]
-	notRun := ""
-	if n := len(s.NotRun); n > 0 {
-		notRun = fmt.Sprintf("; %d check(s) not run (%s)", n, s.NotRun[0].Limit.Kind)
-	}
-	if s.Verdict == "healthy" {
-		fmt.Fprintf(&b, ": %d checks passed", s.Counts["ok"]+s.Counts["info"])
-		if n := s.Counts["skipped"]; n > 0 {
-			fmt.Fprintf(&b, ", %d skipped", n)
-		}
-		return b.String() + notRun
-	}
-	if judged == 0 && s.Verdict == "unknown" {
-		fmt.Fprintf(&b, ": nothing was judged (%d finding(s) skipped)", s.Counts["skipped"])
-		return b.String() + notRun
-	}
-	if s.Verdict == "interrupted" {
+	switch {
+	case s.Verdict == "interrupted":
 		b.WriteString(": the run was stopped before every check finished; the findings below are partial")
+	case judged == 0 && s.Verdict == "unknown":
+		b.WriteString(": nothing was judged")
 	}
-	fmt.Fprintf(&b, " (%d critical, %d warning, %d unknown)", s.Counts["critical"], s.Counts["warning"], s.Counts["unknown"])
+	c := s.Checks
+	fmt.Fprintf(&b, ": %s run: %d passed", plural(c.Run, "check"), c.Passed)
+	for _, n := range []struct {
+		n    int
+		what string
+	}{{c.Critical, "critical"}, {c.Warning, "warning"}, {c.Unknown, "unknown"}, {c.Skipped, "skipped"}} {
+		if n.n > 0 {
+			fmt.Fprintf(&b, ", %d %s", n.n, n.what)
+		}
+	}
+	// Say how many of the skipped checks a limit held back (no root, a source without the kernel
+	// log): the others were not applicable, which nothing can lift.
+	var kinds, limited []string
+	for _, f := range fs {
+		if f.Severity != Skipped || f.Limit == nil {
+			continue
+		}
+		if !slices.Contains(kinds, limitWords(f.Limit.Kind)) {
+			kinds = append(kinds, limitWords(f.Limit.Kind))
+		}
+		if !slices.Contains(limited, f.CheckID) {
+			limited = append(limited, f.CheckID)
+		}
+	}
+	if c.Skipped > 0 && len(kinds) > 0 {
+		_, outcome := checkOutcomes(fs)
+		n := 0
+		for _, id := range limited {
+			if outcome[id] == Skipped {
+				n++
+			}
+		}
+		if n > 0 {
+			fmt.Fprintf(&b, " (%d by a limit: %s)", n, strings.Join(kinds, ", "))
+		}
+	}
+	if c.NotRun > 0 {
+		kinds = kinds[:0]
+		for _, n := range s.NotRun {
+			if !slices.Contains(kinds, limitWords(n.Limit.Kind)) {
+				kinds = append(kinds, limitWords(n.Limit.Kind))
+			}
+		}
+		fmt.Fprintf(&b, "; %d not run (limit: %s)", c.NotRun, strings.Join(kinds, ", "))
+	}
 	// The worst root cause is what an operator should read first.
-	if worst := worstRoot(fs); worst != nil {
-		fmt.Fprintf(&b, "; root cause: [%s] %s", worst.Subject, worst.Summary)
+	if worst := worstRoot(fs); worst != nil && s.Verdict != "healthy" {
+		fmt.Fprintf(&b, "; root cause: %s", withSubject(worst))
 		consequences := 0
 		for _, f := range fs {
-			for _, c := range f.ExplainedBy {
-				if c == worst.Ref {
-					consequences++
-				}
+			if slices.Contains(f.ExplainedBy, worst.Ref) {
+				consequences++
 			}
 		}
 		if consequences > 0 {
-			fmt.Fprintf(&b, " (explains %d other finding(s))", consequences)
+			fmt.Fprintf(&b, " (explains %s)", plural(consequences, "other finding"))
 		}
 	}
 	return b.String()
+}
+
+// limitWords says what a limit kind means, for the summary line.
+func limitWords(kind string) string {
+	switch kind {
+	case LimitPrivilege:
+		return "not root"
+	case LimitSource:
+		return "not in the source"
+	case LimitSelection:
+		return "left out by an option"
+	case LimitLiveOnly:
+		return "live host only"
+	}
+	return kind
+}
+
+// plural writes "1 check", "2 checks".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // naturalLess orders "mlx5_2" before "mlx5_10" and "1" before "10".

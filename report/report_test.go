@@ -187,8 +187,10 @@ func TestRenderers(t *testing.T) {
 	if strings.Contains(tb.String(), "\x1b[") {
 		t.Error("colour without Color")
 	}
+	// The summary line is wrapped with a hanging indent of two spaces.
+	unwrapped := strings.ReplaceAll(tb.String(), "\n  ", " ")
 	for _, want := range []string{"driver.modules", "(consequence)", "cause:    driver.modules@ib_core", r.Summary.Line} {
-		if !strings.Contains(tb.String(), want) {
+		if !strings.Contains(unwrapped, want) {
 			t.Errorf("table lacks %q:\n%s", want, tb.String())
 		}
 	}

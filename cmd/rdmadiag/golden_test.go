@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,10 +21,20 @@ var update = flag.Bool("update", false, "rewrite the golden files under fixtures
 
 const fixturesDir = "../../fixtures/sysfs"
 
-// testApp runs the CLI in-process with a fixed clock and version, as goldens need.
+// goldenWidth is the terminal width the table goldens are laid out for: what a piped run gets.
+const goldenWidth = 80
+
+// testApp runs the CLI in-process with a fixed clock, version and environment (table width,
+// UTF-8 locale, no NO_COLOR), as goldens need whatever the environment of the test run.
 func testApp(stdout, stderr *bytes.Buffer) *App {
 	return &App{Version: "test", Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
-		Stdout: stdout, Stderr: stderr, Golden: true}
+		Stdout: stdout, Stderr: stderr, Golden: true, Getenv: fixedEnv(map[string]string{
+			"COLUMNS": strconv.Itoa(goldenWidth), "LANG": "C.UTF-8"})}
+}
+
+// fixedEnv is an environment of only these variables.
+func fixedEnv(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
 }
 
 func run(t *testing.T, args ...string) (string, string, int) {
@@ -126,6 +137,9 @@ func TestGolden(t *testing.T) {
 					t.Errorf("%s differs from the golden; got:\n%s", golden, out)
 				}
 				if format != "json" {
+					if w, line := widest(out); w > goldenWidth {
+						t.Errorf("table at COLUMNS=%d has a line %d columns wide: %q", goldenWidth, w, line)
+					}
 					continue
 				}
 				var doc any

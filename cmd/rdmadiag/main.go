@@ -17,7 +17,9 @@ import (
 
 func main() {
 	v, c, d := stamps(version, commit, date, debug.ReadBuildInfo)
-	app := &App{Version: v, Commit: c, BuildDate: d, Now: time.Now, Stdout: os.Stdout, Stderr: os.Stderr, IsTerminal: isTerminal(os.Stdout)}
+	app := &App{Version: v, Commit: c, BuildDate: d, Now: time.Now, Stdout: os.Stdout, Stderr: os.Stderr,
+		IsTerminal: isTerminal(os.Stdout), TermWidth: func() int { return terminalWidth(os.Stdout) },
+		StderrIsTerminal: isTerminal(os.Stderr), StderrWidth: func() int { return terminalWidth(os.Stderr) }}
 	os.Exit(runMain(app, os.Args[1:]))
 }
 

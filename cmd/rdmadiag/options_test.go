@@ -77,7 +77,7 @@ func TestOptionFileErrorsAreUsageErrors(t *testing.T) {
 func TestValidOptionFilesOnPortDown(t *testing.T) {
 	pol := writeFile(t, "fleet.json", `{"ports": {"expect_rate_gbps": 10, "link_layer": "Ethernet"}, "firmware": {"allowed_psids": ["MT_0000000838"]}}`)
 	prof := writeFile(t, "profile.json", `{"applications": {"ib_write_bw": 128}}`)
-	out, stderr, code := run(t, "check", "--snapshot", portDown, "-o", "json", "--policy", pol, "--wr-profile", prof,
+	out, stderr, code := run(t, "check", "--snapshot", portDown, "--format", "json", "--policy", pol, "--wr-profile", prof,
 		"--matrix", "../../docs/examples/matrix.json")
 	if code != report.ExitCritical {
 		t.Fatalf("exit %d, want %d (%s)", code, report.ExitCritical, stderr)
