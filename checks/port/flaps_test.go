@@ -38,6 +38,13 @@ func TestFlapsLab(t *testing.T) {
 	checktest.WantEvidence(t, f, "link down", "infiniband rxe0: set down")
 	checktest.WantEvidence(t, f, "counter", "link_downed 1")
 
+	// link-flap: the QEMU monitor took the virtio link down and up four times in a few seconds.
+	fs = checktest.Run(t, "link-flap", checks.Options{}, "port.flaps")
+	f = checktest.One(t, fs, "port.flaps", "rxe0/1")
+	checktest.WantSeverity(t, f, report.Critical)
+	checktest.WantEvidence(t, f, "link downs within 10 minutes", "4")
+	checktest.WantEvidence(t, f, "counter", "carrier_up_count 5")
+
 	fs = checktest.Run(t, "healthy", checks.Options{}, "port.flaps")
 	checktest.WantSeverity(t, checktest.One(t, fs, "port.flaps", "rxe0/1"), report.OK)
 }
