@@ -385,6 +385,15 @@ func runKernelLog(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 			fam = s.family
 		}
 		key := strings.Join([]string{fam, g.detail, g.dev, g.bdf, g.module}, "|")
+		// A family's lines belong to one event; after a silence as long as a health event's,
+		// the same family starts a new one.
+		for n := 2; s.family != "" && groups[key] != nil; n++ {
+			prev := groups[key].recs[len(groups[key].recs)-1]
+			if r.Usec >= prev.Usec && r.Usec-prev.Usec <= healthEventGap {
+				break
+			}
+			key = strings.Join([]string{fam, g.detail, g.dev, g.bdf, g.module, fmt.Sprint(n)}, "|")
+		}
 		gp := groups[key]
 		if gp == nil {
 			gp = &g

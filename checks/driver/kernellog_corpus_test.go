@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -188,4 +189,30 @@ func keys(m map[string]report.Finding) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// Two TX timeouts an hour apart are two events, not one family of lines.
+func TestFamilySplitsAfterSilence(t *testing.T) {
+	b, err := os.ReadFile(checktest.Fixture(t, "drv-klog-families"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := "6,900,4500000000,-;mlx5_core 0000:5e:00.0 ens2f0np0: TX timeout detected\n SUBSYSTEM=pci\n DEVICE=+pci:0000:5e:00.0\n"
+	s := strings.Replace(string(b), "-- root/etc/libibverbs.d/mlx5.driver --", late+"-- root/etc/libibverbs.d/mlx5.driver --", 1)
+	snap := filepath.Join(t.TempDir(), "snapshot.txtar")
+	if err := os.WriteFile(snap, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var tx []report.Finding
+	for _, f := range checktest.Run(t, snap, checks.Options{}, "driver.kernel_log") {
+		if sig, _ := checktest.Evidence(f, "signature"); sig == "tx-timeout" {
+			tx = append(tx, f)
+		}
+	}
+	if len(tx) != 2 {
+		t.Fatalf("%d tx-timeout findings, want 2 (900 s and 4500 s)", len(tx))
+	}
+	if !strings.Contains(tx[1].Summary, "once, 4500") {
+		t.Errorf("second event: %s", tx[1].Summary)
+	}
 }
