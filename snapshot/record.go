@@ -172,7 +172,7 @@ var (
 		"config", "enable", "irq", "modalias", "sriov_numvfs", "sriov_totalvfs", "reset_method", "power_state"}
 	pciLinks   = []string{"driver", "physfn", "virtfn*", "iommu_group"}
 	pciSubdirs = []string{"net", "infiniband", "infiniband_verbs", "infiniband_mad", "msi_irqs"}
-	netFiles   = []string{"operstate", "carrier", "carrier_changes", "mtu", "speed", "duplex", "address", "ifindex", "type", "dev_port", "flags"}
+	netFiles   = []string{"operstate", "carrier", "carrier_changes", "carrier_up_count", "carrier_down_count", "mtu", "speed", "duplex", "address", "ifindex", "type", "dev_port", "flags"}
 	modFiles   = []string{"version", "srcversion", "refcnt", "initstate", "taint", "coresize"}
 )
 
