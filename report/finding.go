@@ -96,6 +96,10 @@ type Finding struct {
 	// chose or the run's circumstances allow (no root, a tree without a kernel log, --no-probe):
 	// such a skip does not make the verdict unknown unless --strict asks for certainty.
 	Limit *Limit `json:"limit,omitempty"`
+	// Explains, when not nil, is what this finding can explain ("fault:<row>", "check:<glob>"),
+	// instead of its fault row's list: the row says where the finding belongs, this what it can
+	// cause. An empty, non-nil list explains nothing. Not serialised: links are made before output.
+	Explains []string `json:"-"`
 	// Probe is set by the runner for findings of a probe (a check that creates verbs resources):
 	// they are evidence and never causes. Not serialised: links are made before output.
 	Probe bool `json:"-"`

@@ -288,7 +288,7 @@ func link(fs []Finding, faults *FaultTable) {
 			if c.Fault == e.Fault && c.CheckID == e.CheckID {
 				continue
 			}
-			if faults.explains(c.Fault, e) && !slices.Contains(e.ExplainedBy, c.Ref) {
+			if faults.canExplain(c, e) && !slices.Contains(e.ExplainedBy, c.Ref) {
 				e.ExplainedBy = append(e.ExplainedBy, c.Ref)
 			}
 		}

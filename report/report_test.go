@@ -312,3 +312,17 @@ func TestRenderProblemsOnly(t *testing.T) {
 		t.Errorf("clean host with --problems:\n%s", got)
 	}
 }
+
+// A finding's own Explains narrows its row's: a missing connection manager belongs to the
+// driver-module row but explains nothing, so the absent uverbs device is not laid at its door.
+func TestFindingExplainsNarrowsItsRow(t *testing.T) {
+	cm := f("driver.modules", Warning, "driver-module", "rdma_ucm", "")
+	cm.Explains = []string{}
+	core := f("driver.modules", Critical, "driver-module", "ib_uverbs", "")
+	r := Build([]Finding{cm, core, f("driver.userverbs", Critical, "user-verbs", "rxe0", "rxe0")}, DefaultFaults(), Tool{}, HostInfo{})
+	for _, x := range r.Findings {
+		if x.CheckID == "driver.userverbs" && strings.Join(x.ExplainedBy, ",") != "driver.modules@ib_uverbs" {
+			t.Errorf("explained by %v, want only driver.modules@ib_uverbs", x.ExplainedBy)
+		}
+	}
+}

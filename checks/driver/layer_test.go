@@ -368,9 +368,10 @@ func TestModuleStates(t *testing.T) {
 	if v, _ := checktest.Evidence(f, "in-box"); !strings.Contains(v, "ib_core") {
 		t.Errorf("in-box %q", v)
 	}
+	// A missing connection manager belongs with the modules but explains nothing.
 	f = checktest.One(t, fs, "driver.modules", "rdma_cm")
-	if f.Severity != report.Warning || f.Fault != "user-verbs" {
-		t.Errorf("rdma_cm: %s %s", f.Severity, f.Fault)
+	if f.Severity != report.Warning || f.Fault != "driver-module" || f.Explains == nil || len(f.Explains) != 0 {
+		t.Errorf("rdma_cm: %s %s explains %v", f.Severity, f.Fault, f.Explains)
 	}
 	f = checktest.One(t, fs, "driver.modules", "mlx5_core")
 	if f.Severity != report.Info || !strings.Contains(f.Summary, "24.10-1.1.4") {
