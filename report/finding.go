@@ -87,8 +87,13 @@ type Finding struct {
 	// Fault is the id of the fault-table row this finding belongs to.
 	Fault string `json:"fault"`
 	// Ref identifies this finding within a report ("driver.modules@ib_core"); consequences name
-	// their causes by Ref.
+	// their causes by Ref. It is the check id and the subject's identity (Key, else Subject.Name),
+	// and stays the same across runs and restarts of the owning processes, so a ticket can quote it.
 	Ref string `json:"ref"`
+	// Key is the subject's identity for Ref when Subject.Name holds values that change from run
+	// to run (a process id, a CQ size) or several findings of one check share a subject (kernel
+	// log message families): "mlx5_0/cq:trainer", "mlx5_0/page-alloc". Empty means Subject.Name.
+	Key string `json:"-"`
 	// ExplainedBy lists the Refs of lower-layer findings that explain this one. A finding that is
 	// explained is a consequence, not a root cause.
 	ExplainedBy []string `json:"explained_by,omitempty"`
@@ -140,10 +145,14 @@ func EvExp(name, observed, expected, source string) Evidence {
 }
 
 func (f *Finding) ref() string {
-	if f.Subject.Name == "" {
+	id := f.Key
+	if id == "" {
+		id = f.Subject.Name
+	}
+	if id == "" {
 		return f.CheckID
 	}
-	return f.CheckID + "@" + f.Subject.Name
+	return f.CheckID + "@" + id
 }
 
 // MarshalJSON keeps the field order stable and omits nothing that the schema requires.

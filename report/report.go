@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"hash/fnv"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -158,16 +160,63 @@ func sortFindings(fs []Finding) {
 		}
 		return a.Summary < b.Summary
 	})
-	// Two findings of one check on one subject get distinct refs so that links stay unambiguous.
-	seen := map[string]int{}
+	disambiguate(fs)
+}
+
+// disambiguate gives findings that share a ref distinct ones derived from their content, never
+// from their order, so that a ref names the same finding in every run that produces it. Checks
+// set Key so that this is rare (two processes of one command with the same problem on one
+// port); the suffix is then a hash of the summary with its numbers masked, so that values that
+// change across restarts (PIDs, counts, sizes) do not change it, and only findings that differ
+// in nothing but such values fall back to a hash of their full content.
+func disambiguate(fs []Finding) {
+	byRef := map[string][]int{}
 	for i := range fs {
-		n := seen[fs[i].Ref]
-		seen[fs[i].Ref] = n + 1
-		if n > 0 {
-			fs[i].Ref = fmt.Sprintf("%s#%d", fs[i].Ref, n+1)
+		byRef[fs[i].Ref] = append(byRef[fs[i].Ref], i)
+	}
+	for ref, idx := range byRef {
+		if len(idx) < 2 {
+			continue
+		}
+		masked := map[string]int{}
+		for _, i := range idx {
+			masked[contentHash(fs[i], true)]++
+		}
+		seen := map[string]int{}
+		for _, i := range idx {
+			h := contentHash(fs[i], true)
+			if masked[h] > 1 {
+				h = contentHash(fs[i], false)
+			}
+			n := seen[h]
+			seen[h] = n + 1
+			fs[i].Ref = ref + "~" + h
+			if n > 0 {
+				// Identical findings: nothing in them tells them apart.
+				fs[i].Ref += fmt.Sprintf("-%d", n+1)
+			}
 		}
 	}
 }
+
+// contentHash is a short hash of what a finding says; mask replaces every run of digits so that
+// PIDs, counts and sizes do not change it.
+func contentHash(f Finding, mask bool) string {
+	h := fnv.New32a()
+	text := f.Severity.String() + "\x00" + f.Fault + "\x00" + f.Summary
+	if !mask {
+		text = f.Subject.Name + "\x00" + text
+		for _, e := range f.Evidence {
+			text += "\x00" + e.Name + "=" + e.Observed
+		}
+	} else {
+		text = digitRuns.ReplaceAllString(text, "N")
+	}
+	h.Write([]byte(text))
+	return fmt.Sprintf("%08x", h.Sum32())
+}
+
+var digitRuns = regexp.MustCompile(`[0-9]+`)
 
 func keepKnownLinks(fs []Finding) {
 	refs := map[string]bool{}

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -307,5 +308,46 @@ func TestRenderProblemsOnly(t *testing.T) {
 	got = render(fs[:1])
 	if strings.Contains(got, "LAYER") || !strings.Contains(got, "no warning, critical or unknown finding; 1 passing") {
 		t.Errorf("clean host with --problems:\n%s", got)
+	}
+}
+
+// TestRefsFromContent: findings that share a ref get suffixes derived from what they say, the
+// same whatever order the checks returned them in, and not changed by PIDs or sizes.
+func TestRefsFromContent(t *testing.T) {
+	mk := func(pid, sev string) Finding {
+		x := f("qp.state", Warning, "qp-context", "mlx5_0/1 pid "+pid+" (trainer) ERR", "mlx5_0")
+		x.Key = "mlx5_0/1/qp:trainer/ERR"
+		x.Summary = "mlx5_0/1: 3 QP(s) of pid " + pid + " (trainer) in " + sev
+		return x
+	}
+	refs := func(fs ...Finding) []string {
+		r := Build(fs, DefaultFaults(), Tool{}, HostInfo{})
+		var out []string
+		for _, x := range r.Findings {
+			out = append(out, x.Ref)
+		}
+		sort.Strings(out) // the table's order follows subject names, which hold the PIDs
+		return out
+	}
+	a := refs(mk("100", "ERR"), mk("200", "SQE"))
+	b := refs(mk("300", "SQE"), mk("400", "ERR"))
+	if a[0] == a[1] {
+		t.Fatalf("colliding refs not told apart: %v", a)
+	}
+	if strings.Join(a, " ") != strings.Join(b, " ") {
+		t.Errorf("refs depend on order or PIDs: %v then %v", a, b)
+	}
+	for _, r := range a {
+		if strings.Contains(r, "#") || strings.Contains(r, "pid") || !strings.HasPrefix(r, "qp.state@mlx5_0/1/qp:trainer/ERR~") {
+			t.Errorf("ref %q", r)
+		}
+	}
+	// Findings that differ only in numbers are still told apart, by their full content.
+	c := refs(mk("100", "ERR"), mk("200", "ERR"))
+	if c[0] == c[1] {
+		t.Errorf("findings differing only in PID share ref %q", c[0])
+	}
+	if one := refs(mk("100", "ERR")); one[0] != "qp.state@mlx5_0/1/qp:trainer/ERR" {
+		t.Errorf("a single finding's ref is %q, want its key", one[0])
 	}
 }

@@ -408,6 +408,7 @@ func eventFinding(ev *healthEvent, cite string) report.Finding {
 	} else {
 		f.Subject = report.Subject{Kind: "pci", Name: ev.bdf, PCI: ev.bdf}
 	}
+	f.Key = f.Subject.Name + "/mlx5-health-event"
 	f.Summary = fmt.Sprintf("%s: %s (%d log lines, %ss to %ss after boot): %s",
 		f.Subject.Name, headline, len(ev.recs), first.Timestamp(), last.Timestamp(), strings.Join(texts, "; "))
 	var ids []string
@@ -482,6 +483,11 @@ func groupFinding(g *logGroup, recovered []kmsg.Record, cite string) report.Find
 			}
 		}
 	}
+	// The message family, not the order of the groups, tells apart a subject's findings.
+	f.Key = f.Subject.Name + "/" + s.id
+	if d := slug(g.detail); d != "" && d != f.Subject.Name {
+		f.Key += "/" + d
+	}
 	where := f.Subject.Name
 	if len(g.recs) == 1 {
 		f.Summary = fmt.Sprintf("%s: %s, once, %ss after boot", where, what, first.Timestamp())
@@ -500,4 +506,27 @@ func groupFinding(g *logGroup, recovered []kmsg.Record, cite string) report.Find
 		f.Evidence = append(f.Evidence, report.Ev("recovered", logLine(*g.recoveredAt), cite))
 	}
 	return f
+}
+
+// slug turns a signature's detail ("sensor 1 (PCI communication error...)", "ACCESS_REG: bad
+// parameter") into a short ref component: lower case, words joined by '-', at most 32 bytes.
+func slug(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, c := range strings.ToLower(s) {
+		switch {
+		case c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_':
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			dash = false
+			b.WriteRune(c)
+		default:
+			dash = true
+		}
+		if b.Len() >= 32 {
+			break
+		}
+	}
+	return b.String()
 }

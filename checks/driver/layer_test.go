@@ -72,7 +72,7 @@ func TestMlx5IBFirmwareMismatch(t *testing.T) {
 		t.Fatalf("command failure findings: %+v", cmd)
 	}
 	rc := rootCauses(fs)
-	if len(rc) != 1 || rc[0] != cmd[0].CheckID+"@0000:3b:00.0" {
+	if len(rc) != 1 || rc[0] != cmd[0].CheckID+"@0000:3b:00.0/mlx5-cmd-failed/query_hca_cap-bad-parameter" {
 		t.Errorf("root causes %v, want only the firmware command failure", rc)
 	}
 	f = checktest.One(t, fs, "driver.modules", "mlx5_core")
