@@ -12,7 +12,7 @@ import (
 
 // SchemaVersion is the version of the JSON document. Bump the major number when a field is
 // removed or changes meaning; adding optional fields bumps the minor number.
-const SchemaVersion = "1.2"
+const SchemaVersion = "1.3"
 
 // Report is the whole result of one run.
 type Report struct {

@@ -89,7 +89,7 @@ func (a *App) Execute(ctx context.Context, args []string) int {
 	root.SetArgs(args)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr("%v", err) })
 	root.AddCommand(a.checkCmd(), a.recordCmd(), a.listCmd(), a.demoCmd())
-	root.AddCommand(a.fleetCmd())
+	root.AddCommand(a.fleetCmd(), a.inventoryCmd())
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0

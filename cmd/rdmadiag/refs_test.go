@@ -50,7 +50,7 @@ func TestRefsStable(t *testing.T) {
 
 func TestRefVolatilePattern(t *testing.T) {
 	for ref, bad := range map[string]bool{
-		"cq.depth@mlx5_0 pid 4242 (trainer) cqe 128": true,
+		"cq.depth@mlx5_0 pid 4242 (trainer) cqe 128":  true,
 		"driver.kernel_log@mlx5_0#2":                  true,
 		"cq.depth@mlx5_0/cq:trainer/declared":         false,
 		"driver.kernel_log@mlx5_0/page-alloc/order-5": false,
