@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Severity of a finding. The order of the constants is the order of gravity used for sorting;
@@ -97,10 +98,20 @@ type Finding struct {
 	// ExplainedBy lists the Refs of lower-layer findings that explain this one. A finding that is
 	// explained is a consequence, not a root cause.
 	ExplainedBy []string `json:"explained_by,omitempty"`
+	// LogSpan is set on a finding drawn from kernel log lines: when the first and the last of
+	// them were logged. A cause with one links only to consequences on its device, and to those
+	// that are log lines too only within LogLinkWindow (see link).
+	LogSpan *LogSpan `json:"-"`
 	// Limit is set on a skipped finding that could not be judged because of a limit the operator
 	// chose or the run's circumstances allow (no root, a tree without a kernel log, --no-probe):
 	// such a skip does not make the verdict unknown unless --strict asks for certainty.
 	Limit *Limit `json:"limit,omitempty"`
+}
+
+// LogSpan is when a finding's kernel log lines were logged, as time since boot (the kernel's
+// clock, comparable between the lines of one boot whether or not the wall-clock time is known).
+type LogSpan struct {
+	First, Last time.Duration
 }
 
 // Limit says why a finding was skipped and how to lift the limit.

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -268,11 +269,78 @@ func link(fs []Finding, faults *FaultTable) {
 			if c.Fault == e.Fault && c.CheckID == e.CheckID {
 				continue
 			}
+			ev, ok := logLink(c, e)
+			if !ok {
+				continue
+			}
 			if faults.explains(c.Fault, e) && !slices.Contains(e.ExplainedBy, c.Ref) {
 				e.ExplainedBy = append(e.ExplainedBy, c.Ref)
+				if ev != nil {
+					e.Evidence = append(e.Evidence, *ev)
+				}
 			}
 		}
 	}
+}
+
+// LogLinkWindow is how far apart a cause drawn from the kernel log and a consequence drawn from
+// it too may have been logged and still be linked. A fault's consequences follow it within its
+// own recovery: the slowest steps of the mlx5 flow are a command timeout (60 s) and waiting for
+// the firmware after a reset (120 s; drivers/net/ethernet/mellanox/mlx5/core/lib/tout.c), and
+// the lines of one health event come at most five minutes apart. Ten minutes is twice that:
+// what the device logs while it is still failing or recovering is linked, a CQ overrun an hour
+// after a page-allocation failure is not, since the device has run in between.
+const LogLinkWindow = 10 * time.Minute
+
+// logLink decides whether c, when drawn from the kernel log, may explain e: only on the same
+// device (lines that name no RDMA device, such as a module's load failure or a page-allocation
+// failure, explain only host-wide findings, never one device's), and, when e is drawn from the
+// log too, only within LogLinkWindow. A present state (a port down now) may have lasted since the
+// cause, whenever that was, so only the device is required of it. ev is the evidence the link
+// adds to e; nil when c is not from the kernel log (no condition applies).
+func logLink(c, e *Finding) (ev *Evidence, ok bool) {
+	if c.LogSpan == nil {
+		return nil, true
+	}
+	if c.Subject.Device != e.Subject.Device {
+		return nil, false
+	}
+	where := "on " + c.Subject.Device
+	if c.Subject.Device == "" {
+		where = "for no RDMA device in particular"
+	}
+	rule := fmt.Sprintf("same device; kernel log lines within %s of each other", LogLinkWindow)
+	if e.LogSpan == nil {
+		if c.Subject.Device == "" {
+			return nil, true // host-wide cause and state: nothing to state beyond the fault table
+		}
+		return &Evidence{Name: "cause in the kernel log", Source: "link rule: " + rule,
+			Observed: fmt.Sprintf("%s, logged %s %s after boot; the state judged here may have lasted since",
+				c.Ref, where, seconds(c.LogSpan.First))}, true
+	}
+	gap := spanGap(c.LogSpan, e.LogSpan)
+	if gap > LogLinkWindow {
+		return nil, false
+	}
+	return &Evidence{Name: "cause in the kernel log", Source: "link rule: " + rule,
+		Observed: fmt.Sprintf("%s, logged %s %s after boot, %s from this finding's lines", c.Ref, where,
+			seconds(c.LogSpan.First), gap.Round(time.Millisecond))}, true
+}
+
+// spanGap is the time between two spans of log lines, 0 when they overlap.
+func spanGap(a, b *LogSpan) time.Duration {
+	switch {
+	case b.First > a.Last:
+		return b.First - a.Last
+	case a.First > b.Last:
+		return a.First - b.Last
+	}
+	return 0
+}
+
+// seconds formats a time since boot as dmesg does.
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', 6, 64) + "s"
 }
 
 func summarize(fs []Finding, devices int, o BuildOptions) Summary {

@@ -171,11 +171,6 @@ func recordDevice(r kmsg.Record, inv *inventory.Inventory) (dev, bdf string) {
 	return dev, bdf
 }
 
-// logLine formats a record as dmesg shows it.
-func logLine(r kmsg.Record) string {
-	return "[" + r.Timestamp() + "] " + r.Text
-}
-
 type logGroup struct {
 	sig         *signature
 	detail      string
@@ -191,7 +186,7 @@ func runKernelLog(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 	if err != nil {
 		return []report.Finding{checks.KernelLogFinding(err, "RDMA fault signatures")}, nil
 	}
-	recs, skipped, cite := klog.Records, klog.Skipped, klog.Cite
+	recs, skipped := klog.Records, klog.Skipped
 	subj := checks.KernelLogSubject
 	inv := env.Inventory()
 	var matches []logMatch
@@ -215,12 +210,12 @@ func runKernelLog(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 	if len(matches) == 0 {
 		return []report.Finding{{Subject: subj, Severity: report.OK,
 			Summary:  fmt.Sprintf("kernel log: %d record(s) read, no RDMA fault signature", len(recs)),
-			Evidence: []report.Evidence{report.Ev("records", fmt.Sprint(len(recs)), cite), report.Ev("unparsed records", fmt.Sprint(skipped), cite)}}}, nil
+			Evidence: []report.Evidence{report.Ev("records", fmt.Sprint(len(recs)), klog.Cite), report.Ev("unparsed records", fmt.Sprint(skipped), klog.Cite)}}}, nil
 	}
 	events, merged := healthEvents(recs, matches)
 	var out []report.Finding
 	for _, ev := range events {
-		out = append(out, eventFinding(ev, cite))
+		out = append(out, eventFinding(ev, klog))
 	}
 	groups := map[string]*logGroup{}
 	var order []string
@@ -249,7 +244,7 @@ func runKernelLog(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 		}
 	}
 	for _, key := range order {
-		out = append(out, groupFinding(groups[key], recovered, cite))
+		out = append(out, groupFinding(groups[key], recovered, klog))
 	}
 	return out, nil
 }
@@ -343,7 +338,8 @@ const maxEventLines = 12
 // eventFinding turns one firmware-health event into one finding: the worst of its lines decides
 // the severity, except that a recovery that succeeded after the last critical line makes the
 // event history (a warning), as the kernel reset the device and it runs again.
-func eventFinding(ev *healthEvent, cite string) report.Finding {
+func eventFinding(ev *healthEvent, klog *kmsg.Log) report.Finding {
+	cite := klog.Cite
 	first, last := ev.recs[0], ev.recs[len(ev.recs)-1]
 	sev := report.Info
 	var outcome *logMatch
@@ -409,8 +405,9 @@ func eventFinding(ev *healthEvent, cite string) report.Finding {
 		f.Subject = report.Subject{Kind: "pci", Name: ev.bdf, PCI: ev.bdf}
 	}
 	f.Key = f.Subject.Name + "/mlx5-health-event"
-	f.Summary = fmt.Sprintf("%s: %s (%d log lines, %ss to %ss after boot): %s",
-		f.Subject.Name, headline, len(ev.recs), first.Timestamp(), last.Timestamp(), strings.Join(texts, "; "))
+	f.Summary = fmt.Sprintf("%s: %s (%d log lines %s): %s",
+		f.Subject.Name, headline, len(ev.recs), klog.Between(first, last), strings.Join(texts, "; "))
+	f.LogSpan = &report.LogSpan{First: first.Since(), Last: last.Since()}
 	var ids []string
 	seen := map[string]bool{}
 	for _, m := range ev.members {
@@ -426,10 +423,10 @@ func eventFinding(ev *healthEvent, cite string) report.Finding {
 	}
 	for i, r := range ev.recs {
 		if i == maxEventLines {
-			f.Evidence = append(f.Evidence, report.Ev("more", fmt.Sprintf("%d more line(s) up to %s", len(ev.recs)-i, logLine(last)), cite))
+			f.Evidence = append(f.Evidence, report.Ev("more", fmt.Sprintf("%d more line(s) up to %s", len(ev.recs)-i, klog.Quote(last)), cite))
 			break
 		}
-		f.Evidence = append(f.Evidence, report.Ev(fmt.Sprintf("log %d", i+1), logLine(r), cite))
+		f.Evidence = append(f.Evidence, report.Ev(fmt.Sprintf("log %d", i+1), klog.Quote(r), cite))
 	}
 	return f
 }
@@ -449,7 +446,8 @@ func rdmaFramesFollow(recs []kmsg.Record, i int) bool {
 	return false
 }
 
-func groupFinding(g *logGroup, recovered []kmsg.Record, cite string) report.Finding {
+func groupFinding(g *logGroup, recovered []kmsg.Record, klog *kmsg.Log) report.Finding {
+	cite := klog.Cite
 	s := g.sig
 	first, last := g.recs[0], g.recs[len(g.recs)-1]
 	f := report.Finding{Severity: s.sev, Fault: s.fault, Remediation: s.fix}
@@ -476,7 +474,7 @@ func groupFinding(g *logGroup, recovered []kmsg.Record, cite string) report.Find
 		for _, r := range recovered {
 			if r.Seq > last.Seq && (r.BDF() == g.bdf || g.bdf == "") {
 				f.Severity = report.Warning
-				what += fmt.Sprintf(", then health recovery succeeded at %ss", r.Timestamp())
+				what += ", then health recovery succeeded " + klog.At(r)
 				rr := r
 				g.recoveredAt = &rr
 				break
@@ -490,20 +488,21 @@ func groupFinding(g *logGroup, recovered []kmsg.Record, cite string) report.Find
 	}
 	where := f.Subject.Name
 	if len(g.recs) == 1 {
-		f.Summary = fmt.Sprintf("%s: %s, once, %ss after boot", where, what, first.Timestamp())
+		f.Summary = fmt.Sprintf("%s: %s, once, %s", where, what, klog.At(first))
 	} else {
-		f.Summary = fmt.Sprintf("%s: %s, %d times between %ss and %ss after boot", where, what, len(g.recs), first.Timestamp(), last.Timestamp())
+		f.Summary = fmt.Sprintf("%s: %s, %d times %s", where, what, len(g.recs), klog.Between(first, last))
 	}
+	f.LogSpan = &report.LogSpan{First: first.Since(), Last: last.Since()}
 	f.Evidence = []report.Evidence{
 		report.Ev("signature", s.id, cite),
 		report.Ev("count", fmt.Sprint(len(g.recs)), cite),
-		report.Ev("first", logLine(first), cite),
+		report.Ev("first", klog.Quote(first), cite),
 	}
 	if len(g.recs) > 1 {
-		f.Evidence = append(f.Evidence, report.Ev("last", logLine(last), cite))
+		f.Evidence = append(f.Evidence, report.Ev("last", klog.Quote(last), cite))
 	}
 	if g.recoveredAt != nil {
-		f.Evidence = append(f.Evidence, report.Ev("recovered", logLine(*g.recoveredAt), cite))
+		f.Evidence = append(f.Evidence, report.Ev("recovered", klog.Quote(*g.recoveredAt), cite))
 	}
 	return f
 }

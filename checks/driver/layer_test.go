@@ -310,7 +310,7 @@ func TestHealthEvents(t *testing.T) {
 			evs, merged := healthEvents(tc.recs, ms)
 			var got []string
 			for _, ev := range evs {
-				f := eventFinding(ev, "kmsg")
+				f := eventFinding(ev, &kmsg.Log{Cite: "kmsg"})
 				got = append(got, fmt.Sprintf("%s %s %d", f.Subject.Device, f.Severity, len(ev.recs)))
 				if f.Fault != "firmware-health" {
 					t.Errorf("fault %s", f.Fault)
