@@ -2,8 +2,11 @@ package report
 
 import (
 	"fmt"
+	"hash/fnv"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -227,16 +230,63 @@ func sortFindings(fs []Finding) {
 		}
 		return a.Summary < b.Summary
 	})
-	// Two findings of one check on one subject get distinct refs so that links stay unambiguous.
-	seen := map[string]int{}
+	disambiguate(fs)
+}
+
+// disambiguate gives findings that share a ref distinct ones derived from their content, never
+// from their order, so that a ref names the same finding in every run that produces it. Checks
+// set Key so that this is rare (two processes of one command with the same problem on one
+// port); the suffix is then a hash of the summary with its numbers masked, so that values that
+// change across restarts (PIDs, counts, sizes) do not change it, and only findings that differ
+// in nothing but such values fall back to a hash of their full content.
+func disambiguate(fs []Finding) {
+	byRef := map[string][]int{}
 	for i := range fs {
-		n := seen[fs[i].Ref]
-		seen[fs[i].Ref] = n + 1
-		if n > 0 {
-			fs[i].Ref = fmt.Sprintf("%s#%d", fs[i].Ref, n+1)
+		byRef[fs[i].Ref] = append(byRef[fs[i].Ref], i)
+	}
+	for ref, idx := range byRef {
+		if len(idx) < 2 {
+			continue
+		}
+		masked := map[string]int{}
+		for _, i := range idx {
+			masked[contentHash(fs[i], true)]++
+		}
+		seen := map[string]int{}
+		for _, i := range idx {
+			h := contentHash(fs[i], true)
+			if masked[h] > 1 {
+				h = contentHash(fs[i], false)
+			}
+			n := seen[h]
+			seen[h] = n + 1
+			fs[i].Ref = ref + "~" + h
+			if n > 0 {
+				// Identical findings: nothing in them tells them apart.
+				fs[i].Ref += fmt.Sprintf("-%d", n+1)
+			}
 		}
 	}
 }
+
+// contentHash is a short hash of what a finding says; mask replaces every run of digits so that
+// PIDs, counts and sizes do not change it.
+func contentHash(f Finding, mask bool) string {
+	h := fnv.New32a()
+	text := f.Severity.String() + "\x00" + f.Fault + "\x00" + f.Summary
+	if !mask {
+		text = f.Subject.Name + "\x00" + text
+		for _, e := range f.Evidence {
+			text += "\x00" + e.Name + "=" + e.Observed
+		}
+	} else {
+		text = digitRuns.ReplaceAllString(text, "N")
+	}
+	h.Write([]byte(text))
+	return fmt.Sprintf("%08x", h.Sum32())
+}
+
+var digitRuns = regexp.MustCompile(`[0-9]+`)
 
 func keepKnownLinks(fs []Finding) {
 	refs := map[string]bool{}
@@ -288,11 +338,78 @@ func link(fs []Finding, faults *FaultTable) {
 			if c.Fault == e.Fault && c.CheckID == e.CheckID {
 				continue
 			}
+			ev, ok := logLink(c, e)
+			if !ok {
+				continue
+			}
 			if faults.canExplain(c, e) && !slices.Contains(e.ExplainedBy, c.Ref) {
 				e.ExplainedBy = append(e.ExplainedBy, c.Ref)
+				if ev != nil {
+					e.Evidence = append(e.Evidence, *ev)
+				}
 			}
 		}
 	}
+}
+
+// LogLinkWindow is how far apart a cause drawn from the kernel log and a consequence drawn from
+// it too may have been logged and still be linked. A fault's consequences follow it within its
+// own recovery: the slowest steps of the mlx5 flow are a command timeout (60 s) and waiting for
+// the firmware after a reset (120 s; drivers/net/ethernet/mellanox/mlx5/core/lib/tout.c), and
+// the lines of one health event come at most five minutes apart. Ten minutes is twice that:
+// what the device logs while it is still failing or recovering is linked, a CQ overrun an hour
+// after a page-allocation failure is not, since the device has run in between.
+const LogLinkWindow = 10 * time.Minute
+
+// logLink decides whether c, when drawn from the kernel log, may explain e: only on the same
+// device (lines that name no RDMA device, such as a module's load failure or a page-allocation
+// failure, explain only host-wide findings, never one device's), and, when e is drawn from the
+// log too, only within LogLinkWindow. A present state (a port down now) may have lasted since the
+// cause, whenever that was, so only the device is required of it. ev is the evidence the link
+// adds to e; nil when c is not from the kernel log (no condition applies).
+func logLink(c, e *Finding) (ev *Evidence, ok bool) {
+	if c.LogSpan == nil {
+		return nil, true
+	}
+	if c.Subject.Device != e.Subject.Device {
+		return nil, false
+	}
+	where := "on " + c.Subject.Device
+	if c.Subject.Device == "" {
+		where = "for no RDMA device in particular"
+	}
+	rule := fmt.Sprintf("same device; kernel log lines within %s of each other", LogLinkWindow)
+	if e.LogSpan == nil {
+		if c.Subject.Device == "" {
+			return nil, true // host-wide cause and state: nothing to state beyond the fault table
+		}
+		return &Evidence{Name: "cause in the kernel log", Source: "link rule: " + rule,
+			Observed: fmt.Sprintf("%s, logged %s %s after boot; the state judged here may have lasted since",
+				c.Ref, where, seconds(c.LogSpan.First))}, true
+	}
+	gap := spanGap(c.LogSpan, e.LogSpan)
+	if gap > LogLinkWindow {
+		return nil, false
+	}
+	return &Evidence{Name: "cause in the kernel log", Source: "link rule: " + rule,
+		Observed: fmt.Sprintf("%s, logged %s %s after boot, %s from this finding's lines", c.Ref, where,
+			seconds(c.LogSpan.First), gap.Round(time.Millisecond))}, true
+}
+
+// spanGap is the time between two spans of log lines, 0 when they overlap.
+func spanGap(a, b *LogSpan) time.Duration {
+	switch {
+	case b.First > a.Last:
+		return b.First - a.Last
+	case a.First > b.Last:
+		return a.First - b.Last
+	}
+	return 0
+}
+
+// seconds formats a time since boot as dmesg does.
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', 6, 64) + "s"
 }
 
 func summarize(fs []Finding, devices int, o BuildOptions) Summary {

@@ -151,6 +151,7 @@ var plainFiles = []string{
 	"/proc/interrupts",
 	"/proc/cmdline",
 	"/proc/uptime", // port.counters turns since-boot counts into rates
+	"/proc/stat",   // btime: kernel log times as wall-clock time
 	"/proc/config.gz",
 	"/proc/sys/kernel/osrelease",
 	"/proc/sys/kernel/hostname",

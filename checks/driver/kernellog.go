@@ -314,11 +314,6 @@ func recordDevice(r kmsg.Record, inv *inventory.Inventory) (dev, bdf string) {
 	return dev, bdf
 }
 
-// logLine formats a record as dmesg shows it.
-func logLine(r kmsg.Record) string {
-	return "[" + r.Timestamp() + "] " + r.Text
-}
-
 type logGroup struct {
 	sig         *signature
 	detail      string
@@ -334,7 +329,7 @@ func runKernelLog(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 	if err != nil {
 		return []report.Finding{checks.KernelLogFinding(err, "RDMA fault signatures")}, nil
 	}
-	recs, skipped, cite := klog.Records, klog.Skipped, klog.Cite
+	recs, skipped := klog.Records, klog.Skipped
 	subj := checks.KernelLogSubject
 	inv := env.Inventory()
 	var matches []logMatch
@@ -359,12 +354,12 @@ func runKernelLog(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 	if len(matches) == 0 {
 		return []report.Finding{{Subject: subj, Severity: report.OK,
 			Summary:  fmt.Sprintf("kernel log: %d record(s) read, no RDMA fault signature", len(recs)),
-			Evidence: []report.Evidence{report.Ev("records", fmt.Sprint(len(recs)), cite), report.Ev("unparsed records", fmt.Sprint(skipped), cite)}}}, nil
+			Evidence: []report.Evidence{report.Ev("records", fmt.Sprint(len(recs)), klog.Cite), report.Ev("unparsed records", fmt.Sprint(skipped), klog.Cite)}}}, nil
 	}
 	events, merged := healthEvents(recs, matches)
 	var out []report.Finding
 	for _, ev := range events {
-		out = append(out, eventFinding(ev, cite))
+		out = append(out, eventFinding(ev, klog))
 	}
 	groups := map[string]*logGroup{}
 	var order []string
@@ -408,7 +403,7 @@ func runKernelLog(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 		}
 	}
 	for _, key := range order {
-		out = append(out, groupFinding(groups[key], recovered, cite, inv))
+		out = append(out, groupFinding(groups[key], recovered, klog, inv))
 	}
 	return out, nil
 }
@@ -504,7 +499,8 @@ const maxEventLines = 12
 // eventFinding turns one firmware-health event into one finding: the worst of its lines decides
 // the severity, except that a recovery that succeeded after the last critical line makes the
 // event history (a warning), as the kernel reset the device and it runs again.
-func eventFinding(ev *healthEvent, cite string) report.Finding {
+func eventFinding(ev *healthEvent, klog *kmsg.Log) report.Finding {
+	cite := klog.Cite
 	first, last := ev.recs[0], ev.recs[len(ev.recs)-1]
 	sev := report.Info
 	var outcome *logMatch
@@ -569,8 +565,10 @@ func eventFinding(ev *healthEvent, cite string) report.Finding {
 	} else {
 		f.Subject = report.Subject{Kind: "pci", Name: ev.bdf, PCI: ev.bdf}
 	}
-	f.Summary = fmt.Sprintf("%s: %s (%d log lines, %ss to %ss after boot): %s",
-		f.Subject.Name, headline, len(ev.recs), first.Timestamp(), last.Timestamp(), strings.Join(texts, "; "))
+	f.Key = f.Subject.Name + "/mlx5-health-event"
+	f.Summary = fmt.Sprintf("%s: %s (%d log lines %s): %s",
+		f.Subject.Name, headline, len(ev.recs), klog.Between(first, last), strings.Join(texts, "; "))
+	f.LogSpan = &report.LogSpan{First: first.Since(), Last: last.Since()}
 	var ids []string
 	seen := map[string]bool{}
 	for _, m := range ev.members {
@@ -586,10 +584,10 @@ func eventFinding(ev *healthEvent, cite string) report.Finding {
 	}
 	for i, r := range ev.recs {
 		if i == maxEventLines {
-			f.Evidence = append(f.Evidence, report.Ev("more", fmt.Sprintf("%d more line(s) up to %s", len(ev.recs)-i, logLine(last)), cite))
+			f.Evidence = append(f.Evidence, report.Ev("more", fmt.Sprintf("%d more line(s) up to %s", len(ev.recs)-i, klog.Quote(last)), cite))
 			break
 		}
-		f.Evidence = append(f.Evidence, report.Ev(fmt.Sprintf("log %d", i+1), logLine(r), cite))
+		f.Evidence = append(f.Evidence, report.Ev(fmt.Sprintf("log %d", i+1), klog.Quote(r), cite))
 	}
 	return f
 }
@@ -609,7 +607,8 @@ func rdmaFramesFollow(recs []kmsg.Record, i int) bool {
 	return false
 }
 
-func groupFinding(g *logGroup, recovered []kmsg.Record, cite string, inv *inventory.Inventory) report.Finding {
+func groupFinding(g *logGroup, recovered []kmsg.Record, klog *kmsg.Log, inv *inventory.Inventory) report.Finding {
+	cite := klog.Cite
 	s := g.sig
 	first, last := g.recs[0], g.recs[len(g.recs)-1]
 	f := report.Finding{Severity: s.sev, Fault: s.fault, Remediation: s.fix}
@@ -636,7 +635,7 @@ func groupFinding(g *logGroup, recovered []kmsg.Record, cite string, inv *invent
 		for _, r := range recovered {
 			if r.Seq > last.Seq && (r.BDF() == g.bdf || g.bdf == "") {
 				f.Severity = report.Warning
-				what += fmt.Sprintf(", then health recovery succeeded at %ss", r.Timestamp())
+				what += ", then health recovery succeeded " + klog.At(r)
 				rr := r
 				g.recoveredAt = &rr
 				break
@@ -649,20 +648,26 @@ func groupFinding(g *logGroup, recovered []kmsg.Record, cite string, inv *invent
 		f.Severity = s.laterRegistered
 		what += "; the device registered afterwards and is present now"
 	}
+	// The message family, not the order of the groups, tells apart a subject's findings.
+	f.Key = f.Subject.Name + "/" + s.id
+	if d := slug(g.detail); d != "" && d != f.Subject.Name {
+		f.Key += "/" + d
+	}
 	where := f.Subject.Name
 	switch {
 	case len(g.recs) == 1:
-		f.Summary = fmt.Sprintf("%s: %s, once, %ss after boot", where, what, first.Timestamp())
+		f.Summary = fmt.Sprintf("%s: %s, once, %s", where, what, klog.At(first))
 	case s.family != "":
 		// The lines of a family are one event's, not repeats.
-		f.Summary = fmt.Sprintf("%s: %s (%d log lines, %ss to %ss after boot)", where, what, len(g.recs), first.Timestamp(), last.Timestamp())
+		f.Summary = fmt.Sprintf("%s: %s (%d log lines, %s)", where, what, len(g.recs), klog.Between(first, last))
 	default:
-		f.Summary = fmt.Sprintf("%s: %s, %d times between %ss and %ss after boot", where, what, len(g.recs), first.Timestamp(), last.Timestamp())
+		f.Summary = fmt.Sprintf("%s: %s, %d times %s", where, what, len(g.recs), klog.Between(first, last))
 	}
+	f.LogSpan = &report.LogSpan{First: first.Since(), Last: last.Since()}
 	f.Evidence = []report.Evidence{
 		report.Ev("signature", s.id, cite),
 		report.Ev("count", fmt.Sprint(len(g.recs)), cite),
-		report.Ev("first", logLine(first), cite),
+		report.Ev("first", klog.Quote(first), cite),
 	}
 	switch {
 	case s.family != "" && len(g.recs) > 1:
@@ -670,16 +675,39 @@ func groupFinding(g *logGroup, recovered []kmsg.Record, cite string, inv *invent
 		// polled): quote them, bounded as a health event's are.
 		for i, r := range g.recs[1:] {
 			if i+1 == maxEventLines {
-				f.Evidence = append(f.Evidence, report.Ev("more", fmt.Sprintf("%d more line(s) up to %s", len(g.recs)-i-1, logLine(last)), cite))
+				f.Evidence = append(f.Evidence, report.Ev("more", fmt.Sprintf("%d more line(s) up to %s", len(g.recs)-i-1, klog.Quote(last)), cite))
 				break
 			}
-			f.Evidence = append(f.Evidence, report.Ev(fmt.Sprintf("log %d", i+2), logLine(r), cite))
+			f.Evidence = append(f.Evidence, report.Ev(fmt.Sprintf("log %d", i+2), klog.Quote(r), cite))
 		}
 	case len(g.recs) > 1:
-		f.Evidence = append(f.Evidence, report.Ev("last", logLine(last), cite))
+		f.Evidence = append(f.Evidence, report.Ev("last", klog.Quote(last), cite))
 	}
 	if g.recoveredAt != nil {
-		f.Evidence = append(f.Evidence, report.Ev("recovered", logLine(*g.recoveredAt), cite))
+		f.Evidence = append(f.Evidence, report.Ev("recovered", klog.Quote(*g.recoveredAt), cite))
 	}
 	return f
+}
+
+// slug turns a signature's detail ("sensor 1 (PCI communication error...)", "ACCESS_REG: bad
+// parameter") into a short ref component: lower case, words joined by '-', at most 32 bytes.
+func slug(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, c := range strings.ToLower(s) {
+		switch {
+		case c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_':
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			dash = false
+			b.WriteRune(c)
+		default:
+			dash = true
+		}
+		if b.Len() >= 32 {
+			break
+		}
+	}
+	return b.String()
 }

@@ -72,7 +72,7 @@ func TestMlx5IBFirmwareMismatch(t *testing.T) {
 		t.Fatalf("command failure findings: %+v", cmd)
 	}
 	rc := rootCauses(fs)
-	if len(rc) != 1 || rc[0] != cmd[0].CheckID+"@0000:3b:00.0" {
+	if len(rc) != 1 || rc[0] != cmd[0].CheckID+"@0000:3b:00.0/mlx5-cmd-failed/query_hca_cap-bad-parameter" {
 		t.Errorf("root causes %v, want only the firmware command failure", rc)
 	}
 	f = checktest.One(t, fs, "driver.modules", "mlx5_core")
@@ -310,7 +310,7 @@ func TestHealthEvents(t *testing.T) {
 			evs, merged := healthEvents(tc.recs, ms)
 			var got []string
 			for _, ev := range evs {
-				f := eventFinding(ev, "kmsg")
+				f := eventFinding(ev, &kmsg.Log{Cite: "kmsg"})
 				got = append(got, fmt.Sprintf("%s %s %d", f.Subject.Device, f.Severity, len(ev.recs)))
 				if f.Fault != "firmware-health" {
 					t.Errorf("fault %s", f.Fault)

@@ -294,7 +294,7 @@ func moduleLog(env *checks.Env, name string) []report.Evidence {
 	var out []report.Evidence
 	for _, r := range klog.Records {
 		if strings.HasPrefix(r.Text, name+": ") && len(out) < 5 {
-			out = append(out, report.Ev(fmt.Sprintf("log %d", len(out)+1), logLine(r), klog.Cite))
+			out = append(out, report.Ev(fmt.Sprintf("log %d", len(out)+1), klog.Quote(r), klog.Cite))
 		}
 	}
 	if len(out) == 0 {

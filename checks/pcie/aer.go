@@ -153,6 +153,7 @@ func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 					Summary:     fmt.Sprintf("%s: no AER counters, but the kernel log has %d AER/link line(s) for it", s.BDF, len(lines)),
 					Evidence:    append([]report.Evidence{report.Ev("aer_dev_* files", "absent", s.Dir)}, klog.evidence("kernel log", lines, 5)...),
 					Remediation: "Read the kernel log lines: a failed recovery or a link down means the function may have lost transactions; reseat or replace the card if they recur.",
+					LogSpan:     checks.LogSpan(lines),
 				})
 			}
 			continue
@@ -197,7 +198,7 @@ func linkLogOnly(out []report.Finding, logOnly []int) {
 	for _, i := range logOnly {
 		for j := range out {
 			if out[j].Severity == report.Critical && out[j].Subject.Device == out[i].Subject.Device && i != j {
-				out[i].ExplainedBy = append(out[i].ExplainedBy, "pcie.aer@"+out[j].Subject.Name)
+				out[i].ExplainedBy = append(out[i].ExplainedBy, report.RefOf("pcie.aer", out[j].Subject.Name))
 			}
 		}
 	}

@@ -136,7 +136,7 @@ func (a *App) rootCmd() *cobra.Command {
 		return usageErr("%v", err)
 	})
 	root.AddCommand(a.checkCmd(), a.recordCmd(), a.listCmd(), a.demoCmd())
-	root.AddCommand(a.fleetCmd())
+	root.AddCommand(a.fleetCmd(), a.inventoryCmd())
 	root.AddCommand(a.versionCmd(), a.manCmd())
 	return root
 }
