@@ -282,6 +282,11 @@ var plainFiles = []string{
 	"/proc/interrupts",
 	"/proc/cmdline",
 	"/proc/uptime", // port.counters turns since-boot counts into rates
+	// port.topology: the netdevs carrying the default route are the management NICs.
+	"/proc/net/route",
+	"/proc/net/ipv6_route",
+	// pcie.gpudirect: the NVIDIA driver's version and flavour (open or proprietary kernel module).
+	"/proc/driver/nvidia/version",
 	"/proc/config.gz",
 	"/proc/sys/kernel/osrelease",
 	"/proc/sys/kernel/hostname",
