@@ -76,8 +76,11 @@ func judgeSettings(env *checks.Env, t *target) report.Finding {
 		return f
 	}
 	// The path supports the smallest MaxPayload any of its functions supports.
-	pathMax, limiter := c.MaxPayloadSupported, t.BDF
+	pathMax, limiter, unread := c.MaxPayloadSupported, t.BDF, 0
 	for i, pc := range caps[1:] {
+		if pc == nil {
+			unread++
+		}
 		if pc != nil && pc.MaxPayloadSupported < pathMax {
 			pathMax, limiter = pc.MaxPayloadSupported, t.Nodes[i+1].BDF
 		}
@@ -102,7 +105,11 @@ func judgeSettings(env *checks.Env, t *target) report.Finding {
 	if c.MaxPayload < pathMax {
 		// MaxPayload is the platform's choice along the path, never the NIC's.
 		f.Severity = max(f.Severity, report.Info)
-		notes = append(notes, fmt.Sprintf("MaxPayload is %d bytes although every function on the path supports %d: the platform (BIOS or the kernel's pci=pcie_bus_* policy) chose less", c.MaxPayload, pathMax))
+		which := "every function on the path supports"
+		if unread > 0 {
+			which = fmt.Sprintf("the functions whose config space was read (%d of %d) support", len(caps)-unread, len(caps))
+		}
+		notes = append(notes, fmt.Sprintf("MaxPayload is %d bytes although %s %d: the platform (BIOS or the kernel's pci=pcie_bus_* policy) chose less", c.MaxPayload, which, pathMax))
 		f.Evidence = append(f.Evidence, report.Ev("source", srcMPS, ""))
 	}
 	if len(notes) == 0 {
