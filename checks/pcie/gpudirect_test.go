@@ -3,12 +3,16 @@ package pcie
 import (
 	"encoding/binary"
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rdmadiag/rdmadiag/checks"
 	"github.com/rdmadiag/rdmadiag/checks/checktest"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/snapshot"
 )
 
 // A host with an NVIDIA GPU, no peer-memory path and ACS redirect between NIC and GPU gets both
@@ -99,4 +103,34 @@ func FuzzParseACS(f *testing.F) {
 			t.Errorf("ACS at 0x%x in %d bytes", a.Offset, len(b))
 		}
 	})
+}
+
+// Without root the kernel serves 64 bytes of config space: the ACS and Device Control registers
+// are out of reach, which is the run's limit, not the host's fault.
+func TestGPUDirectWithoutExtendedConfig(t *testing.T) {
+	b, err := os.ReadFile(checktest.Fixture(t, "gpu-no-peermem-acs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := snapshot.UnpackTxtar(b, dir); err != nil {
+		t.Fatal(err)
+	}
+	err = filepath.WalkDir(filepath.Join(dir, "root", "sys", "devices"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Name() == "config" {
+			c, _ := os.ReadFile(p)
+			err = os.WriteFile(p, c[:64], 0o644)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := checktest.Run(t, dir, checks.Options{}, "pcie.acs", "pcie.settings")
+	for _, id := range []string{"pcie.acs", "pcie.settings"} {
+		f := checktest.One(t, got, id, "0000:1a:00.0")
+		if f.Severity != report.Skipped || f.Limit == nil || f.Limit.Kind != report.LimitPrivilege || !strings.Contains(f.Limit.Lift, "root") {
+			t.Errorf("%s: %s %q %+v", id, f.Severity, f.Summary, f.Limit)
+		}
+	}
 }
