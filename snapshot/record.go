@@ -341,6 +341,17 @@ func (r *recorder) walk() {
 			r.tree(p, 4)
 		}
 	}
+	// The IOMMU units (dmar0, ivhd0): pcie.gpudirect tells an active IOMMU from none by them.
+	if units, err := r.h.ReadDir("/sys/class/iommu"); err == nil {
+		r.mkdir("/sys/class/iommu")
+		for _, u := range units {
+			p := path.Join("/sys/class/iommu", u)
+			r.link(p)
+			if real, err := r.h.Realpath(p); err == nil {
+				r.mkdir(real)
+			}
+		}
+	}
 	// Every PCI function is listed (links are cheap and tell the registration check what exists);
 	// the RDMA-capable ones and those behind RDMA devices are recorded in full with their path.
 	pcis, err := r.h.ReadDir("/sys/bus/pci/devices")
