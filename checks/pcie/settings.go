@@ -48,6 +48,14 @@ func runSettings(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 
 func judgeSettings(env *checks.Env, t *target) report.Finding {
 	f := report.Finding{Subject: t.subject(), Evidence: viaEvidence(t)}
+	if t.Devices[0].PCI == nil {
+		// A software device's traffic crosses its parent NIC, but that NIC is no RDMA adapter:
+		// NVIDIA's MaxReadReq guidance is for ConnectX, and an emulated NIC (virtio) reports
+		// whatever its hypervisor chose.
+		f.Severity = report.Skipped
+		f.Summary = fmt.Sprintf("not judged: %s is the NIC under software device %s, not an RDMA adapter", t.BDF, t.deviceNames())
+		return f
+	}
 	var caps []*ExpressCap
 	var capErr error
 	for _, n := range t.Nodes {
