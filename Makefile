@@ -57,6 +57,8 @@ fuzz:
 	$(GO) test ./internal/optfile -run XXX -fuzz FuzzWRProfile -fuzztime 20s
 	$(GO) test ./report -run XXX -fuzz FuzzFleetFormats -fuzztime 20s
 	$(GO) test ./internal/fleet -run XXX -fuzz FuzzParse -fuzztime 20s
+	$(GO) test ./checks/pcie -run XXX -fuzz FuzzParseACS -fuzztime 20s
+	$(GO) test ./checks/port -run XXX -fuzz FuzzParseDefaultRoutes -fuzztime 20s
 
 bench:
 	$(GO) test -run XXX -bench . -benchmem ./internal/nldev/... ./checks/...
