@@ -227,3 +227,21 @@ func writeHex(buf *bytes.Buffer, body []byte) {
 		buf.WriteByte('\n')
 	}
 }
+
+// UnpackFile unpacks a snapshot file into dir by its name: a text archive (.txtar) or a
+// gzip-compressed tar archive (anything else), as Open does.
+func UnpackFile(p, dir string) error {
+	if strings.HasSuffix(p, ".txtar") {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return UnpackTxtar(data, dir)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return Unpack(f, dir)
+}

@@ -195,3 +195,20 @@ func FuzzTxtarRoundTrip(f *testing.F) {
 		sameTree(t, tree(t, src), tree(t, dst))
 	})
 }
+
+// TestFixturesAreText: the repository keeps every fixture as a text archive, so that a change to
+// one is reviewed as a diff; a recording is converted by lab/totxtar, as make fixtures does.
+func TestFixturesAreText(t *testing.T) {
+	snaps, err := filepath.Glob("../fixtures/sysfs/*/snapshot.*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range snaps {
+		if filepath.Base(p) == "snapshot.txtar" {
+			continue
+		}
+		d := filepath.Dir(strings.TrimPrefix(p, "../"))
+		t.Errorf("%s: store it as text: go run ./lab/totxtar -scenario %s -readme %s/README.md -o %s/snapshot.txtar %s && git rm %s",
+			p, filepath.Base(d), d, d, strings.TrimPrefix(p, "../"), strings.TrimPrefix(p, "../"))
+	}
+}
