@@ -13,7 +13,7 @@ LDFLAGS   := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(
 BIN       := bin/rdmadiag
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all build check-linkage test lint fmt-check vet staticcheck demo golden fuzz bench clean lab-bins image e2e-slurm \
+.PHONY: all build check-linkage test lint fmt-check vet staticcheck demo regen golden fuzz bench clean lab-bins image e2e-slurm \
 	docs install package test-package
 
 all: lint test
@@ -70,9 +70,21 @@ demo: build
 	echo ">> exit code $$code (0 healthy, 1 warnings, 2 critical, 3 could not check: see \"Exit codes\" in README.md)"; \
 	test $$code -le 3
 
-# Rewrite every fixture's golden outputs; review the diff before committing.
-golden:
-	$(GO) test ./cmd/rdmadiag -run TestGolden -update
+# Rewrite everything generated from the code, then review `git diff` before committing: the
+# synthetic fixtures whose generator is a test calling checktest.Generated (found by name, as
+# `make fuzz` finds its targets, so a new generator needs no Makefile change; each runs with its
+# package's -gen flag), then the goldens of every fixture. `make golden` is the same.
+regen:
+	@git grep -l 'checktest.Generated(' -- '*_test.go' | xargs -n1 dirname | sort -u | while read -r d; do \
+	  run=$$(git grep -l 'checktest.Generated(' -- "$$d/*_test.go" | grep "^$$d/[^/]*$$" | \
+	    xargs sed -n 's/^func \(Test[A-Za-z0-9_]*\)(.*/\1/p' | paste -sd'|'); \
+	  echo ">> generate ./$$d ($$run)"; \
+	  $(GO) test "./$$d" -count=1 -run "^($$run)\$$" -gen || exit 1; \
+	done
+	@echo ">> goldens of every fixture"
+	$(GO) test ./cmd/rdmadiag -count=1 -run TestGolden -update
+
+golden: regen
 
 # Every fuzz target of the repository, found by name: a new decoder's target runs without a
 # Makefile change. FUZZTIME=2m make fuzz for a longer run.

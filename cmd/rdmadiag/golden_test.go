@@ -141,7 +141,7 @@ func TestGolden(t *testing.T) {
 					t.Fatalf("%v (run go test ./cmd/rdmadiag -run Golden -update)", err)
 				}
 				if string(want) != out {
-					t.Errorf("%s differs from the golden; got:\n%s", golden, out)
+					t.Errorf("%s differs from the golden (make regen rewrites it; review the diff):\n%s", golden, unifiedDiff(golden, "rdmadiag "+strings.Join(args, " "), string(want), out, maxDiffLines))
 				}
 				if format != "json" {
 					if w, line := widest(out); w > goldenWidth {

@@ -14,13 +14,8 @@ import (
 // directory as --root reads it: no kmsg, no netlink answers.
 func labRoot(t *testing.T) string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(fixturesDir, "healthy", "snapshot.tar.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	dir := t.TempDir()
-	if err := snapshot.Unpack(f, dir); err != nil {
+	if err := snapshot.UnpackFile(filepath.Join(fixturesDir, "healthy", "snapshot.txtar"), dir); err != nil {
 		t.Fatal(err)
 	}
 	return filepath.Join(dir, "root")

@@ -10,7 +10,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
-const portDown = fixturesDir + "/port-down/snapshot.tar.gz"
+const portDown = fixturesDir + "/port-down/snapshot.txtar"
 
 func writeFile(t *testing.T, name, doc string) string {
 	t.Helper()

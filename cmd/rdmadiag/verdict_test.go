@@ -21,12 +21,7 @@ import (
 func unpackHealthy(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	f, err := os.Open(filepath.Join(fixturesDir, "healthy", "snapshot.tar.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := snapshot.Unpack(f, dir); err != nil {
+	if err := snapshot.UnpackFile(filepath.Join(fixturesDir, "healthy", "snapshot.txtar"), dir); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -196,7 +191,7 @@ func TestSymlinkChainOutOfATreeIsNeverRead(t *testing.T) {
 // The verdict counts what was judged; a selection that selects nothing is a usage error; an empty
 // directory is not a Linux root; numeric flags are checked and named.
 func TestVerdictContract(t *testing.T) {
-	healthy := filepath.Join(fixturesDir, "healthy", "snapshot.tar.gz")
+	healthy := filepath.Join(fixturesDir, "healthy", "snapshot.txtar")
 	empty := t.TempDir()
 	cases := []struct {
 		args []string
@@ -229,7 +224,7 @@ func TestInterruptedReportSaysSo(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(&interrupted{sig: "SIGINT"})
 	var out, errb bytes.Buffer
-	code := testApp(&out, &errb).Execute(ctx, []string{"check", "--snapshot", filepath.Join(fixturesDir, "port-down", "snapshot.tar.gz"), "--format", "json"})
+	code := testApp(&out, &errb).Execute(ctx, []string{"check", "--snapshot", filepath.Join(fixturesDir, "port-down", "snapshot.txtar"), "--format", "json"})
 	r := decode(t, out.String())
 	if code != 130 || r.Summary.Verdict != "interrupted" || r.Summary.ExitCode != 130 {
 		t.Errorf("exit %d, report %s/%d", code, r.Summary.Verdict, r.Summary.ExitCode)
@@ -239,7 +234,7 @@ func TestInterruptedReportSaysSo(t *testing.T) {
 // A healthy host recorded by an ordinary user (the lab's unprivileged scenario): the kernel log
 // could not be read, which is a limit, not a failure: healthy, with the skip and how to lift it.
 func TestNonRootRecordingOfAHealthyHost(t *testing.T) {
-	out, _, code := run(t, "check", "--snapshot", filepath.Join(fixturesDir, "unprivileged", "snapshot.tar.gz"), "--format", "json")
+	out, _, code := run(t, "check", "--snapshot", filepath.Join(fixturesDir, "unprivileged", "snapshot.txtar"), "--format", "json")
 	r := decode(t, out)
 	if code != 0 || r.Summary.Verdict != "healthy" {
 		t.Fatalf("exit %d, verdict %s", code, r.Summary.Verdict)
@@ -257,7 +252,7 @@ func TestNonRootRecordingOfAHealthyHost(t *testing.T) {
 		t.Fatalf("driver.kernel_log: %+v", klog)
 	}
 	// --strict asks for certainty: the same recording is then "could not check".
-	if _, _, code := run(t, "check", "--snapshot", filepath.Join(fixturesDir, "unprivileged", "snapshot.tar.gz"), "--strict"); code != 3 {
+	if _, _, code := run(t, "check", "--snapshot", filepath.Join(fixturesDir, "unprivileged", "snapshot.txtar"), "--strict"); code != 3 {
 		t.Errorf("--strict: exit %d, want 3", code)
 	}
 }
