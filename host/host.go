@@ -11,6 +11,7 @@ package host
 import (
 	"errors"
 	"fmt"
+	"github.com/rdmadiag/rdmadiag/internal/netlinkraw"
 
 	"io/fs"
 	"os"
@@ -39,28 +40,12 @@ const (
 	KindRoot     Kind = "root"
 )
 
-// Request is one netlink request: the nlmsg type (RDMA_NL_GET_TYPE(client, op) for RDMA netlink,
-// the family id for generic netlink), the header flags (NLM_F_REQUEST is implied) and the
-// payload that follows the header.
-type Request struct {
-	Type    uint16
-	Flags   uint16
-	Payload []byte
-}
+// Request is one netlink request (netlinkraw.Request).
+type Request = netlinkraw.Request
 
-// Key names a request deterministically; snapshots store each reply under its request's key.
-func (r Request) Key() string {
-	return fmt.Sprintf("%04x-%04x-%x", r.Type, r.Flags, r.Payload)
-}
-
-// NetlinkConn exchanges netlink requests (RDMA netlink, or generic netlink for devlink) for raw
-// replies. The reply is every message the
-// kernel sent, concatenated as received (nlmsghdr included, NLMSG_DONE included), so that a
-// recorded reply replays through exactly the decoder a live one goes through. A kernel error
-// (NLMSG_ERROR with a negative errno) is returned as a syscall.Errno.
-type NetlinkConn interface {
-	Exchange(req Request) ([]byte, error)
-}
+// NetlinkConn exchanges netlink requests for raw replies (netlinkraw.Exchanger): a socket, a
+// recorder or a replay of a snapshot.
+type NetlinkConn = netlinkraw.Exchanger
 
 // Host is a read-only machine view. Paths given to its methods are absolute paths as they would
 // be on the machine ("/sys/class/infiniband"); the Host maps them under its root.
@@ -167,7 +152,7 @@ func New(o Options) (*Host, error) {
 }
 
 // ErrNotRecorded means a snapshot or plain root holds no answer for a non-file source.
-var ErrNotRecorded = errors.New("not recorded in this snapshot")
+var ErrNotRecorded = netlinkraw.ErrNotRecorded
 
 // Root is the directory that stands for "/". Libraries that take a mount root or chroot
 // (procfs, ghw) are given Root()+"/sys" and so on, never "/" directly.
