@@ -161,10 +161,25 @@ func (h *Host) Root() string { return h.root }
 // Kind says whether this is a live host, a snapshot or a plain root directory.
 func (h *Host) Kind() Kind { return h.kind }
 
+// Checks ask a host what it can do, never what it is (Kind is reported, not branched on):
+
 // Repeatable says whether reading the same file or table again can show a change (a live host);
 // a snapshot or tree holds one reading. Checks that judge growth over --interval ask this
-// through checks.Env.SecondReading, never the kind itself.
+// through checks.Env.SecondReading.
 func (h *Host) Repeatable() bool { return h.kind == KindLive }
+
+// AskingMayLoadModules says whether a question can change the host: on a live kernel that loads
+// modules, opening an RDMA netlink socket makes it load ib_core (MODULE_ALIAS_NET_PF_PROTO in
+// drivers/infiniband/core/netlink.c). A recording's answers change nothing.
+func (h *Host) AskingMayLoadModules() bool { return h.kind == KindLive }
+
+// SeesOwnResources says whether this process's own verbs resources (the probes' QPs and CQs)
+// can appear in the host's resource tables: only live.
+func (h *Host) SeesOwnResources() bool { return h.kind == KindLive }
+
+// RefusalsAreThisRun says whether a permission refusal comes from this run's own privileges
+// (live: run as root to lift it) rather than from a recording, which replays what it was told.
+func (h *Host) RefusalsAreThisRun() bool { return h.kind == KindLive }
 
 // Meta is copied into reports.
 func (h *Host) Meta() Meta { return h.meta }
