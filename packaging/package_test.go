@@ -157,7 +157,7 @@ func exercise(t *testing.T, root, version string) {
 	}
 
 	// The aer fixture: an uncorrectable PCIe error recorded in the lab, critical (exit 2).
-	snap, err := filepath.Abs("../fixtures/sysfs/aer/snapshot.tar.gz")
+	snap, err := filepath.Abs("../fixtures/sysfs/aer/snapshot.txtar")
 	if err != nil {
 		t.Fatal(err)
 	}

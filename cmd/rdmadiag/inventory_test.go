@@ -71,7 +71,10 @@ func TestInventoryExitCodes(t *testing.T) {
 // A software device's inventory fits 80 columns; so does the line saying there are none.
 func TestInventoryWidth(t *testing.T) {
 	for _, name := range []string{"healthy", "no-device", "no-rdma-kernel", "port-down"} {
-		out, _, _ := run(t, "inventory", "--snapshot", filepath.Join(fixturesDir, name, "snapshot.tar.gz"))
+		out, stderr, code := run(t, "inventory", "--snapshot", filepath.Join(fixturesDir, name, "snapshot.txtar"))
+		if code != 0 || out == "" {
+			t.Errorf("%s: exit %d, no inventory: %s", name, code, stderr)
+		}
 		for _, l := range strings.Split(out, "\n") {
 			if len(l) > 80 {
 				t.Errorf("%s: line of %d columns: %q", name, len(l), l)

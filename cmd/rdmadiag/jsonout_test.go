@@ -21,7 +21,7 @@ func TestFatalErrorWithJSONFormatPrintsAnErrorDocument(t *testing.T) {
 	schema := compileSchema(t)
 	garbled := filepath.Join(t.TempDir(), "garbled.tar.gz")
 	os.WriteFile(garbled, []byte("not a tar file"), 0o644)
-	healthy := filepath.Join(fixturesDir, "healthy", "snapshot.tar.gz")
+	healthy := filepath.Join(fixturesDir, "healthy", "snapshot.txtar")
 	for _, c := range []struct {
 		args []string
 		code int
@@ -78,7 +78,7 @@ func TestFatalErrorWithJSONFormatPrintsAnErrorDocument(t *testing.T) {
 // -o names the output file on every command and -f the format; a format name given to -o, as
 // check, demo and fleet took it before, is still read as the format, with a warning.
 func TestOutputFlagMeansTheFileEverywhere(t *testing.T) {
-	healthy, err := filepath.Abs(filepath.Join(fixturesDir, "healthy", "snapshot.tar.gz"))
+	healthy, err := filepath.Abs(filepath.Join(fixturesDir, "healthy", "snapshot.txtar"))
 	if err != nil {
 		t.Fatal(err)
 	}

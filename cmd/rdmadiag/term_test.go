@@ -90,7 +90,7 @@ func TestTableFitsTheTerminal(t *testing.T) {
 
 // The width comes from COLUMNS, else from the terminal stdout is, else it is 80.
 func TestTableWidthSource(t *testing.T) {
-	snap := filepath.Join(fixturesDir, "aer", "snapshot.tar.gz")
+	snap := filepath.Join(fixturesDir, "aer", "snapshot.txtar")
 	for _, c := range []struct {
 		name      string
 		env       map[string]string
@@ -113,7 +113,7 @@ func TestTableWidthSource(t *testing.T) {
 
 // Colour only on a terminal, and never with a non-empty NO_COLOR or --no-color.
 func TestColour(t *testing.T) {
-	snap := filepath.Join(fixturesDir, "aer", "snapshot.tar.gz")
+	snap := filepath.Join(fixturesDir, "aer", "snapshot.txtar")
 	utf8 := map[string]string{"LANG": "en_US.UTF-8"}
 	for _, c := range []struct {
 		name      string
@@ -141,7 +141,7 @@ func TestColour(t *testing.T) {
 
 // Under a locale that is not UTF-8 the table is plain ASCII: no box drawing, no escape.
 func TestASCIILocale(t *testing.T) {
-	snap := filepath.Join(fixturesDir, "aer", "snapshot.tar.gz")
+	snap := filepath.Join(fixturesDir, "aer", "snapshot.txtar")
 	for _, c := range []struct {
 		name  string
 		env   map[string]string

@@ -73,7 +73,7 @@ func TestVersionCommand(t *testing.T) {
 
 func TestReportCarriesCommit(t *testing.T) {
 	var out, errb bytes.Buffer
-	code := stampedApp(&out, &errb).Execute(context.Background(), []string{"check", "--snapshot", fixturesDir + "/aer/snapshot.tar.gz", "--format", "json"})
+	code := stampedApp(&out, &errb).Execute(context.Background(), []string{"check", "--snapshot", fixturesDir + "/aer/snapshot.txtar", "--format", "json"})
 	if code != 2 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
