@@ -17,9 +17,19 @@ import (
 // be nil when no socket could be opened; their absence is then reported by the checks that need
 // them.
 func Live(nl, dl NetlinkConn) (*Host, error) {
-	// The verbs query opens every device (a ucontext each, milliseconds per device), so a run
-	// whose checks ask Facts() several times pays for it once.
-	verbsOnce := sync.OnceValues(queryVerbsDevices)
+	// Facts are read once per run: several checks ask, and each read opens the uverbs nodes and
+	// scans the library directories. The verbs query (dlopen of libibverbs and its providers, a
+	// ucontext per device) is separate, so that only the checks that judge the devices' limits
+	// pay for it.
+	facts := sync.OnceValue(func() *Facts { return LiveFacts("/") })
+	verbs := sync.OnceValues(func() ([]VerbsDevice, string) {
+		if !IBCorePresent("/") {
+			// libibverbs lists devices over RDMA netlink (rdma-core libibverbs/ibdev_nl.c),
+			// and creating that socket loads ib_core: not done, the host stays as it is.
+			return nil, "not queried: ib_core is not loaded, and listing verbs devices would load it"
+		}
+		return queryVerbsDevices()
+	})
 	return New(Options{
 		Root:      "/",
 		Kind:      KindLive,
@@ -27,16 +37,10 @@ func Live(nl, dl NetlinkConn) (*Host, error) {
 		Devlink:   dl,
 		KernelLog: func() ([]byte, error) { return ReadKmsg("/dev/kmsg") },
 		Ethtool:   LiveEthtoolStats,
-		Facts: func() (*Facts, error) {
-			f := LiveFacts("/")
-			if IBCorePresent("/") {
-				f.VerbsDevices, f.VerbsError = verbsOnce()
-			} else {
-				// libibverbs lists devices over RDMA netlink (rdma-core libibverbs/ibdev_nl.c),
-				// and creating that socket loads ib_core: not done, the host stays as it is.
-				f.VerbsError = "not queried: ib_core is not loaded, and listing verbs devices would load it"
-			}
-			return f, nil
+		Facts:     func() (*Facts, error) { return facts(), nil },
+		VerbsDevices: func() ([]VerbsDevice, string, error) {
+			d, why := verbs()
+			return d, why, nil
 		},
 	})
 }
