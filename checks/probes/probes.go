@@ -3,8 +3,8 @@
 // firmware.limits_probe (a QP at the reported limits), qp.loopback_probe (RC self-loopback with
 // WRITE and SEND), cq.completion_probe (N completions, optional overrun) and
 // pcie.bandwidth_probe (RDMA WRITE loopback bandwidth and latency). They live in one package
-// because they share the library handle, the device/port walk and a lock that keeps two probes
-// from measuring each other.
+// because they share the library handle, the device/port walk and the per-device locks that keep
+// two probes of one device from measuring each other.
 //
 // Probes run only on a live host (a snapshot has no device to open) and only when --no-probe is
 // not given; they create and destroy their own resources and touch nothing else.
@@ -41,13 +41,14 @@ func init() {
 type state struct {
 	lib *verbs.Lib
 	err error
-	// mu serialises probes so that the bandwidth probe is not measured against the others.
-	mu sync.Mutex
+	// locks serialise the probes of one device, so that the bandwidth probe is not measured
+	// against the others on the same device; probes of different devices run concurrently.
+	locks deviceLocks
 }
 
 func shared(env *checks.Env) *state { return stateFact.Get(env) }
 
-var stateFact = checks.NewFact("verbs library and probe lock", func(*checks.Env) *state {
+var stateFact = checks.NewFact("verbs library and probe locks", func(*checks.Env) *state {
 	lib, err := verbs.Load()
 	return &state{lib: lib, err: err}
 })
@@ -70,7 +71,7 @@ func (t target) subject() report.Subject {
 	return s
 }
 
-// each runs fn on every port, serialised, or explains why nothing can be probed.
+// each runs fn on every port (see schedule), or explains why nothing can be probed.
 func each(ctx context.Context, env *checks.Env, fn func(ctx context.Context, s *state, t target) report.Finding) ([]report.Finding, error) {
 	s := shared(env)
 	inv := env.Inventory()
@@ -84,19 +85,98 @@ func each(ctx context.Context, env *checks.Env, fn func(ctx context.Context, s *
 			Evidence:    []report.Evidence{report.Ev("libibverbs", s.err.Error(), "dlopen libibverbs.so.1")},
 			Remediation: "install rdma-core's libibverbs and the provider for this NIC (Debian/Ubuntu: apt install libibverbs1 ibverbs-providers; RHEL: dnf install libibverbs)"}}, nil
 	}
-	var out []report.Finding
+	var ts []target
 	for _, d := range inv.Devices {
 		for _, p := range d.Ports {
-			if ctx.Err() != nil {
-				return out, ctx.Err()
-			}
-			s.mu.Lock()
-			f := fn(ctx, s, target{d, p.Num})
-			s.mu.Unlock()
-			out = append(out, f)
+			ts = append(ts, target{d, p.Num})
 		}
 	}
+	return schedule(ctx, &s.locks, ts, func(ctx context.Context, t target) report.Finding { return fn(ctx, s, t) })
+}
+
+// schedule runs probe on every target: the devices concurrently, each device's ports one after
+// the other, and each probe only while it holds its device's lock, so that the probe checks of a
+// run (which all call schedule) never overlap on one device. The cost of a run thus grows with
+// the busiest device, not with the device count. When ctx ends, probes not yet started are not
+// started (nor waited for: a probe already running ends at its own deadline, which ctx bounds)
+// and the error is ctx's; the findings keep the targets' order.
+func schedule(ctx context.Context, locks *deviceLocks, ts []target, probe func(ctx context.Context, t target) report.Finding) ([]report.Finding, error) {
+	type devRun struct {
+		name string
+		idx  []int // into ts, in order
+	}
+	var runs []*devRun
+	byName := map[string]*devRun{}
+	for i, t := range ts {
+		r := byName[t.dev.Name]
+		if r == nil {
+			r = &devRun{name: t.dev.Name}
+			byName[t.dev.Name] = r
+			runs = append(runs, r)
+		}
+		r.idx = append(r.idx, i)
+	}
+	results := make([]*report.Finding, len(ts))
+	var wg sync.WaitGroup
+	for _, r := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, i := range r.idx {
+				unlock, ok := locks.lock(ctx, r.name)
+				if !ok {
+					return
+				}
+				f := probe(ctx, ts[i])
+				unlock()
+				results[i] = &f
+			}
+		}()
+	}
+	wg.Wait()
+	out := make([]report.Finding, 0, len(ts))
+	for _, f := range results {
+		if f != nil {
+			out = append(out, *f)
+		}
+	}
+	if len(out) < len(ts) {
+		return out, ctx.Err()
+	}
 	return out, nil
+}
+
+// deviceLocks holds one lock per device name; waiting for one gives up when ctx ends.
+type deviceLocks struct {
+	mu sync.Mutex
+	m  map[string]chan struct{}
+}
+
+// lock takes the device's lock, or returns false once ctx has ended (then nothing is held).
+func (l *deviceLocks) lock(ctx context.Context, dev string) (unlock func(), ok bool) {
+	l.mu.Lock()
+	if l.m == nil {
+		l.m = map[string]chan struct{}{}
+	}
+	ch := l.m[dev]
+	if ch == nil {
+		ch = make(chan struct{}, 1)
+		l.m[dev] = ch
+	}
+	l.mu.Unlock()
+	if ctx.Err() != nil {
+		return nil, false
+	}
+	select {
+	case ch <- struct{}{}:
+	case <-ctx.Done():
+		return nil, false
+	}
+	if ctx.Err() != nil {
+		<-ch
+		return nil, false
+	}
+	return func() { <-ch }, true
 }
 
 func runDriver(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
