@@ -6,8 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -19,7 +21,36 @@ var version = "dev"
 
 func main() {
 	app := &App{Version: version, Now: time.Now, Stdout: os.Stdout, Stderr: os.Stderr, IsTerminal: isTerminal(os.Stdout)}
-	os.Exit(runMain(app, os.Args[1:]))
+	stop := startCPUProfile(os.Getenv("RDMADIAG_CPUPROFILE"), os.Stderr)
+	code := runMain(app, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// startCPUProfile writes a CPU profile of the whole process to file when it is set
+// (RDMADIAG_CPUPROFILE, an environment variable rather than a flag so that any command and any
+// wrapper script can be profiled unchanged; docs/speed.md). A failure to start it is reported and
+// the run goes on.
+func startCPUProfile(file string, stderr io.Writer) (stop func()) {
+	if file == "" {
+		return func() {}
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		fmt.Fprintf(stderr, "rdmadiag: RDMADIAG_CPUPROFILE: %v\n", err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		fmt.Fprintf(stderr, "rdmadiag: RDMADIAG_CPUPROFILE: %v\n", err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			fmt.Fprintf(stderr, "rdmadiag: RDMADIAG_CPUPROFILE: %v\n", err)
+		}
+	}
 }
 
 // runMain runs the command line under the signal contract: the first SIGINT or SIGTERM ends the
