@@ -210,6 +210,9 @@ func (h *Host) ReadFile(p string) ([]byte, error) {
 		}
 	}
 	defer h.begin("read " + p)()
+	if h.fsroot == nil {
+		return readLive(h.Path(p), p)
+	}
 	f, err := h.open(p)
 	if err != nil {
 		return nil, err
