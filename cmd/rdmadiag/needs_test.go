@@ -101,3 +101,27 @@ func TestSelectionReadsOnlyWhatItNeeds(t *testing.T) {
 		})
 	}
 }
+
+// Expensive facts are read once per run and shared: a RoCE port's GID table (hundreds of sysfs
+// files, 1024 on rxe) is walked by the inventory alone, whatever number of checks use it.
+func TestGIDTableReadOncePerRun(t *testing.T) {
+	var l accessLog
+	var out, errb bytes.Buffer
+	app := testApp(&out, &errb)
+	app.OpenHost = l.open(t)
+	if code := app.Execute(context.Background(), []string{"check", "--no-probe", "-o", "json"}); code > 3 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	reads := map[string]int{}
+	for _, op := range l.touched("/gids/", "/gid_attrs/") {
+		reads[op]++
+	}
+	if len(reads) == 0 {
+		t.Fatal("the GID table was not read at all; the fixture should have a RoCE port")
+	}
+	for op, n := range reads {
+		if n > 1 {
+			t.Errorf("%s: %d times", op, n)
+		}
+	}
+}
