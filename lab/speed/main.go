@@ -26,11 +26,11 @@ import (
 type Sample struct {
 	Config string `json:"config"`
 	// Devices and QPs describe the configuration (for the table's headings and the targets).
-	Devices int    `json:"devices"`
-	QPs     int    `json:"qps"`
-	Round   int    `json:"round"`
-	Label   string `json:"label"`
-	Command string `json:"command"`
+	Devices int     `json:"devices"`
+	QPs     int     `json:"qps"`
+	Round   int     `json:"round"`
+	Label   string  `json:"label"`
+	Command string  `json:"command"`
 	WallMS  float64 `json:"wall_ms"`
 	// CPUMS is user plus system time of the child (and of any children it waited for).
 	CPUMS     float64 `json:"cpu_ms"`
