@@ -15,9 +15,12 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/rdmadiag/rdmadiag/host"
 )
@@ -145,8 +148,12 @@ func Discover(h *host.Host) *Inventory {
 	uverbs := charDevIndex(h, "/sys/class/infiniband_verbs")
 	umad := charDevIndex(h, "/sys/class/infiniband_mad")
 	versions := map[string]string{}
-	for _, n := range names {
-		d := readDevice(h, n)
+	// Devices are read concurrently: each is a few hundred to a few thousand sysfs reads (its GID
+	// tables), and a host carries up to 16 of them.
+	devs := make([]*Device, len(names))
+	parallel(len(names), func(i int) { devs[i] = readDevice(h, names[i]) })
+	for i, n := range names {
+		d := devs[i]
 		d.DriverVersion = moduleVersion(h, d.Driver, versions)
 		d.UverbsDev = first(uverbs[n])
 		d.UmadDevs = umad[n]
@@ -154,6 +161,29 @@ func Discover(h *host.Host) *Inventory {
 	}
 	sort.SliceStable(inv.Devices, func(i, j int) bool { return natLess(inv.Devices[i].Name, inv.Devices[j].Name) })
 	return inv
+}
+
+// parallel calls fn(0..n-1) on at most GOMAXPROCS goroutines and returns when all are done.
+func parallel(n int, fn func(i int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func first(s []string) string {
@@ -244,20 +274,28 @@ func readGIDs(h *host.Host, pdir string) ([]GID, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []GID
-	for _, n := range names {
+	// One entry per sysfs file, 1024 of them on rxe: read on all CPUs.
+	entries := make([]*GID, len(names))
+	parallel(len(names), func(k int) {
+		n := names[k]
 		i, err := strconv.Atoi(n)
 		if err != nil {
-			continue
+			return
 		}
 		a, err := h.ReadString(path.Join(pdir, "gids", n))
 		if err != nil || !ValidGID(a) || strings.Trim(a, "0:") == "" {
-			continue
+			return
 		}
 		g := GID{Index: i, Addr: a}
 		g.Type, _ = h.ReadString(path.Join(pdir, "gid_attrs", "types", n))
 		g.Netdev, _ = h.ReadString(path.Join(pdir, "gid_attrs", "ndevs", n))
-		out = append(out, g)
+		entries[k] = &g
+	})
+	var out []GID
+	for _, g := range entries {
+		if g != nil {
+			out = append(out, *g)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
 	return out, nil
