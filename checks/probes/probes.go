@@ -44,6 +44,10 @@ type state struct {
 	// locks serialise the probes of one device, so that the bandwidth probe is not measured
 	// against the others on the same device; probes of different devices run concurrently.
 	locks deviceLocks
+	// limits serialises the limits probe across devices: its QP has the device's largest queues
+	// (max_qp_wr x max_sge; over 500 MB mapped on rxe), and eight at once exhausted a 1 GiB lab
+	// guest, whose OOM killer ended the run.
+	limits deviceLocks
 }
 
 func shared(env *checks.Env) *state { return stateFact.Get(env) }
@@ -187,6 +191,12 @@ func runDriver(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 
 func runLimits(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 	return each(ctx, env, func(ctx context.Context, s *state, t target) report.Finding {
+		// Taken while holding the device's lock, never the other way round, so no two probes
+		// can wait for each other. A run that ends meanwhile hands the probe an ended context,
+		// which it reports at its first stage.
+		if unlock, ok := s.limits.lock(ctx, "limits"); ok {
+			defer unlock()
+		}
 		return limitsFinding(t, probe.Limits(ctx, s.lib, t.dev.Name, t.port, s.options(env)))
 	})
 }

@@ -54,9 +54,11 @@ func index(samples []Sample) *data {
 	return d
 }
 
+// get returns a sample that counts: a run killed by a signal (the guest's OOM killer, say) has
+// no time worth comparing, and is reported as missing.
 func (d *data) get(config, label string, round int) (Sample, bool) {
 	s, ok := d.by[config][label][round]
-	return s, ok
+	return s, ok && s.Exit >= 0
 }
 
 // find returns the first configuration with this many devices and at least/exactly these QPs.
@@ -96,11 +98,15 @@ func printTable(w io.Writer, samples []Sample) bool {
 			var cmd string
 			var rw, rd, rr []string
 			for _, r := range d.rounds {
-				s, ok := d.get(c, l, r)
+				s, ok := d.by[c][l][r]
 				if !ok {
 					continue
 				}
 				cmd = s.Command
+				if s.Exit < 0 {
+					rw = append(rw, "killed")
+					continue
+				}
 				walls, cpus = append(walls, s.WallMS), append(cpus, s.CPUMS)
 				rss = max(rss, s.MaxRSSKiB)
 				rw = append(rw, fmt.Sprintf("%.0f", s.WallMS))
@@ -108,6 +114,10 @@ func printTable(w io.Writer, samples []Sample) bool {
 				rr = append(rr, ratioText(d, c, r, s.WallMS, "rdma_res_qp"))
 			}
 			if cmd == "" {
+				continue
+			}
+			if len(walls) == 0 {
+				fmt.Fprintf(w, "%-44s %-26s\n", shorten(cmd, 44), strings.Join(rw, " "))
 				continue
 			}
 			wm, cm := median(walls), median(cpus)
