@@ -44,10 +44,22 @@ type state struct {
 	// locks serialise the probes of one device, so that the bandwidth probe is not measured
 	// against the others on the same device; probes of different devices run concurrently.
 	locks deviceLocks
-	// limits serialises the limits probe across devices: its QP has the device's largest queues
-	// (max_qp_wr x max_sge; over 500 MB mapped on rxe), and eight at once exhausted a 1 GiB lab
-	// guest, whose OOM killer ended the run.
-	limits deviceLocks
+	// heavy serialises the two heavy probes across devices: the limits probe's QP has the
+	// device's largest queues (max_qp_wr x max_sge; over 500 MB mapped on rxe), and eight at once
+	// exhausted a 1 GiB lab guest; the bandwidth probe saturates the DMA path (and, on a software
+	// device, the CPU), so two at once measure each other: eight concurrent ones on rxe missed
+	// their deadline. The light probes (open and query, loopback, CQ) still run concurrently.
+	heavy deviceLocks
+}
+
+// heavily runs a heavy probe while no other heavy probe runs. It is called while holding the
+// device's lock, never the other way round, so no two probes can wait for each other. A run that
+// ends meanwhile hands the probe an ended context, which it reports at its first stage.
+func (s *state) heavily(ctx context.Context, probe func(ctx context.Context) report.Finding) report.Finding {
+	if unlock, ok := s.heavy.lock(ctx, "heavy probes"); ok {
+		defer unlock()
+	}
+	return probe(ctx)
 }
 
 func shared(env *checks.Env) *state { return stateFact.Get(env) }
@@ -191,13 +203,9 @@ func runDriver(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 
 func runLimits(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 	return each(ctx, env, func(ctx context.Context, s *state, t target) report.Finding {
-		// Taken while holding the device's lock, never the other way round, so no two probes
-		// can wait for each other. A run that ends meanwhile hands the probe an ended context,
-		// which it reports at its first stage.
-		if unlock, ok := s.limits.lock(ctx, "limits"); ok {
-			defer unlock()
-		}
-		return limitsFinding(t, probe.Limits(ctx, s.lib, t.dev.Name, t.port, s.options(env)))
+		return s.heavily(ctx, func(ctx context.Context) report.Finding {
+			return limitsFinding(t, probe.Limits(ctx, s.lib, t.dev.Name, t.port, s.options(env)))
+		})
 	})
 }
 
@@ -221,6 +229,8 @@ func runBandwidth(ctx context.Context, env *checks.Env) ([]report.Finding, error
 		if err != nil {
 			b = pcie.Budget{}
 		}
-		return bandwidthFinding(t, probe.Bandwidth(ctx, s.lib, t.dev.Name, t.port, s.options(env)), b)
+		return s.heavily(ctx, func(ctx context.Context) report.Finding {
+			return bandwidthFinding(t, probe.Bandwidth(ctx, s.lib, t.dev.Name, t.port, s.options(env)), b)
+		})
 	})
 }
