@@ -176,9 +176,11 @@ func (e *Env) KernelLogSource() string {
 	return ""
 }
 
-// Run executes checks concurrently (at most parallel at a time) and returns all findings. A
-// check that returns an error or panics yields one "unknown" finding saying why; the others are
-// unaffected. When ctx ends (the deadline, Ctrl-C) Run returns within Grace whatever a check is
+// Run executes checks concurrently (at most parallel at a time) and returns all findings. Probe
+// checks do not count against parallel: they mostly wait for the device (and for each other:
+// package probes serialises each device's probes), so holding a slot would only delay the
+// checks that read files and netlink. A check that returns an error or panics yields one
+// "unknown" finding saying why; the others are unaffected. When ctx ends (the deadline, Ctrl-C) Run returns within Grace whatever a check is
 // doing: a check still running becomes "unknown" with the cause of the end (context.Cause) and
 // the reads it may be blocked in; its goroutine is left behind. Order is made deterministic later
 // by report.Build.
@@ -195,13 +197,15 @@ func Run(ctx context.Context, env *Env, cs []Check, parallel int) []report.Findi
 	sem := make(chan struct{}, parallel)
 	for i, c := range cs {
 		go func() {
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				done <- result{i: i}
-				return
+			if !c.Probe {
+				select {
+				case sem <- struct{}{}:
+				case <-ctx.Done():
+					done <- result{i: i}
+					return
+				}
+				defer func() { <-sem }()
 			}
-			defer func() { <-sem }()
 			if ctx.Err() != nil {
 				done <- result{i: i}
 				return

@@ -57,6 +57,10 @@ type Host struct {
 	enl   NetlinkConn
 	klog  func() ([]byte, error)
 	facts func() (*Facts, error)
+	// verbs answers VerbsDevices; by default the recorded facts' list.
+	verbs func() ([]VerbsDevice, string, error)
+	// observe, when set, is told of every read and query as it starts (tests).
+	observe func(what string)
 	// ethtool answers EthtoolStats (see ethtool.go).
 	ethtool func(netdev string) (map[string]uint64, error)
 	meta    Meta
@@ -97,6 +101,12 @@ type Options struct {
 	// KindRoot host, which then reads its tree's log files (TreeKernelLogs).
 	KernelLog func() ([]byte, error)
 	Facts     func() (*Facts, error)
+	// VerbsDevices answers Host.VerbsDevices: each device's ibv_query_device limits and why the
+	// list may be empty. Nil means the VerbsDevices and VerbsError recorded in Facts.
+	VerbsDevices func() ([]VerbsDevice, string, error)
+	// Observe, when set, is called with the description of every read and query the Host starts
+	// (the text Pending reports), so that a test can prove what a run does not read.
+	Observe func(what string)
 	// Ethtool returns a netdev's driver statistics (ethtool -S); nil means not available.
 	Ethtool func(netdev string) (map[string]uint64, error)
 	// ReadErrors are errors a recorded host returned when its files were read (path -> errno),
@@ -119,8 +129,8 @@ func New(o Options) (*Host, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("host root %q is not a directory", abs)
 	}
-	h := &Host{root: abs, kind: o.Kind, nl: o.Netlink, dl: o.Devlink, enl: o.EthtoolNetlink, klog: o.KernelLog, facts: o.Facts, ethtool: o.Ethtool, meta: o.Meta, readErrs: o.ReadErrors,
-		pending: &pendingOps{ops: map[int]PendingOp{}}}
+	h := &Host{root: abs, kind: o.Kind, nl: o.Netlink, dl: o.Devlink, enl: o.EthtoolNetlink, klog: o.KernelLog, facts: o.Facts, verbs: o.VerbsDevices,
+		observe: o.Observe, ethtool: o.Ethtool, meta: o.Meta, readErrs: o.ReadErrors, pending: &pendingOps{ops: map[int]PendingOp{}}}
 	h.meta.Kind = o.Kind
 	if abs != "/" {
 		if h.fsroot, err = os.OpenRoot(abs); err != nil {
@@ -142,6 +152,15 @@ func New(o Options) (*Host, error) {
 	}
 	if h.facts == nil {
 		h.facts = func() (*Facts, error) { return nil, ErrNotRecorded }
+	}
+	if h.verbs == nil {
+		h.verbs = func() ([]VerbsDevice, string, error) {
+			f, err := h.facts()
+			if err != nil {
+				return nil, "", err
+			}
+			return f.VerbsDevices, f.VerbsError, nil
+		}
 	}
 	if h.ethtool == nil {
 		h.ethtool = func(n string) (map[string]uint64, error) {
@@ -214,6 +233,9 @@ func (h *Host) readFile(p string) ([]byte, error) {
 		}
 	}
 	defer h.begin("read " + p)()
+	if h.fsroot == nil {
+		return readLive(h.Path(p), p)
+	}
 	f, err := h.open(p)
 	if err != nil {
 		return nil, err
@@ -465,10 +487,27 @@ func (h *Host) Devlink() NetlinkConn { return h.dl }
 func (h *Host) Ethtool() NetlinkConn { return h.enl }
 
 // Facts returns what the host is that no file says: effective uid, memlock limit, openable
-// character devices, loadable verbs libraries.
+// character devices, loadable verbs libraries. The verbs devices' limits are not part of it
+// (VerbsDevices and VerbsError are always empty here): asking them loads libibverbs and opens
+// every device, which only the checks that judge them pay for, through VerbsDevices.
 func (h *Host) Facts() (*Facts, error) {
-	defer h.begin("query process and verbs facts")()
-	return h.facts()
+	defer h.begin("query process facts")()
+	f, err := h.facts()
+	if f == nil || err != nil {
+		return f, err
+	}
+	c := *f
+	c.VerbsDevices, c.VerbsError = nil, ""
+	return &c, nil
+}
+
+// VerbsDevices returns the limits ibv_query_device reported for each device libibverbs could
+// open, and, when the list is empty or was not queried, why (libibverbs missing, ib_core not
+// loaded). A live host loads libibverbs and opens every device on the first call only; a
+// snapshot answers what was recorded. The error is set when the host has no facts at all.
+func (h *Host) VerbsDevices() ([]VerbsDevice, string, error) {
+	defer h.begin("query verbs devices (libibverbs)")()
+	return h.verbs()
 }
 
 func (h *Host) wrap(p string, err error) error {

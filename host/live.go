@@ -3,6 +3,7 @@ package host
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,9 +18,19 @@ import (
 // (generic netlink, for ethtool) may be nil when no socket could be opened; their absence is
 // then reported by the checks that need them.
 func Live(nl, dl, enl NetlinkConn) (*Host, error) {
-	// The verbs query opens every device (a ucontext each, milliseconds per device), so a run
-	// whose checks ask Facts() several times pays for it once.
-	verbsOnce := sync.OnceValues(queryVerbsDevices)
+	// Facts are read once per run: several checks ask, and each read opens the uverbs nodes and
+	// scans the library directories. The verbs query (dlopen of libibverbs and its providers, a
+	// ucontext per device) is separate, so that only the checks that judge the devices' limits
+	// pay for it.
+	facts := sync.OnceValue(func() *Facts { return LiveFacts("/") })
+	verbs := sync.OnceValues(func() ([]VerbsDevice, string) {
+		if !IBCorePresent("/") {
+			// libibverbs lists devices over RDMA netlink (rdma-core libibverbs/ibdev_nl.c),
+			// and creating that socket loads ib_core: not done, the host stays as it is.
+			return nil, "not queried: ib_core is not loaded, and listing verbs devices would load it"
+		}
+		return queryVerbsDevices()
+	})
 	return New(Options{
 		Root:           "/",
 		Kind:           KindLive,
@@ -28,16 +39,10 @@ func Live(nl, dl, enl NetlinkConn) (*Host, error) {
 		EthtoolNetlink: enl,
 		KernelLog:      func() ([]byte, error) { return ReadKmsg("/dev/kmsg") },
 		Ethtool:        LiveEthtoolStats,
-		Facts: func() (*Facts, error) {
-			f := LiveFacts("/")
-			if IBCorePresent("/") {
-				f.VerbsDevices, f.VerbsError = verbsOnce()
-			} else {
-				// libibverbs lists devices over RDMA netlink (rdma-core libibverbs/ibdev_nl.c),
-				// and creating that socket loads ib_core: not done, the host stays as it is.
-				f.VerbsError = "not queried: ib_core is not loaded, and listing verbs devices would load it"
-			}
-			return f, nil
+		Facts:          func() (*Facts, error) { return facts(), nil },
+		VerbsDevices: func() ([]VerbsDevice, string, error) {
+			d, why := verbs()
+			return d, why, nil
 		},
 	})
 }
@@ -86,6 +91,51 @@ func ReadKmsg(dev string) ([]byte, error) {
 		out = append(out, buf[:n]...)
 	}
 	return out, nil
+}
+
+// readLive reads a file of the running machine with plain system calls: open, read until end of
+// file, close. A run reads thousands of sysfs files (a RoCE port's GID table alone is hundreds),
+// and os.Open adds to each an epoll registration attempt, two fcntl calls and a finalizer, which
+// cost more than the read itself, notably under emulation. Errors are the *fs.PathError os.Open
+// and Read give, naming display; at most MaxFileSize bytes are read.
+func readLive(name, display string) ([]byte, error) {
+	var fd int
+	err := retryEINTR(func() (err error) { fd, err = unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC, 0); return err })
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: display, Err: err}
+	}
+	defer unix.Close(fd)
+	// sysfs attributes are at most a page; anything larger grows the buffer.
+	b := make([]byte, 0, 512)
+	for {
+		if len(b) == cap(b) {
+			if len(b) > MaxFileSize {
+				return nil, &fs.PathError{Op: "read", Path: display, Err: ErrTooLarge}
+			}
+			b = append(b, 0)[:len(b)]
+		}
+		var n int
+		err := retryEINTR(func() (err error) { n, err = unix.Read(fd, b[len(b):cap(b)]); return err })
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: display, Err: err}
+		}
+		if n == 0 {
+			break
+		}
+		b = b[:len(b)+n]
+	}
+	if len(b) > MaxFileSize {
+		return nil, &fs.PathError{Op: "read", Path: display, Err: ErrTooLarge}
+	}
+	return b, nil
+}
+
+func retryEINTR(f func() error) error {
+	for {
+		if err := f(); err != unix.EINTR {
+			return err
+		}
+	}
 }
 
 // LiveFacts computes Facts for the running process. root is "/" except in tests.

@@ -21,6 +21,9 @@ type pendingOps struct {
 
 // begin records an operation until the returned function is called.
 func (h *Host) begin(what string) func() {
+	if h.observe != nil {
+		h.observe(what)
+	}
 	p := h.pending
 	p.mu.Lock()
 	id := p.next

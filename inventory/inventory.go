@@ -15,9 +15,12 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/rdmadiag/rdmadiag/host"
 )
@@ -76,18 +79,24 @@ type Port struct {
 	// NetdevMTU is the MTU of Netdevs[0], from which RoCE drivers derive the port's active MTU;
 	// 0 when unknown.
 	NetdevMTU int
+	// GIDs are the non-zero entries of the port's GID table, read once per run (a RoCE table
+	// has hundreds of entries, one sysfs file each, and rxe's 1024) for everything that needs
+	// them: Netdevs and the port checks. InfiniBand ports' tables are not read: their entries
+	// carry no netdev (only RoCE GIDs have one, drivers/infiniband/core/cache.c) and no check
+	// judges them. GIDErr is why the table could not be listed.
+	GIDs   []GID
+	GIDErr error
 	// GID is the address a RoCE peer reaches the port at (see ReadAttrs); nil on InfiniBand
 	// ports and when the GID table holds no routable entry.
 	GID *GID
 }
 
-// GID is one entry of a port's GID table (ports/<n>/gids/<index>).
+// GID is one non-zero GID table entry: gids/N with gid_attrs/types/N and gid_attrs/ndevs/N.
 type GID struct {
-	Index int
-	// Addr is as the kernel prints it ("%pI6": eight groups of four hex digits).
-	Addr string
-	// Type is gid_attrs/types/<index>: "RoCE v2" or "IB/RoCE v1"; empty when unreadable.
-	Type string
+	Index  int
+	Addr   string // as the kernel prints it ("%pI6"): eight groups of four hex digits
+	Type   string // "RoCE v2", "IB/RoCE v1"; empty when unreadable
+	Netdev string // empty when unreadable or none
 }
 
 // PCIFunction is the PCI function behind a device.
@@ -142,8 +151,12 @@ func Discover(h *host.Host) *Inventory {
 	uverbs := charDevIndex(h, "/sys/class/infiniband_verbs")
 	umad := charDevIndex(h, "/sys/class/infiniband_mad")
 	versions := map[string]string{}
-	for _, n := range names {
-		d := readDevice(h, n)
+	// Devices are read concurrently: each is a few hundred to a few thousand sysfs reads (its GID
+	// tables), and a host carries up to 16 of them.
+	devs := make([]*Device, len(names))
+	parallel(len(names), func(i int) { devs[i] = readDevice(h, names[i]) })
+	for i, n := range names {
+		d := devs[i]
 		d.DriverVersion = moduleVersion(h, d.Driver, versions)
 		d.UverbsDev = first(uverbs[n])
 		d.UmadDevs = umad[n]
@@ -151,6 +164,29 @@ func Discover(h *host.Host) *Inventory {
 	}
 	sort.SliceStable(inv.Devices, func(i, j int) bool { return natLess(inv.Devices[i].Name, inv.Devices[j].Name) })
 	return inv
+}
+
+// parallel calls fn(0..n-1) on at most GOMAXPROCS goroutines and returns when all are done.
+func parallel(n int, fn func(i int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func first(s []string) string {
@@ -211,7 +247,14 @@ func readDevice(h *host.Host, name string) *Device {
 		} else {
 			d.Errors = append(d.Errors, err)
 		}
-		p.Netdevs = portNetdevs(h, pdir)
+		if p.LinkLayer != "InfiniBand" {
+			p.GIDs, p.GIDErr = readGIDs(h, pdir)
+			p.Netdevs = gidNetdevs(p.GIDs)
+			if p.GIDErr != nil {
+				// A tree may hold the netdev files without the GIDs (an excerpt of sysfs).
+				p.Netdevs = ndevNetdevs(h, pdir)
+			}
+		}
 		d.Ports = append(d.Ports, p)
 	}
 	sort.Slice(d.Ports, func(i, j int) bool { return d.Ports[i].Num < d.Ports[j].Num })
@@ -226,25 +269,91 @@ func readDevice(h *host.Host, name string) *Device {
 	return d
 }
 
-// portNetdevs lists the netdevs bound to a port through its GID table (gid_attrs/ndevs/N): that
-// works for hardware and software RoCE devices alike. IB ports have none.
-func portNetdevs(h *host.Host, pdir string) []string {
+// readGIDs reads the non-zero entries of a port's GID table, with their type and netdev; an
+// entry that cannot be read or is not a GID is left out, as the kernel prints zeros for unused
+// ones.
+func readGIDs(h *host.Host, pdir string) ([]GID, error) {
+	names, err := h.ReadDir(path.Join(pdir, "gids"))
+	if err != nil {
+		return nil, err
+	}
+	// One entry per sysfs file, 1024 of them on rxe: read on all CPUs.
+	entries := make([]*GID, len(names))
+	parallel(len(names), func(k int) {
+		n := names[k]
+		i, err := strconv.Atoi(n)
+		if err != nil {
+			return
+		}
+		a, err := h.ReadString(path.Join(pdir, "gids", n))
+		if err != nil || !ValidGID(a) || strings.Trim(a, "0:") == "" {
+			return
+		}
+		g := GID{Index: i, Addr: a}
+		g.Type, _ = h.ReadString(path.Join(pdir, "gid_attrs", "types", n))
+		g.Netdev, _ = h.ReadString(path.Join(pdir, "gid_attrs", "ndevs", n))
+		entries[k] = &g
+	})
+	var out []GID
+	for _, g := range entries {
+		if g != nil {
+			out = append(out, *g)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
+	return out, nil
+}
+
+// gidNetdevs lists the netdevs bound to a port through its GID table: that works for hardware
+// and software RoCE devices alike.
+func gidNetdevs(gs []GID) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, g := range gs {
+		if g.Netdev == "" || seen[g.Netdev] {
+			continue
+		}
+		seen[g.Netdev] = true
+		out = append(out, g.Netdev)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ndevNetdevs lists the netdevs of gid_attrs/ndevs/N alone.
+func ndevNetdevs(h *host.Host, pdir string) []string {
 	idx, err := h.ReadDir(path.Join(pdir, "gid_attrs", "ndevs"))
 	if err != nil {
 		return nil
 	}
-	seen := map[string]bool{}
-	var out []string
+	var gs []GID
 	for _, i := range idx {
 		nd, err := h.ReadString(path.Join(pdir, "gid_attrs", "ndevs", i))
-		if err != nil || nd == "" || seen[nd] {
+		if err == nil {
+			gs = append(gs, GID{Netdev: nd})
+		}
+	}
+	return gidNetdevs(gs)
+}
+
+// ValidGID reports whether s is a GID as sysfs prints it: eight groups of four hex digits.
+func ValidGID(s string) bool {
+	if len(s) != 39 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if i%5 == 4 {
+			if c != ':' {
+				return false
+			}
 			continue
 		}
-		seen[nd] = true
-		out = append(out, nd)
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
 	}
-	sort.Strings(out)
-	return out
+	return true
 }
 
 func readPCI(h *host.Host, sysPath string) (*PCIFunction, []error) {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"net"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -170,7 +171,11 @@ func readPortAttrs(h *host.Host, p *Port, pdir string) {
 		}
 	}
 	if p.LinkLayer == "Ethernet" {
-		p.GID = routableGID(h, pdir)
+		if p.GIDs != nil {
+			p.GID = pickRoutable(p.GIDs) // read once by Discover
+		} else {
+			p.GID = routableGID(h, pdir)
+		}
 	}
 	if len(p.Netdevs) > 0 {
 		if s, err := h.ReadString("/sys/class/net/" + p.Netdevs[0] + "/mtu"); err == nil {
@@ -263,24 +268,40 @@ func routableGID(h *host.Host, pdir string) *GID {
 		}
 	}
 	sort.Ints(idx)
-	var first *GID
+	var gids []GID
 	for _, i := range idx {
 		n := strconv.Itoa(i)
 		a, err := h.ReadString(path.Join(pdir, "gids", n))
-		if err != nil {
-			continue
-		}
-		ip := net.ParseIP(a)
-		if ip == nil || ip.IsUnspecified() || ip.IsLinkLocalUnicast() || len(a) != 39 {
+		if err != nil || !routable(a) {
 			continue
 		}
 		t, _ := h.ReadString(path.Join(pdir, "gid_attrs", "types", n))
-		g := &GID{Index: i, Addr: a, Type: t}
-		if t == "RoCE v2" {
-			return g
+		gids = append(gids, GID{Index: i, Addr: a, Type: t})
+	}
+	return pickRoutable(gids)
+}
+
+// routable: an IPv4-mapped or global IPv6 GID, not zero or link-local.
+func routable(a string) bool {
+	ip := net.ParseIP(a)
+	return ip != nil && !ip.IsUnspecified() && !ip.IsLinkLocalUnicast() && len(a) == 39
+}
+
+// pickRoutable applies routableGID's rule: the lowest index wins, RoCE v2 over v1.
+func pickRoutable(gids []GID) *GID {
+	gids = slices.Clone(gids)
+	sort.Slice(gids, func(i, j int) bool { return gids[i].Index < gids[j].Index })
+	var first *GID
+	for i := range gids {
+		g := gids[i]
+		if !routable(g.Addr) {
+			continue
+		}
+		if g.Type == "RoCE v2" {
+			return &g
 		}
 		if first == nil {
-			first = g
+			first = &g
 		}
 	}
 	return first

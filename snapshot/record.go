@@ -83,8 +83,15 @@ func Record(h *host.Host, dir string, o RecordOptions) error {
 	}
 	if facts, err := h.Facts(); err != nil {
 		rec.fail("facts", err)
-	} else if err := writeJSON(filepath.Join(dir, FactsFile), facts); err != nil {
-		return err
+	} else {
+		// The devices' verbs limits are recorded with the facts, so that a snapshot judges
+		// exhaustion exactly as the live run did.
+		if facts.VerbsDevices, facts.VerbsError, err = h.VerbsDevices(); err != nil {
+			facts.VerbsError = err.Error()
+		}
+		if err := writeJSON(filepath.Join(dir, FactsFile), facts); err != nil {
+			return err
+		}
 	}
 	if h.Netlink() == nil {
 		rec.fail("netlink", errors.New("no RDMA netlink socket (kernel without RDMA support, or not recorded)"))

@@ -68,8 +68,8 @@ func runVectors(ctx context.Context, env *checks.Env) ([]report.Finding, error) 
 		return rdmares.NoDevices(), nil
 	}
 	verbsDevs := map[string]host.VerbsDevice{}
-	if facts, err := env.Host.Facts(); err == nil {
-		for _, v := range facts.VerbsDevices {
+	if devs, _, err := env.Host.VerbsDevices(); err == nil {
+		for _, v := range devs {
 			verbsDevs[v.Name] = v
 		}
 	}

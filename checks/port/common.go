@@ -3,7 +3,6 @@ package port
 import (
 	"fmt"
 	"path"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -128,31 +127,16 @@ func readNetdev(h *host.Host, name string) netdevInfo {
 	return n
 }
 
-// gids reads the non-zero GID table entries with their type and netdev.
-func gids(h *host.Host, p portRef) ([]GID, error) {
-	names, err := h.ReadDir(p.file("gids"))
-	if err != nil {
-		return nil, err
+// gids returns the non-zero GID table entries with their type and netdev, as the run's
+// inventory read them once for every check.
+func gids(_ *host.Host, p portRef) ([]GID, error) {
+	if p.port.GIDErr != nil {
+		return nil, p.port.GIDErr
 	}
-	var out []GID
-	for _, n := range names {
-		i, err := strconv.Atoi(n)
-		if err != nil {
-			continue
-		}
-		a, err := h.ReadString(p.file("gids/" + n))
-		if err != nil || !ValidGID(a) {
-			continue
-		}
-		g := GID{Index: i, Addr: a}
-		if g.Zero() {
-			continue
-		}
-		g.Type, _ = h.ReadString(p.file("gid_attrs/types/" + n))
-		g.Netdev, _ = h.ReadString(p.file("gid_attrs/ndevs/" + n))
-		out = append(out, g)
+	out := make([]GID, 0, len(p.port.GIDs))
+	for _, g := range p.port.GIDs {
+		out = append(out, GID{Index: g.Index, Addr: g.Addr, Type: g.Type, Netdev: g.Netdev})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
 	return out, nil
 }
 

@@ -3,8 +3,8 @@
 // firmware.limits_probe (a QP at the reported limits), qp.loopback_probe (RC self-loopback with
 // WRITE and SEND), cq.completion_probe (N completions, optional overrun) and
 // pcie.bandwidth_probe (RDMA WRITE loopback bandwidth and latency). They live in one package
-// because they share the library handle, the device/port walk and a lock that keeps two probes
-// from measuring each other.
+// because they share the library handle, the device/port walk and the per-device locks that keep
+// two probes of one device from measuring each other.
 //
 // Probes run only on a live host (a snapshot has no device to open) and only when --no-probe is
 // not given; they create and destroy their own resources and touch nothing else.
@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rdmadiag/rdmadiag/checks"
 	"github.com/rdmadiag/rdmadiag/checks/pcie"
@@ -41,13 +42,30 @@ func init() {
 type state struct {
 	lib *verbs.Lib
 	err error
-	// mu serialises probes so that the bandwidth probe is not measured against the others.
-	mu sync.Mutex
+	// locks serialise the probes of one device, so that the bandwidth probe is not measured
+	// against the others on the same device; probes of different devices run concurrently.
+	locks deviceLocks
+	// heavy serialises the two heavy probes across devices: the limits probe's QP has the
+	// device's largest queues (max_qp_wr x max_sge; over 500 MB mapped on rxe), and eight at once
+	// exhausted a 1 GiB lab guest; the bandwidth probe saturates the DMA path (and, on a software
+	// device, the CPU), so two at once measure each other: eight concurrent ones on rxe missed
+	// their deadline. The light probes (open and query, loopback, CQ) still run concurrently.
+	heavy deviceLocks
+}
+
+// heavily runs a heavy probe while no other heavy probe runs. It is called while holding the
+// device's lock, never the other way round, so no two probes can wait for each other. A run that
+// ends meanwhile hands the probe an ended context, which it reports at its first stage.
+func (s *state) heavily(ctx context.Context, probe func(ctx context.Context) report.Finding) report.Finding {
+	if unlock, ok := s.heavy.lock(ctx, "heavy probes"); ok {
+		defer unlock()
+	}
+	return probe(ctx)
 }
 
 func shared(env *checks.Env) *state { return stateFact.Get(env) }
 
-var stateFact = checks.NewFact("verbs library and probe lock", func(*checks.Env) *state {
+var stateFact = checks.NewFact("verbs library and probe locks", func(*checks.Env) *state {
 	lib, err := verbs.Load()
 	return &state{lib: lib, err: err}
 })
@@ -70,7 +88,8 @@ func (t target) subject() report.Subject {
 	return s
 }
 
-// each runs fn on every port, serialised, or explains why nothing can be probed.
+// each runs fn on every port (see schedule), or explains why nothing can be probed; what
+// names the probe in the progress line.
 func each(ctx context.Context, env *checks.Env, what string, fn func(ctx context.Context, s *state, t target) report.Finding) ([]report.Finding, error) {
 	s := shared(env)
 	inv := env.Inventory()
@@ -84,24 +103,102 @@ func each(ctx context.Context, env *checks.Env, what string, fn func(ctx context
 			Evidence:    []report.Evidence{report.Ev("libibverbs", s.err.Error(), "dlopen libibverbs.so.1")},
 			Remediation: "install rdma-core's libibverbs and the provider for this NIC (Debian/Ubuntu: apt install libibverbs1 ibverbs-providers; RHEL: dnf install libibverbs)"}}, nil
 	}
-	var out []report.Finding
-	total := 0
-	for _, d := range inv.Devices {
-		total += len(d.Ports)
-	}
+	var ts []target
 	for _, d := range inv.Devices {
 		for _, p := range d.Ports {
-			if ctx.Err() != nil {
-				return out, ctx.Err()
-			}
-			s.mu.Lock()
-			env.Progressf("%s: probing %s/%d (%d/%d)", what, d.Name, p.Num, len(out)+1, total)
-			f := fn(ctx, s, target{d, p.Num})
-			s.mu.Unlock()
-			out = append(out, f)
+			ts = append(ts, target{d, p.Num})
 		}
 	}
+	var started atomic.Int32
+	return schedule(ctx, &s.locks, ts, func(ctx context.Context, t target) report.Finding {
+		env.Progressf("%s: probing %s/%d (%d/%d)", what, t.dev.Name, t.port, started.Add(1), len(ts))
+		return fn(ctx, s, t)
+	})
+}
+
+// schedule runs probe on every target: the devices concurrently, each device's ports one after
+// the other, and each probe only while it holds its device's lock, so that the probe checks of a
+// run (which all call schedule) never overlap on one device. The cost of a run thus grows with
+// the busiest device, not with the device count. When ctx ends, probes not yet started are not
+// started (nor waited for: a probe already running ends at its own deadline, which ctx bounds)
+// and the error is ctx's; the findings keep the targets' order.
+func schedule(ctx context.Context, locks *deviceLocks, ts []target, probe func(ctx context.Context, t target) report.Finding) ([]report.Finding, error) {
+	type devRun struct {
+		name string
+		idx  []int // into ts, in order
+	}
+	var runs []*devRun
+	byName := map[string]*devRun{}
+	for i, t := range ts {
+		r := byName[t.dev.Name]
+		if r == nil {
+			r = &devRun{name: t.dev.Name}
+			byName[t.dev.Name] = r
+			runs = append(runs, r)
+		}
+		r.idx = append(r.idx, i)
+	}
+	results := make([]*report.Finding, len(ts))
+	var wg sync.WaitGroup
+	for _, r := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, i := range r.idx {
+				unlock, ok := locks.lock(ctx, r.name)
+				if !ok {
+					return
+				}
+				f := probe(ctx, ts[i])
+				unlock()
+				results[i] = &f
+			}
+		}()
+	}
+	wg.Wait()
+	out := make([]report.Finding, 0, len(ts))
+	for _, f := range results {
+		if f != nil {
+			out = append(out, *f)
+		}
+	}
+	if len(out) < len(ts) {
+		return out, ctx.Err()
+	}
 	return out, nil
+}
+
+// deviceLocks holds one lock per device name; waiting for one gives up when ctx ends.
+type deviceLocks struct {
+	mu sync.Mutex
+	m  map[string]chan struct{}
+}
+
+// lock takes the device's lock, or returns false once ctx has ended (then nothing is held).
+func (l *deviceLocks) lock(ctx context.Context, dev string) (unlock func(), ok bool) {
+	l.mu.Lock()
+	if l.m == nil {
+		l.m = map[string]chan struct{}{}
+	}
+	ch := l.m[dev]
+	if ch == nil {
+		ch = make(chan struct{}, 1)
+		l.m[dev] = ch
+	}
+	l.mu.Unlock()
+	if ctx.Err() != nil {
+		return nil, false
+	}
+	select {
+	case ch <- struct{}{}:
+	case <-ctx.Done():
+		return nil, false
+	}
+	if ctx.Err() != nil {
+		<-ch
+		return nil, false
+	}
+	return func() { <-ch }, true
 }
 
 func runDriver(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
@@ -112,7 +209,9 @@ func runDriver(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 
 func runLimits(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 	return each(ctx, env, "firmware.limits_probe", func(ctx context.Context, s *state, t target) report.Finding {
-		return limitsFinding(t, probe.Limits(ctx, s.lib, t.dev.Name, t.port, s.options(env)))
+		return s.heavily(ctx, func(ctx context.Context) report.Finding {
+			return limitsFinding(t, probe.Limits(ctx, s.lib, t.dev.Name, t.port, s.options(env)))
+		})
 	})
 }
 
@@ -136,6 +235,8 @@ func runBandwidth(ctx context.Context, env *checks.Env) ([]report.Finding, error
 		if err != nil {
 			b = pcie.Budget{}
 		}
-		return bandwidthFinding(t, probe.Bandwidth(ctx, s.lib, t.dev.Name, t.port, s.options(env)), b)
+		return s.heavily(ctx, func(ctx context.Context) report.Finding {
+			return bandwidthFinding(t, probe.Bandwidth(ctx, s.lib, t.dev.Name, t.port, s.options(env)), b)
+		})
 	})
 }

@@ -48,12 +48,12 @@ func runExhaustion(_ context.Context, env *checks.Env) ([]report.Finding, error)
 	}
 	limits := map[string]host.VerbsDevice{}
 	verbsNote := "no verbs query recorded"
-	if facts, err := env.Host.Facts(); err == nil {
-		for _, v := range facts.VerbsDevices {
+	if devs, why, err := env.Host.VerbsDevices(); err == nil {
+		for _, v := range devs {
 			limits[v.Name] = v
 		}
-		if facts.VerbsError != "" {
-			verbsNote = "verbs query failed: " + facts.VerbsError
+		if why != "" {
+			verbsNote = "verbs query failed: " + why
 		}
 	} else {
 		verbsNote = "host facts unavailable: " + err.Error()
