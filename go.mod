@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/ebitengine/purego v0.11.3
-	github.com/olekukonko/tablewriter v1.1.5
+	github.com/mattn/go-runewidth v0.0.19
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.73.1
 	github.com/safchain/ethtool v0.7.0
@@ -15,18 +15,9 @@ require (
 )
 
 require (
-	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/clipperhouse/displaywidth v0.10.0 // indirect
 	github.com/clipperhouse/uax29/v2 v2.6.0 // indirect
-	github.com/fatih/color v1.18.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
-	github.com/mattn/go-colorable v0.1.14 // indirect
-	github.com/mattn/go-isatty v0.0.20 // indirect
-	github.com/mattn/go-runewidth v0.0.19 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
-	github.com/olekukonko/cat v0.0.0-20250911104152-50322a0618f6 // indirect
-	github.com/olekukonko/errors v1.2.0 // indirect
-	github.com/olekukonko/ll v0.1.6 // indirect
 	github.com/pandatix/go-abnf v0.5.3 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
 	golang.org/x/text v0.43.0 // indirect

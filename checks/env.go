@@ -63,6 +63,9 @@ type Env struct {
 	Now func() time.Time
 	// Sleep waits for d or until ctx ends; tests replace it to make --interval instantaneous.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Progress, when set, is told what a long step is doing (a probe on a port), for a line on
+	// the operator's terminal; it never changes a finding. Checks call Progressf.
+	Progress func(msg string)
 
 	invOnce sync.Once
 	inv     *inventory.Inventory
@@ -154,6 +157,11 @@ func (e *Env) KernelLog() (*kmsg.Log, error) {
 		recs, skipped := kmsg.Parse(b)
 		sort.SliceStable(recs, func(i, j int) bool { return recs[i].Seq < recs[j].Seq })
 		e.klog = &kmsg.Log{Records: recs, Skipped: skipped, Source: o.Source, Cite: o.Cite()}
+		// Without a boot time the log's times stay relative to boot: nothing is lost but the
+		// wall clock, so a failure to read it is not reported.
+		if bt, err := e.Host.BootTime(); err == nil {
+			e.klog.Boot = bt
+		}
 		e.klogRead.Store(e.klog)
 	})
 	return e.klog, e.klogErr
@@ -322,4 +330,11 @@ func firstLines(s string, n int) string {
 		lines = lines[:n]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Progressf tells Progress, when one is set, what a long step is doing.
+func (e *Env) Progressf(format string, a ...any) {
+	if e.Progress != nil {
+		e.Progress(fmt.Sprintf(format, a...))
+	}
 }

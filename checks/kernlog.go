@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/internal/kmsg"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -42,4 +43,14 @@ func KernelLogNote(err error) report.Evidence {
 		return report.Ev("kernel log", "not available ("+string(lu.Limit)+" limit): "+lu.Reason+"; to have it: "+lu.Lift, lu.Source)
 	}
 	return report.Ev("kernel log", "unreadable: "+err.Error(), "kmsg")
+}
+
+// LogSpan is the span of kernel log records a finding is drawn from (in log order), for
+// report.Finding.LogSpan: a cause drawn from the log explains only findings on its device and,
+// among log findings, only those logged near it. nil for no records.
+func LogSpan(recs []kmsg.Record) *report.LogSpan {
+	if len(recs) == 0 {
+		return nil
+	}
+	return &report.LogSpan{First: recs[0].Since(), Last: recs[len(recs)-1].Since()}
 }

@@ -152,7 +152,7 @@ type fixture struct {
 // fixturesByExit picks, for each exit code 0-3, the first fixture that needs no extra arguments.
 func fixturesByExit(t *testing.T) []fixture {
 	t.Helper()
-	dirs, err := filepath.Glob("../fixtures/sysfs/*/snapshot.*") // .tar.gz recorded, .txtar synthetic
+	dirs, err := filepath.Glob("../fixtures/sysfs/*/snapshot.*") // recorded and synthetic fixtures alike
 	if err != nil {
 		t.Fatal(err)
 	}

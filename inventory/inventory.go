@@ -76,6 +76,18 @@ type Port struct {
 	// NetdevMTU is the MTU of Netdevs[0], from which RoCE drivers derive the port's active MTU;
 	// 0 when unknown.
 	NetdevMTU int
+	// GID is the address a RoCE peer reaches the port at (see ReadAttrs); nil on InfiniBand
+	// ports and when the GID table holds no routable entry.
+	GID *GID
+}
+
+// GID is one entry of a port's GID table (ports/<n>/gids/<index>).
+type GID struct {
+	Index int
+	// Addr is as the kernel prints it ("%pI6": eight groups of four hex digits).
+	Addr string
+	// Type is gid_attrs/types/<index>: "RoCE v2" or "IB/RoCE v1"; empty when unreadable.
+	Type string
 }
 
 // PCIFunction is the PCI function behind a device.

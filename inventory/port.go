@@ -3,7 +3,9 @@ package inventory
 import (
 	"fmt"
 	"math"
+	"net"
 	"path"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -103,6 +105,9 @@ func readPortAttrs(h *host.Host, p *Port, pdir string) {
 			}
 		}
 	}
+	if p.LinkLayer == "Ethernet" {
+		p.GID = routableGID(h, pdir)
+	}
 	if len(p.Netdevs) > 0 {
 		if s, err := h.ReadString("/sys/class/net/" + p.Netdevs[0] + "/mtu"); err == nil {
 			if v, err := strconv.Atoi(s); err == nil && v > 0 && v < 1<<20 {
@@ -165,4 +170,45 @@ func ErrorCounters(h *host.Host, d *Device, p *Port) map[string]uint64 {
 		out[n] = v
 	}
 	return out
+}
+
+// routableGID returns the GID a RoCE peer addresses the port by: the lowest-index entry that
+// carries an IP address (IPv4-mapped ::ffff:a.b.c.d or a non-link-local IPv6 address), a RoCE v2
+// one when there is one, since only RoCE v2 is routed (rdma_cm and NCCL pick it; an mlx5 port
+// lists each address as RoCE v1 first, then v2). Link-local fe80:: entries are derived from the
+// MAC address and exist without any IP configuration; zero entries are unused
+// (drivers/infiniband/core/sysfs.c show_port_gid). nil when there is none.
+func routableGID(h *host.Host, pdir string) *GID {
+	names, err := h.ReadDir(path.Join(pdir, "gids"))
+	if err != nil {
+		return nil
+	}
+	var idx []int
+	for _, n := range names {
+		if i, err := strconv.Atoi(n); err == nil && i >= 0 {
+			idx = append(idx, i)
+		}
+	}
+	sort.Ints(idx)
+	var first *GID
+	for _, i := range idx {
+		n := strconv.Itoa(i)
+		a, err := h.ReadString(path.Join(pdir, "gids", n))
+		if err != nil {
+			continue
+		}
+		ip := net.ParseIP(a)
+		if ip == nil || ip.IsUnspecified() || ip.IsLinkLocalUnicast() || len(a) != 39 {
+			continue
+		}
+		t, _ := h.ReadString(path.Join(pdir, "gid_attrs", "types", n))
+		g := &GID{Index: i, Addr: a, Type: t}
+		if t == "RoCE v2" {
+			return g
+		}
+		if first == nil {
+			first = g
+		}
+	}
+	return first
 }

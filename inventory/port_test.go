@@ -1,6 +1,13 @@
 package inventory
 
-import "testing"
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rdmadiag/rdmadiag/host"
+)
 
 func TestParseRate(t *testing.T) {
 	for _, tc := range []struct {
@@ -40,5 +47,47 @@ func TestRateStringRoundTrip(t *testing.T) {
 		if err != nil || r.String() != s {
 			t.Errorf("ParseRate(%q).String() = %q, %v", s, r.String(), err)
 		}
+	}
+}
+
+// The routable GID: zero and link-local entries are passed over, a RoCE v2 entry wins over the
+// RoCE v1 entry of the same address, and a port with only link-local entries has none.
+func TestRoutableGID(t *testing.T) {
+	tr := tree{t, t.TempDir()}
+	d := "sys/devices/virtual/infiniband/rxe0/ports/1"
+	for i, g := range []struct{ gid, typ string }{
+		{"fe80:0000:0000:0000:5054:00ff:fe12:3456", "IB/RoCE v1"},
+		{"fe80:0000:0000:0000:5054:00ff:fe12:3456", "RoCE v2"},
+		{"0000:0000:0000:0000:0000:ffff:c000:0202", "IB/RoCE v1"},
+		{"0000:0000:0000:0000:0000:0000:0000:0000", ""},
+		{"0000:0000:0000:0000:0000:ffff:c000:0202", "RoCE v2"},
+	} {
+		tr.w(fmt.Sprintf("%s/gids/%d", d, i), g.gid+"\n")
+		tr.w(fmt.Sprintf("%s/gid_attrs/types/%d", d, i), g.typ+"\n")
+	}
+	tr.w(d+"/gids/10", "fe80:0000:0000:0000:0000:0000:0000:0001\n")
+	tr.w(d+"/link_layer", "Ethernet\n")
+	tr.l("sys/class/infiniband/rxe0", "../../devices/virtual/infiniband/rxe0")
+	h, err := host.New(host.Options{Root: tr.r, Kind: host.KindRoot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Port{Num: 1, LinkLayer: "Ethernet"}
+	p.ReadAttrs(h, "rxe0")
+	if p.GID == nil || p.GID.Index != 4 || p.GID.Type != "RoCE v2" || p.GID.Addr != "0000:0000:0000:0000:0000:ffff:c000:0202" {
+		t.Errorf("GID %+v, want index 4 (RoCE v2, 192.0.2.2)", p.GID)
+	}
+	// Without the v2 entry the v1 entry of the address is the one.
+	os.Remove(filepath.Join(tr.r, d, "gids/4"))
+	p = &Port{Num: 1, LinkLayer: "Ethernet"}
+	p.ReadAttrs(h, "rxe0")
+	if p.GID == nil || p.GID.Index != 2 || p.GID.Type != "IB/RoCE v1" {
+		t.Errorf("GID %+v, want index 2 (RoCE v1)", p.GID)
+	}
+	os.Remove(filepath.Join(tr.r, d, "gids/2"))
+	p = &Port{Num: 1, LinkLayer: "Ethernet"}
+	p.ReadAttrs(h, "rxe0")
+	if p.GID != nil {
+		t.Errorf("link-local entries only: GID %+v, want none", p.GID)
 	}
 }

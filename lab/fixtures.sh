@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # fixtures.sh [SCENARIO...]: record a redacted rdmadiag snapshot of the real guest kernel in each
 # scenario (default: all of lab/scenarios) and store it, with a README saying how it was made, as
-# FIXTURES/<scenario>/snapshot.tar.gz.
+# FIXTURES/<scenario>/snapshot.txtar: the recorded tar.gz in text form (lab/totxtar, the same files
+# byte for byte), so that a re-recording is reviewed as a diff.
 #
 # Environment: RDMADIAG (default bin/rdmadiag), FIXTURES (default fixtures/sysfs),
 # FIXTURE_CMD (default "rdmadiag record --redact --description 'lab scenario S' -o
-# /out/snapshot.tar.gz"; it must leave /out/snapshot.tar.gz in the guest), plus everything lab/vm.sh reads.
+# /out/snapshot.tar.gz"; it must leave /out/snapshot.tar.gz in the guest), GO (default go), plus
+# everything lab/vm.sh reads.
 set -euo pipefail
 LAB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(dirname "$LAB")
 rdmadiag=${RDMADIAG:-$REPO/bin/rdmadiag}
 dest=${FIXTURES:-$REPO/fixtures/sysfs}
 [ -x "$rdmadiag" ] || { echo "fixtures.sh: $rdmadiag missing; run make build" >&2; exit 2; }
+mkdir -p "$dest" && dest=$(cd "$dest" && pwd) # lab/totxtar runs from $REPO
 if [ $# -eq 0 ]; then
   set -- $(cd "$LAB/scenarios" && ls ./*.sh | sed 's,^\./,,; s,\.sh$,,')
 fi
@@ -31,7 +34,6 @@ for s in "$@"; do
     exit 1
   fi
   mkdir -p "$dest/$s"
-  cp "$out/out/snapshot.tar.gz" "$dest/$s/snapshot.tar.gz"
   . "$out/out/lab/env"
   {
     echo "# Fixture: $s"
@@ -44,7 +46,7 @@ for s in "$@"; do
     echo "- Guest kernel: Debian package $LAB_KERNEL_PKG $LAB_KERNEL_VERSION"
     echo "- Recorded: $(date -u +%Y-%m-%dT%H:%M:%SZ) by $("$rdmadiag" --version 2>/dev/null || echo '(version unknown)')"
     echo "- Lab settings: NO_MODULES=$NO_MODULES NO_RXE=$NO_RXE RP_SPEED=$RP_SPEED RP_WIDTH=$RP_WIDTH"
-    echo "- snapshot.tar.gz sha256: $(sha256sum "$dest/$s/snapshot.tar.gz" | cut -d' ' -f1)"
+    echo "- Recorded archive sha256: $(sha256sum "$out/out/snapshot.tar.gz" | cut -d' ' -f1) (the snapshot.tar.gz \`record\` wrote, stored here as snapshot.txtar by lab/totxtar)"
     echo
     echo "## Scenario (lab/scenarios/$s.sh)"
     echo
@@ -56,5 +58,9 @@ for s in "$@"; do
     cat "$out/out/lab/steps.log"
     echo '```'
   } >"$dest/$s/README.md"
-  echo "fixtures.sh: $dest/$s/snapshot.tar.gz"
+  # The text archive's comment carries the README just written.
+  (cd "$REPO" && ${GO:-go} run ./lab/totxtar -scenario "$s" -readme "$dest/$s/README.md" \
+    -o "$dest/$s/snapshot.txtar" "$out/out/snapshot.tar.gz")
+  rm -f "$dest/$s/snapshot.tar.gz"
+  echo "fixtures.sh: $dest/$s/snapshot.txtar"
 done

@@ -4,8 +4,8 @@
 #   make e2e            every scenario: `rdmadiag check --format json` in the guest (or the
 #                       expectation's own "payload", e.g. probe-lab's labtest), asserted by
 #                       lab/e2e (go test -tags lab) against lab/e2e/expect/<scenario>.json
-#   make fixtures       every scenario: `rdmadiag record --redact` in the guest, stored as
-#                       fixtures/sysfs/<scenario>/snapshot.tar.gz with a README.md
+#   make fixtures       every scenario: `rdmadiag record --redact` in the guest, stored in text
+#                       form (lab/totxtar) as fixtures/sysfs/<scenario>/snapshot.txtar with a README.md
 #   make lab-selftest   the e2e mechanism on the guest's own `rdma -j link` (needs no rdmadiag)
 #   make lab-facts      lab/payloads/lab-facts in every scenario; output under lab/out/facts/
 #

@@ -90,7 +90,20 @@ func (t *FaultTable) explains(cause string, effect *Finding) bool {
 	if !ok {
 		return false
 	}
-	for _, e := range r.Explains {
+	return matchExplains(r.Explains, effect)
+}
+
+// canExplain reports whether finding cause can produce finding effect: by the cause's own
+// Explains when it narrows them, else by its fault row's.
+func (t *FaultTable) canExplain(cause, effect *Finding) bool {
+	if cause.Explains != nil {
+		return matchExplains(cause.Explains, effect)
+	}
+	return t.explains(cause.Fault, effect)
+}
+
+func matchExplains(patterns []string, effect *Finding) bool {
+	for _, e := range patterns {
 		if id, ok := strings.CutPrefix(e, "fault:"); ok && id == effect.Fault {
 			return true
 		}
@@ -122,3 +135,9 @@ var schemaJSON []byte
 
 // Schema returns the JSON Schema of the report document (report/schema.json).
 func Schema() []byte { return append([]byte(nil), schemaJSON...) }
+
+//go:embed list-schema.json
+var listSchemaJSON []byte
+
+// ListSchema returns the JSON Schema of `rdmadiag list --format json` (report/list-schema.json).
+func ListSchema() []byte { return append([]byte(nil), listSchemaJSON...) }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Severity of a finding. The order of the constants is the order of gravity used for sorting;
@@ -87,18 +88,37 @@ type Finding struct {
 	// Fault is the id of the fault-table row this finding belongs to.
 	Fault string `json:"fault"`
 	// Ref identifies this finding within a report ("driver.modules@ib_core"); consequences name
-	// their causes by Ref.
+	// their causes by Ref. It is the check id and the subject's identity (Key, else Subject.Name),
+	// and stays the same across runs and restarts of the owning processes, so a ticket can quote it.
 	Ref string `json:"ref"`
+	// Key is the subject's identity for Ref when Subject.Name holds values that change from run
+	// to run (a process id, a CQ size) or several findings of one check share a subject (kernel
+	// log message families): "mlx5_0/cq:trainer", "mlx5_0/page-alloc". Empty means Subject.Name.
+	Key string `json:"-"`
 	// ExplainedBy lists the Refs of lower-layer findings that explain this one. A finding that is
 	// explained is a consequence, not a root cause.
 	ExplainedBy []string `json:"explained_by,omitempty"`
+	// LogSpan is set on a finding drawn from kernel log lines: when the first and the last of
+	// them were logged. A cause with one links only to consequences on its device, and to those
+	// that are log lines too only within LogLinkWindow (see link).
+	LogSpan *LogSpan `json:"-"`
 	// Limit is set on a skipped finding that could not be judged because of a limit the operator
 	// chose or the run's circumstances allow (no root, a tree without a kernel log, --no-probe):
 	// such a skip does not make the verdict unknown unless --strict asks for certainty.
 	Limit *Limit `json:"limit,omitempty"`
+	// Explains, when not nil, is what this finding can explain ("fault:<row>", "check:<glob>"),
+	// instead of its fault row's list: the row says where the finding belongs, this what it can
+	// cause. An empty, non-nil list explains nothing. Not serialised: links are made before output.
+	Explains []string `json:"-"`
 	// Probe is set by the runner for findings of a probe (a check that creates verbs resources):
 	// they are evidence and never causes. Not serialised: links are made before output.
 	Probe bool `json:"-"`
+}
+
+// LogSpan is when a finding's kernel log lines were logged, as time since boot (the kernel's
+// clock, comparable between the lines of one boot whether or not the wall-clock time is known).
+type LogSpan struct {
+	First, Last time.Duration
 }
 
 // Limit says why a finding was skipped and how to lift the limit.
@@ -143,10 +163,20 @@ func EvExp(name, observed, expected, source string) Evidence {
 }
 
 func (f *Finding) ref() string {
-	if f.Subject.Name == "" {
-		return f.CheckID
+	id := f.Key
+	if id == "" {
+		id = f.Subject.Name
 	}
-	return f.CheckID + "@" + f.Subject.Name
+	return RefOf(f.CheckID, id)
+}
+
+// RefOf is the ref of check checkID's finding whose key (or, without one, subject name) is key:
+// the one place refs are built, for a check that links to another check's finding itself.
+func RefOf(checkID, key string) string {
+	if key == "" {
+		return checkID
+	}
+	return checkID + "@" + key
 }
 
 // MarshalJSON keeps the field order stable and omits nothing that the schema requires.

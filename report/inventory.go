@@ -53,6 +53,18 @@ type InventoryPort struct {
 	// MTU, from which RoCE drivers derive the port's active MTU.
 	Netdevs   []string `json:"netdevs,omitempty"`
 	NetdevMTU int      `json:"netdev_mtu,omitempty"`
+	// GID is the port's routable RoCE address (Ethernet link layer only, since 1.3): the lowest
+	// GID table index carrying an IP address, RoCE v2 preferred.
+	GID *InventoryGID `json:"gid,omitempty"`
 	// ErrorCounters are the PMA error counters since boot (counters/<name>) that could be read.
 	ErrorCounters map[string]uint64 `json:"error_counters,omitempty"`
+}
+
+// InventoryGID is one GID table entry of a port.
+type InventoryGID struct {
+	Index int `json:"index"`
+	// GID is as the kernel prints it (eight groups of four hex digits).
+	GID string `json:"gid"`
+	// Type is "RoCE v2" or "IB/RoCE v1".
+	Type string `json:"type,omitempty"`
 }

@@ -129,8 +129,14 @@ func Truncate(s string, max int) string {
 	return strings.TrimRight(s[:cut], " ,;:") + mark
 }
 
-// judgedChecks counts the passing and informational findings, as the summary line does.
-func (r *Report) judgedChecks() int { return r.Summary.Counts["ok"] + r.Summary.Counts["info"] }
+// judgedChecks counts the checks that passed (a report built by an older version, without
+// check counts, counts its passing and informational findings).
+func (r *Report) judgedChecks() int {
+	if c := r.Summary.Checks; c != nil {
+		return c.Passed
+	}
+	return r.Summary.Counts["ok"] + r.Summary.Counts["info"]
+}
 
 // statusText says in at most max bytes why the verdict is what it is, for one-line formats.
 func (r *Report) statusText(max int) string {

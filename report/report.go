@@ -2,15 +2,18 @@ package report
 
 import (
 	"fmt"
+	"hash/fnv"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
 
 // SchemaVersion is the version of the JSON document. Bump the major number when a field is
 // removed or changes meaning; adding optional fields bumps the minor number.
-const SchemaVersion = "1.2"
+const SchemaVersion = "1.3"
 
 // Report is the whole result of one run.
 type Report struct {
@@ -27,6 +30,8 @@ type Report struct {
 type Tool struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
+	// Commit is the VCS revision the binary was built from (schema 1.3); omitted when unknown.
+	Commit string `json:"commit,omitempty"`
 	// Started is the time the run began; zero (and omitted) in golden outputs.
 	Started *time.Time `json:"started,omitempty"`
 	// Options are the verdict-changing flags that were set, as "name=value".
@@ -60,6 +65,8 @@ type Summary struct {
 	Devices    int            `json:"devices"`
 	Counts     map[string]int `json:"counts"`
 	RootCauses []string       `json:"root_causes"`
+	// Checks counts checks by outcome, where Counts counts findings (schema 1.3).
+	Checks *CheckCounts `json:"checks,omitempty"`
 	// NotRun lists the selected checks that did not run and why (--no-probe, probes on a
 	// snapshot); checks left out by --only/--skip are counted in NotSelected.
 	NotRun      []NotRun `json:"not_run,omitempty"`
@@ -68,6 +75,71 @@ type Summary struct {
 	Strict bool `json:"strict,omitempty"`
 	// Line is the one-line summary shown under the table.
 	Line string `json:"line"`
+}
+
+// CheckCounts counts each check that ran once, under its outcome: the gravest problem among its
+// findings (critical, warning, unknown), else skipped when any of its findings could not be
+// judged, else passed (every finding ok or info). A check reports one finding per subject, so
+// counting findings would count a host's devices, ports and modules instead.
+type CheckCounts struct {
+	Run      int `json:"run"`
+	Passed   int `json:"passed"`
+	Skipped  int `json:"skipped"`
+	Unknown  int `json:"unknown"`
+	Warning  int `json:"warning"`
+	Critical int `json:"critical"`
+	// NotRun is the number of selected checks a limit kept from running (Summary.NotRun).
+	NotRun int `json:"not_run"`
+}
+
+// checkOutcomes gives each check that ran, in order of first finding, its outcome: Critical,
+// Warning, Unknown, Skipped, or OK for passed.
+func checkOutcomes(fs []Finding) ([]string, map[string]Severity) {
+	worst := map[string]Severity{}
+	skipped := map[string]bool{}
+	var order []string
+	for _, f := range fs {
+		w, seen := worst[f.CheckID]
+		if !seen {
+			order = append(order, f.CheckID)
+		}
+		if !seen || f.Severity > w {
+			worst[f.CheckID] = f.Severity
+		}
+		if f.Severity == Skipped {
+			skipped[f.CheckID] = true
+		}
+	}
+	for id, w := range worst {
+		switch {
+		case w.Problem():
+		case skipped[id]:
+			worst[id] = Skipped
+		default:
+			worst[id] = OK
+		}
+	}
+	return order, worst
+}
+
+func countChecks(fs []Finding, notRun int) *CheckCounts {
+	order, outcome := checkOutcomes(fs)
+	c := &CheckCounts{Run: len(order), NotRun: notRun}
+	for _, id := range order {
+		switch outcome[id] {
+		case Critical:
+			c.Critical++
+		case Warning:
+			c.Warning++
+		case Unknown:
+			c.Unknown++
+		case Skipped:
+			c.Skipped++
+		default:
+			c.Passed++
+		}
+	}
+	return c
 }
 
 // NotRun is a check that was not run because of a limit, with how to lift it.
@@ -158,16 +230,63 @@ func sortFindings(fs []Finding) {
 		}
 		return a.Summary < b.Summary
 	})
-	// Two findings of one check on one subject get distinct refs so that links stay unambiguous.
-	seen := map[string]int{}
+	disambiguate(fs)
+}
+
+// disambiguate gives findings that share a ref distinct ones derived from their content, never
+// from their order, so that a ref names the same finding in every run that produces it. Checks
+// set Key so that this is rare (two processes of one command with the same problem on one
+// port); the suffix is then a hash of the summary with its numbers masked, so that values that
+// change across restarts (PIDs, counts, sizes) do not change it, and only findings that differ
+// in nothing but such values fall back to a hash of their full content.
+func disambiguate(fs []Finding) {
+	byRef := map[string][]int{}
 	for i := range fs {
-		n := seen[fs[i].Ref]
-		seen[fs[i].Ref] = n + 1
-		if n > 0 {
-			fs[i].Ref = fmt.Sprintf("%s#%d", fs[i].Ref, n+1)
+		byRef[fs[i].Ref] = append(byRef[fs[i].Ref], i)
+	}
+	for ref, idx := range byRef {
+		if len(idx) < 2 {
+			continue
+		}
+		masked := map[string]int{}
+		for _, i := range idx {
+			masked[contentHash(fs[i], true)]++
+		}
+		seen := map[string]int{}
+		for _, i := range idx {
+			h := contentHash(fs[i], true)
+			if masked[h] > 1 {
+				h = contentHash(fs[i], false)
+			}
+			n := seen[h]
+			seen[h] = n + 1
+			fs[i].Ref = ref + "~" + h
+			if n > 0 {
+				// Identical findings: nothing in them tells them apart.
+				fs[i].Ref += fmt.Sprintf("-%d", n+1)
+			}
 		}
 	}
 }
+
+// contentHash is a short hash of what a finding says; mask replaces every run of digits so that
+// PIDs, counts and sizes do not change it.
+func contentHash(f Finding, mask bool) string {
+	h := fnv.New32a()
+	text := f.Severity.String() + "\x00" + f.Fault + "\x00" + f.Summary
+	if !mask {
+		text = f.Subject.Name + "\x00" + text
+		for _, e := range f.Evidence {
+			text += "\x00" + e.Name + "=" + e.Observed
+		}
+	} else {
+		text = digitRuns.ReplaceAllString(text, "N")
+	}
+	h.Write([]byte(text))
+	return fmt.Sprintf("%08x", h.Sum32())
+}
+
+var digitRuns = regexp.MustCompile(`[0-9]+`)
 
 func keepKnownLinks(fs []Finding) {
 	refs := map[string]bool{}
@@ -219,11 +338,78 @@ func link(fs []Finding, faults *FaultTable) {
 			if c.Fault == e.Fault && c.CheckID == e.CheckID {
 				continue
 			}
-			if faults.explains(c.Fault, e) && !slices.Contains(e.ExplainedBy, c.Ref) {
+			ev, ok := logLink(c, e)
+			if !ok {
+				continue
+			}
+			if faults.canExplain(c, e) && !slices.Contains(e.ExplainedBy, c.Ref) {
 				e.ExplainedBy = append(e.ExplainedBy, c.Ref)
+				if ev != nil {
+					e.Evidence = append(e.Evidence, *ev)
+				}
 			}
 		}
 	}
+}
+
+// LogLinkWindow is how far apart a cause drawn from the kernel log and a consequence drawn from
+// it too may have been logged and still be linked. A fault's consequences follow it within its
+// own recovery: the slowest steps of the mlx5 flow are a command timeout (60 s) and waiting for
+// the firmware after a reset (120 s; drivers/net/ethernet/mellanox/mlx5/core/lib/tout.c), and
+// the lines of one health event come at most five minutes apart. Ten minutes is twice that:
+// what the device logs while it is still failing or recovering is linked, a CQ overrun an hour
+// after a page-allocation failure is not, since the device has run in between.
+const LogLinkWindow = 10 * time.Minute
+
+// logLink decides whether c, when drawn from the kernel log, may explain e: only on the same
+// device (lines that name no RDMA device, such as a module's load failure or a page-allocation
+// failure, explain only host-wide findings, never one device's), and, when e is drawn from the
+// log too, only within LogLinkWindow. A present state (a port down now) may have lasted since the
+// cause, whenever that was, so only the device is required of it. ev is the evidence the link
+// adds to e; nil when c is not from the kernel log (no condition applies).
+func logLink(c, e *Finding) (ev *Evidence, ok bool) {
+	if c.LogSpan == nil {
+		return nil, true
+	}
+	if c.Subject.Device != e.Subject.Device {
+		return nil, false
+	}
+	where := "on " + c.Subject.Device
+	if c.Subject.Device == "" {
+		where = "for no RDMA device in particular"
+	}
+	rule := fmt.Sprintf("same device; kernel log lines within %s of each other", LogLinkWindow)
+	if e.LogSpan == nil {
+		if c.Subject.Device == "" {
+			return nil, true // host-wide cause and state: nothing to state beyond the fault table
+		}
+		return &Evidence{Name: "cause in the kernel log", Source: "link rule: " + rule,
+			Observed: fmt.Sprintf("%s, logged %s %s after boot; the state judged here may have lasted since",
+				c.Ref, where, seconds(c.LogSpan.First))}, true
+	}
+	gap := spanGap(c.LogSpan, e.LogSpan)
+	if gap > LogLinkWindow {
+		return nil, false
+	}
+	return &Evidence{Name: "cause in the kernel log", Source: "link rule: " + rule,
+		Observed: fmt.Sprintf("%s, logged %s %s after boot, %s from this finding's lines", c.Ref, where,
+			seconds(c.LogSpan.First), gap.Round(time.Millisecond))}, true
+}
+
+// spanGap is the time between two spans of log lines, 0 when they overlap.
+func spanGap(a, b *LogSpan) time.Duration {
+	switch {
+	case b.First > a.Last:
+		return b.First - a.Last
+	case a.First > b.Last:
+		return a.First - b.Last
+	}
+	return 0
+}
+
+// seconds formats a time since boot as dmesg does.
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', 6, 64) + "s"
 }
 
 func summarize(fs []Finding, devices int, o BuildOptions) Summary {
@@ -260,49 +446,103 @@ func summarize(fs []Finding, devices int, o BuildOptions) Summary {
 	default:
 		s.Verdict, s.ExitCode = "healthy", ExitHealthy
 	}
+	s.Checks = countChecks(fs, len(o.NotRun))
 	s.Line = summaryLine(s, fs)
 	return s
 }
 
 func summaryLine(s Summary, fs []Finding) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d RDMA device(s), verdict %s", s.Devices, strings.ToUpper(s.Verdict))
+	fmt.Fprintf(&b, "%s, verdict %s", plural(s.Devices, "RDMA device"), strings.ToUpper(s.Verdict))
 	judged := len(fs) - s.Counts["skipped"]
-	notRun := ""
-	if n := len(s.NotRun); n > 0 {
-		notRun = fmt.Sprintf("; %d check(s) not run (%s)", n, s.NotRun[0].Limit.Kind)
-	}
-	if s.Verdict == "healthy" {
-		fmt.Fprintf(&b, ": %d checks passed", s.Counts["ok"]+s.Counts["info"])
-		if n := s.Counts["skipped"]; n > 0 {
-			fmt.Fprintf(&b, ", %d skipped", n)
-		}
-		return b.String() + notRun
-	}
-	if judged == 0 && s.Verdict == "unknown" {
-		fmt.Fprintf(&b, ": nothing was judged (%d finding(s) skipped)", s.Counts["skipped"])
-		return b.String() + notRun
-	}
-	if s.Verdict == "interrupted" {
+	switch {
+	case s.Verdict == "interrupted":
 		b.WriteString(": the run was stopped before every check finished; the findings below are partial")
+	case judged == 0 && s.Verdict == "unknown":
+		b.WriteString(": nothing was judged")
 	}
-	fmt.Fprintf(&b, " (%d critical, %d warning, %d unknown)", s.Counts["critical"], s.Counts["warning"], s.Counts["unknown"])
+	c := s.Checks
+	fmt.Fprintf(&b, ": %s run: %d passed", plural(c.Run, "check"), c.Passed)
+	for _, n := range []struct {
+		n    int
+		what string
+	}{{c.Critical, "critical"}, {c.Warning, "warning"}, {c.Unknown, "unknown"}, {c.Skipped, "skipped"}} {
+		if n.n > 0 {
+			fmt.Fprintf(&b, ", %d %s", n.n, n.what)
+		}
+	}
+	// Say how many of the skipped checks a limit held back (no root, a source without the kernel
+	// log): the others were not applicable, which nothing can lift.
+	var kinds, limited []string
+	for _, f := range fs {
+		if f.Severity != Skipped || f.Limit == nil {
+			continue
+		}
+		if !slices.Contains(kinds, limitWords(f.Limit.Kind)) {
+			kinds = append(kinds, limitWords(f.Limit.Kind))
+		}
+		if !slices.Contains(limited, f.CheckID) {
+			limited = append(limited, f.CheckID)
+		}
+	}
+	if c.Skipped > 0 && len(kinds) > 0 {
+		_, outcome := checkOutcomes(fs)
+		n := 0
+		for _, id := range limited {
+			if outcome[id] == Skipped {
+				n++
+			}
+		}
+		if n > 0 {
+			fmt.Fprintf(&b, " (%d by a limit: %s)", n, strings.Join(kinds, ", "))
+		}
+	}
+	if c.NotRun > 0 {
+		kinds = kinds[:0]
+		for _, n := range s.NotRun {
+			if !slices.Contains(kinds, limitWords(n.Limit.Kind)) {
+				kinds = append(kinds, limitWords(n.Limit.Kind))
+			}
+		}
+		fmt.Fprintf(&b, "; %d not run (limit: %s)", c.NotRun, strings.Join(kinds, ", "))
+	}
 	// The worst root cause is what an operator should read first.
-	if worst := worstRoot(fs); worst != nil {
-		fmt.Fprintf(&b, "; root cause: [%s] %s", worst.Subject, worst.Summary)
+	if worst := worstRoot(fs); worst != nil && s.Verdict != "healthy" {
+		fmt.Fprintf(&b, "; root cause: %s", withSubject(worst))
 		consequences := 0
 		for _, f := range fs {
-			for _, c := range f.ExplainedBy {
-				if c == worst.Ref {
-					consequences++
-				}
+			if slices.Contains(f.ExplainedBy, worst.Ref) {
+				consequences++
 			}
 		}
 		if consequences > 0 {
-			fmt.Fprintf(&b, " (explains %d other finding(s))", consequences)
+			fmt.Fprintf(&b, " (explains %s)", plural(consequences, "other finding"))
 		}
 	}
 	return b.String()
+}
+
+// limitWords says what a limit kind means, for the summary line.
+func limitWords(kind string) string {
+	switch kind {
+	case LimitPrivilege:
+		return "not root"
+	case LimitSource:
+		return "not in the source"
+	case LimitSelection:
+		return "left out by an option"
+	case LimitLiveOnly:
+		return "live host only"
+	}
+	return kind
+}
+
+// plural writes "1 check", "2 checks".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // naturalLess orders "mlx5_2" before "mlx5_10" and "1" before "10".

@@ -3,8 +3,11 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestDefaultFaultsParse(t *testing.T) {
@@ -187,8 +190,10 @@ func TestRenderers(t *testing.T) {
 	if strings.Contains(tb.String(), "\x1b[") {
 		t.Error("colour without Color")
 	}
+	// The summary line is wrapped with a hanging indent of two spaces.
+	unwrapped := strings.ReplaceAll(tb.String(), "\n  ", " ")
 	for _, want := range []string{"driver.modules", "(consequence)", "cause:    driver.modules@ib_core", r.Summary.Line} {
-		if !strings.Contains(tb.String(), want) {
+		if !strings.Contains(unwrapped, want) {
 			t.Errorf("table lacks %q:\n%s", want, tb.String())
 		}
 	}
@@ -308,5 +313,115 @@ func TestRenderProblemsOnly(t *testing.T) {
 	got = render(fs[:1])
 	if strings.Contains(got, "LAYER") || !strings.Contains(got, "no warning, critical or unknown finding; 1 passing") {
 		t.Errorf("clean host with --problems:\n%s", got)
+	}
+}
+
+// A finding's own Explains narrows its row's: a missing connection manager belongs to the
+// driver-module row but explains nothing, so the absent uverbs device is not laid at its door.
+func TestFindingExplainsNarrowsItsRow(t *testing.T) {
+	cm := f("driver.modules", Warning, "driver-module", "rdma_ucm", "")
+	cm.Explains = []string{}
+	core := f("driver.modules", Critical, "driver-module", "ib_uverbs", "")
+	r := Build([]Finding{cm, core, f("driver.userverbs", Critical, "user-verbs", "rxe0", "rxe0")}, DefaultFaults(), Tool{}, HostInfo{})
+	for _, x := range r.Findings {
+		if x.CheckID == "driver.userverbs" && strings.Join(x.ExplainedBy, ",") != "driver.modules@ib_uverbs" {
+			t.Errorf("explained by %v, want only driver.modules@ib_uverbs", x.ExplainedBy)
+		}
+	}
+}
+
+// TestRefsFromContent: findings that share a ref get suffixes derived from what they say, the
+// same whatever order the checks returned them in, and not changed by PIDs or sizes.
+func TestRefsFromContent(t *testing.T) {
+	mk := func(pid, sev string) Finding {
+		x := f("qp.state", Warning, "qp-context", "mlx5_0/1 pid "+pid+" (trainer) ERR", "mlx5_0")
+		x.Key = "mlx5_0/1/qp:trainer/ERR"
+		x.Summary = "mlx5_0/1: 3 QP(s) of pid " + pid + " (trainer) in " + sev
+		return x
+	}
+	refs := func(fs ...Finding) []string {
+		r := Build(fs, DefaultFaults(), Tool{}, HostInfo{})
+		var out []string
+		for _, x := range r.Findings {
+			out = append(out, x.Ref)
+		}
+		sort.Strings(out) // the table's order follows subject names, which hold the PIDs
+		return out
+	}
+	a := refs(mk("100", "ERR"), mk("200", "SQE"))
+	b := refs(mk("300", "SQE"), mk("400", "ERR"))
+	if a[0] == a[1] {
+		t.Fatalf("colliding refs not told apart: %v", a)
+	}
+	if strings.Join(a, " ") != strings.Join(b, " ") {
+		t.Errorf("refs depend on order or PIDs: %v then %v", a, b)
+	}
+	for _, r := range a {
+		if strings.Contains(r, "#") || strings.Contains(r, "pid") || !strings.HasPrefix(r, "qp.state@mlx5_0/1/qp:trainer/ERR~") {
+			t.Errorf("ref %q", r)
+		}
+	}
+	// Findings that differ only in numbers are still told apart, by their full content.
+	c := refs(mk("100", "ERR"), mk("200", "ERR"))
+	if c[0] == c[1] {
+		t.Errorf("findings differing only in PID share ref %q", c[0])
+	}
+	if one := refs(mk("100", "ERR")); one[0] != "qp.state@mlx5_0/1/qp:trainer/ERR" {
+		t.Errorf("a single finding's ref is %q, want its key", one[0])
+	}
+}
+
+// A cause drawn from the kernel log links to a consequence only on the same device and, when
+// the consequence is log lines too, only within LogLinkWindow; a present state on the device is
+// linked whatever the time.
+func TestKernelLogLinkWindowAndDevice(t *testing.T) {
+	at := func(x Finding, secs ...float64) Finding {
+		x.LogSpan = &LogSpan{First: time.Duration(secs[0] * float64(time.Second)), Last: time.Duration(secs[len(secs)-1] * float64(time.Second))}
+		return x
+	}
+	health := at(f("driver.kernel_log", Critical, "firmware-health", "mlx5_0", "mlx5_0"), 6000, 6121)
+	hostWide := at(f("driver.kernel_log", Warning, "dma-engine", "kernel log", ""), 3.2)
+	for _, tc := range []struct {
+		name   string
+		cause  Finding
+		effect Finding
+		linked bool
+	}{
+		{"same device, within the window", health, at(f("cq.errors", Critical, "cq-eq", "mlx5_0", "mlx5_0"), 6300), true},
+		{"same device, before the cause but within the window", health, at(f("cq.errors", Critical, "cq-eq", "mlx5_0", "mlx5_0"), 5500), true},
+		{"same device, outside the window", health, at(f("cq.errors", Critical, "cq-eq", "mlx5_0", "mlx5_0"), 6121+601), false},
+		{"same device, long before", health, at(f("cq.errors", Critical, "cq-eq", "mlx5_0", "mlx5_0"), 600), false},
+		{"other device, same time", health, at(f("cq.errors", Critical, "cq-eq", "mlx5_1", "mlx5_1"), 6010), false},
+		{"present state on the device", health, f("port.state", Critical, "port-link", "mlx5_0/1", "mlx5_0"), true},
+		{"present state on another device", health, f("port.state", Critical, "port-link", "mlx5_1/1", "mlx5_1"), false},
+		{"no device named: not a device's cause", hostWide, f("driver.interrupts", Critical, "cq-eq", "mlx5_1", "mlx5_1"), false},
+		{"no device named: a host-wide consequence", hostWide, at(f("cq.errors", Critical, "cq-eq", "kernel log", ""), 10), true},
+		{"not from the log: category and device as before", f("pcie.aer", Critical, "pcie-interface", "0000:3b:00.0", ""),
+			at(f("cq.errors", Critical, "cq-eq", "mlx5_1", "mlx5_1"), 9000), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Build([]Finding{tc.cause, tc.effect}, DefaultFaults(), Tool{}, HostInfo{})
+			var cause, effect Finding
+			for _, x := range r.Findings {
+				if x.CheckID == tc.cause.CheckID {
+					cause = x
+				} else {
+					effect = x
+				}
+			}
+			linked := slices.Contains(effect.ExplainedBy, cause.Ref)
+			if linked != tc.linked {
+				t.Fatalf("linked = %v, want %v (%v)", linked, tc.linked, effect.ExplainedBy)
+			}
+			stated := false
+			for _, e := range effect.Evidence {
+				if e.Name == "cause in the kernel log" && strings.Contains(e.Source, LogLinkWindow.String()) && strings.Contains(e.Observed, cause.Ref) {
+					stated = true
+				}
+			}
+			if want := linked && tc.cause.LogSpan != nil; stated != want {
+				t.Errorf("link evidence stated = %v, want %v: %+v", stated, want, effect.Evidence)
+			}
+		})
 	}
 }

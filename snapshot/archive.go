@@ -9,8 +9,9 @@
 //	devlink/       devlink generic netlink replies, keyed the same way (see internal/devlink)
 //	root/          the allow-listed files, laid out as on the machine, symlinks kept
 //
-// On disk and in the repository a snapshot is a gzip-compressed tar archive, because sysfs paths
-// contain ':' (PCI addresses), which Go module zips reject.
+// On disk a snapshot is a gzip-compressed tar archive, because sysfs paths contain ':' (PCI
+// addresses), which Go module zips reject; the repository's fixtures are the same trees as text
+// archives (txtar.go), so that a change to one is reviewed as a diff.
 package snapshot
 
 import (

@@ -13,7 +13,7 @@ import (
 // reporters are fixed by drivers/net/netdevsim/{dev,health}.c. Unlike the dltest round trips,
 // this catches a decoder that agrees with its own encoder but not with the kernel.
 func TestDevlinkNetdevsimFixture(t *testing.T) {
-	h, cleanup, err := snapshot.Open("../fixtures/sysfs/devlink-netdevsim/snapshot.tar.gz")
+	h, cleanup, err := snapshot.Open("../fixtures/sysfs/devlink-netdevsim/snapshot.txtar")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -229,7 +229,9 @@ func runDepth(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 			}
 		}
 		for _, g := range r.Under {
-			out = append(out, underFinding(env, d.Dev.Name, g, owners.Name(g.PID, g.Kern), src))
+			f := underFinding(env, d.Dev.Name, g, owners.Name(g.PID, g.Kern), src)
+			f.Key = d.Dev.Name + "/cq:" + owners.Key(g.PID, g.Kern) + "/" + depthBasis(g)
+			out = append(out, f)
 		}
 		depths := fmt.Sprintf("%d..%d", r.MinCQE, r.MaxCQE)
 		if r.Total == 0 {
@@ -279,6 +281,19 @@ func declaredSummary(flag int64, prof *Profile) string {
 		s += fmt.Sprintf("--wr-profile with %d application(s)", len(prof.Applications))
 	}
 	return s
+}
+
+// depthBasis names what a too-small CQ was judged against, to tell apart the findings of one
+// owner's CQs in refs without their sizes: the declared concurrency, the QPs' exact capacity, or
+// only the WQE-block upper bound of mlx5 send queues (info).
+func depthBasis(g *DepthGroup) string {
+	switch {
+	case g.Concurrency.Derived == "":
+		return "declared"
+	case g.Severity == report.Info:
+		return "capacity-upper-bound"
+	}
+	return "capacity"
 }
 
 func underFinding(env *checks.Env, dev string, g *DepthGroup, owner, src string) report.Finding {

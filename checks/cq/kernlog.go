@@ -148,15 +148,16 @@ func kernelLogFindings(env *checks.Env) []report.Finding {
 				Evidence: []report.Evidence{report.EvExp("CQ/EQ error records", "0", "0", klog.Cite)}})
 			continue
 		}
-		out = append(out, eventFinding(subj, d.Name, evs, klog.Cite))
+		out = append(out, eventFinding(subj, d.Name, evs, klog))
 	}
 	if len(unattributed) > 0 {
-		out = append(out, eventFinding(checks.KernelLogSubject, "an unidentified device", unattributed, klog.Cite))
+		out = append(out, eventFinding(checks.KernelLogSubject, "an unidentified device", unattributed, klog))
 	}
 	return out
 }
 
-func eventFinding(subj report.Subject, dev string, evs []Event, cite string) report.Finding {
+func eventFinding(subj report.Subject, dev string, evs []Event, klog *kmsg.Log) report.Finding {
+	cite := klog.Cite
 	sev := report.Warning
 	counts := map[string]int{}
 	var order []string
@@ -182,9 +183,10 @@ func eventFinding(subj report.Subject, dev string, evs []Event, cite string) rep
 			f.Evidence = append(f.Evidence, report.Ev("more", fmt.Sprintf("%d more record(s)", len(evs)-maxShown), cite))
 			break
 		}
-		obs := fmt.Sprintf("[%s] %s", e.Rec.Timestamp(), e.Rec.Text)
+		obs := klog.Quote(e.Rec)
 		f.Evidence = append(f.Evidence, report.Ev(e.Kind, obs, cite))
 	}
+	f.LogSpan = &report.LogSpan{First: evs[0].Rec.Since(), Last: evs[len(evs)-1].Rec.Since()}
 	f.Remediation = "A CQ overrun means an application (or kernel consumer) let more completions pile up than its CQ holds: " +
 		"the CQ and the QPs completing into it are dead until recreated. Size CQs to at least the outstanding work " +
 		"requests with headroom (see cq.depth with --wr-concurrency), poll faster, or signal fewer sends. Access " +

@@ -106,7 +106,7 @@ func runVectors(ctx context.Context, env *checks.Env) ([]report.Finding, error) 
 				// The driver layer sees the same fault from /proc/interrupts; when it ran and found it,
 				// this is its consequence rather than a second root cause (the report keeps the link
 				// only if that finding exists).
-				f.ExplainedBy = append(f.ExplainedBy, "driver.interrupts@"+d.Name)
+				f.ExplainedBy = append(f.ExplainedBy, report.RefOf("driver.interrupts", d.Name))
 			} else {
 				notes = append(notes, fmt.Sprintf("%d completion vector(s)", v.NumCompVectors))
 			}

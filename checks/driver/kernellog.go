@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/rdmadiag/rdmadiag/checks"
@@ -36,9 +37,98 @@ type signature struct {
 	// detail, when set, extracts from a match what splits one signature into separate findings
 	// (the command and status of a failed firmware command).
 	detail func(m []string) string
+	// netdev, when set, is the submatch naming the interface the line is about, which ties it
+	// to an RDMA device through the port's netdevs when the line has no PCI address.
+	netdev int
+	// rdmaOnly drops a match that cannot be tied to an RDMA device: the message is generic
+	// (the transmit watchdog) and only matters on an RDMA netdev.
+	rdmaOnly bool
+	// family groups the lines of several signatures that one event prints (a firmware that
+	// never initialised, then the failed load, then the failed probe) into one finding, led by
+	// the gravest of them.
+	family string
+	// laterRegistered is the severity when the device the line is about is registered now: a
+	// probe or firmware start-up that failed and then succeeded is history.
+	laterRegistered report.Severity
 }
 
 var signatures = []signature{
+	// print_health_info() in health.c dumps the firmware health buffer after the poll finds a
+	// fault: assert_var[N], assert_exit_ptr, assert_callra, fw_ver, time, hw_id, rfr, severity,
+	// irisc_index, ext_synd and raw fw_ver, one line each (the "synd" line is
+	// mlx5-health-syndrome). The dump is part of the health event it follows, never a fault by
+	// itself; anchored on the mlx5_core prefix because "fw_ver" and "time" are common words.
+	{id: "mlx5-health-dump", re: regexp.MustCompile(`(?:^mlx5_core [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]: (?:print_health_info:\d+:\(pid \d+\): )?|^mlx5_core: INFO: )(assert_var\[\d+\] 0x|assert_exit_ptr 0x|assert_callra 0x|fw_ver \d+\.\d+\.\d+$|time \d+$|hw_id 0x|rfr \d+$|crr \d+$|severity \d+ \(|irisc_index \d+$|ext_synd 0x|raw fw_ver 0x)`),
+		fault: "firmware-health", sev: report.Info, what: "firmware health buffer dump"},
+	// hsynd_str() in health.c: MLX5_INITIAL_SEG_HEALTH_SYNDROME_HW_UNRECOVERABLE_ERR, printed in
+	// the "synd 0x8: unrecoverable hardware error" and "Health issue observed, unrecoverable
+	// hardware error" lines; NVIDIA NVSentinel (NIC Health Monitor: Syslog Detection, §5.1,
+	// unrecoverable_err) treats it as fatal.
+	{id: "mlx5-hw-unrecoverable", re: regexp.MustCompile(`unrecoverable hardware error`), fault: "firmware-health", sev: report.Critical,
+		what: "the firmware reported an unrecoverable hardware error",
+		fix:  "The adapter hardware failed: power-cycle the host (a cold reset); if the syndrome comes back, replace the card."},
+	// wait_fw_init() in drivers/net/ethernet/mellanox/mlx5/core/main.c: "Firmware over %d MS in
+	// pre-initializing state, aborting" ends the probe (the load then fails with -EBUSY);
+	// "Waiting for FW initialization, timeout abort in %ds (0x%x)" is printed while it waits.
+	{id: "mlx5-fw-preinit", family: "probe", re: regexp.MustCompile(`Firmware over (\d+) MS in pre-initializing state`), fault: "firmware-health", sev: report.Critical,
+		laterRegistered: report.Info,
+		what:            "the firmware never left pre-initialisation and the driver gave up on the device",
+		fix:             "The firmware did not boot: power-cycle the host; if it stays stuck, reflash the firmware (flint/mstflint burn, or mlxfwreset) or replace the card."},
+	{id: "mlx5-fw-preinit-wait", family: "probe", re: regexp.MustCompile(`Waiting for FW initialization, timeout abort in \d+s`), fault: "firmware-health", sev: report.Info,
+		what: "the driver waited for the firmware to initialise"},
+	// dev_watchdog() in net/sched/sch_generic.c: "NETDEV WATCHDOG: %s (%s): transmit queue %u
+	// timed out %u ms" (before Linux 6.9, through WARN_ONCE) and netdev_crit "NETDEV WATCHDOG:
+	// CPU: %d: transmit queue %u timed out %u ms" (since); mlx5e answers with "TX timeout
+	// detected" (en_main.c mlx5e_tx_timeout), "TX timeout on queue: %d, SQ: 0x%x, CQ: 0x%x, SQ
+	// Cons: 0x%x SQ Prod: 0x%x, usecs since last trans: %u" (en/reporter_tx.c
+	// mlx5e_reporter_tx_timeout) and the EQ it polls, "EQ 0x%x: Cons = 0x%x, irqn = 0x%x" and
+	// "Recovered %d eqes on EQ 0x%x" (en/health.c mlx5e_health_channel_eq_recover). One family:
+	// a stalled send queue and the driver's recovery. Only RDMA netdevs count.
+	{id: "tx-timeout", family: "tx-timeout", re: regexp.MustCompile(`NETDEV WATCHDOG: (?:(\S+) \([^)]*\)|CPU: \d+): transmit queue (\d+) timed out|(?:^|\s)([^\s:]+): (?:TX timeout detected|TX timeout on queue: \d+|EQ 0x[0-9a-f]+: Cons = 0x[0-9a-f]+, irqn|Recovered \d+ eqes on EQ)`),
+		netdev: 1, rdmaOnly: true, fault: "netdev-tx", sev: report.Warning,
+		what: "a transmit queue stopped completing (TX timeout)",
+		fix:  "A send queue stopped completing: when the driver logged its EQ state, completions were lost (missed interrupts: check IRQ affinity and driver.interrupts); repeated stalls need a firmware and driver update, and the health lines around them."},
+	// mlx5e_cq_error_event() in en_main.c: netdev_err(..., "%s: cqn=0x%.6x event=0x%.2x", __func__, ...):
+	// the firmware reported an error on one of the netdev's completion queues.
+	{id: "mlx5e-cq-error", re: regexp.MustCompile(`(?:^|\s)([^\s:]+): mlx5e_cq_error_event: cqn=(0x[0-9a-f]+) event=(0x[0-9a-f]+)`),
+		netdev: 1, fault: "cq-eq", sev: report.Warning, what: "a netdev completion queue reported an error event",
+		detail: func(m []string) string { return "event " + m[3] },
+		fix:    "The queue is reset by the driver; repeated events point at a firmware or driver bug: update both, and read the health lines around them."},
+	// nv_get_p2p_free_callback() in NVIDIA open-gpu-kernel-modules
+	// kernel-open/nvidia-peermem/nvidia-peermem.c: peer_err("detected invalid context, skipping
+	// further processing"): the GPU driver freed memory that an RDMA registration still maps
+	// (GPUd components/accelerator/nvidia/peermem matches it as a peer-memory fault).
+	{id: "peermem-invalid-context", re: regexp.MustCompile(`nvidia-peermem .*detected invalid context`), fault: "user-verbs", sev: report.Warning,
+		what: "nvidia-peermem found an invalid context while GPU memory registered for RDMA was freed",
+		fix:  "GPUDirect RDMA memory was freed under a live registration: update nvidia-peermem with the GPU driver (or move to the dma-buf path) and check the application deregisters GPU memory before freeing it."},
+	// irdma_process_aeq() in drivers/infiniband/hw/irdma/hw.c: ibdev_err "abnormal ae_id = 0x%x
+	// bool qp=%d qp_id = %d, ae_src=%d": an asynchronous error the hardware raised on a QP or CQ.
+	{id: "irdma-abnormal-ae", re: regexp.MustCompile(`abnormal ae_id = (0x[0-9a-f]+) bool qp=`), fault: "qp-context", sev: report.Warning,
+		what: "irdma: the hardware raised an abnormal asynchronous event", detail: func(m []string) string { return "ae_id " + m[1] },
+		fix: "The QP or CQ named went to error; ae_id names the cause (irdma's defs.h IRDMA_AE_*). Repeats point at the peer, the fabric or a firmware/driver mismatch."},
+	// __send_message_basic()/__wait_for_resp() in drivers/infiniband/hw/bnxt_re/qplib_rcfw.c:
+	// dev_err "cmdq[%#x]=%#x timedout (%d)msec" (older kernels prefix "QPLIB: "): the firmware
+	// did not answer an RDMA command.
+	{id: "bnxt-re-cmd-timeout", re: regexp.MustCompile(`cmdq\[0x[0-9a-f]+\]=0x[0-9a-f]+ timedout \(\d+\)\s?msec`), fault: "firmware-health", sev: report.Critical,
+		what: "bnxt_re: a firmware command timed out",
+		fix:  "The NIC firmware stopped answering RDMA commands: reload bnxt_re/bnxt_en or reboot; update the firmware (bnxtnvm / niccli) if it repeats."},
+	// efa_com_cmd_exec() in drivers/infiniband/hw/efa/efa_com.c: "Failed to process command %s
+	// (opcode %u) comp_status %d err %d" (newer: "... (opcode %u) err %d").
+	{id: "efa-cmd-failed", re: regexp.MustCompile(`Failed to process command (\S+) \(opcode \d+\)`), fault: "firmware-health", sev: report.Warning,
+		what: "efa: the device failed an admin command", detail: func(m []string) string { return m[1] },
+		fix: "An admin command the EFA device rejected or did not complete: err -110 is a timeout (the device stopped answering); check the instance's EFA health and update the efa driver."},
+	// v2_wait_mbox_complete() in drivers/infiniband/hw/hns/hns_roce_hw_v2.c: "failed to wait
+	// mbox status 0x%x": the RoCE engine did not complete a mailbox command.
+	{id: "hns-mbox-timeout", re: regexp.MustCompile(`failed to wait mbox status 0x[0-9a-f]+`), fault: "firmware-health", sev: report.Critical,
+		what: "hns_roce: a mailbox command to the RoCE engine timed out",
+		fix:  "The RoCE engine stopped answering: reset the device (reload hns_roce_hw_v2 / hns3 or reboot) and update the firmware if it repeats."},
+	// port_module() in drivers/net/ethernet/mellanox/mlx5/core/events.c: mlx5_pme_error
+	// "High Temperature": the module (transceiver) overheated; GPUd and NVSentinel match it
+	// (leptonai/gpud components/accelerator/nvidia/infiniband/kmsg_matcher.go,
+	// regexPortModuleHighTemperature).
+	{id: "module-high-temperature", re: regexp.MustCompile(`Port module event\[error\]: module (\d+), [^,]+, High Temperature`), fault: "port-link", sev: report.Warning,
+		what: "a cable module overheated", detail: func(m []string) string { return "module " + m[1] },
+		fix: "Check the airflow at the module cage and that the module is rated for this port's power class; replace the module if it keeps overheating."},
 	{id: "mlx5-fatal", re: regexp.MustCompile(`Fatal error (\d+) detected`), fault: "firmware-health", sev: report.Critical,
 		what: "firmware fatal error", detail: func(m []string) string { return "sensor " + m[1] + " " + fatalSensor(m[1]) },
 		fix: "The device stopped working; read `devlink health show` and the health dump below it in the log. If recovery did not succeed, reload the driver or reboot; a repeat needs a firmware update or an RMA."},
@@ -57,7 +147,7 @@ var signatures = []signature{
 	{id: "mlx5-cmd-timeout", re: regexp.MustCompile(`No done completion|timeout\. Will cause a leak of a command resource|timed out while waiting for a slot|canceled on out of queue timeout|timeout while waiting for command semaphore|All CMD slots are stalled`),
 		fault: "firmware-health", sev: report.Critical, what: "firmware command timed out: the firmware stopped executing commands",
 		fix: "A hung firmware command interface needs a driver reload or a reboot; check the health lines and update the firmware if it repeats."},
-	{id: "mlx5-cmd-recovered", re: regexp.MustCompile(`recovered after timeout`), fault: "firmware-health", sev: report.Warning,
+	{id: "mlx5-cmd-recovered", re: regexp.MustCompile(`recovered after timeout|Command completion arrived after timeout`), fault: "firmware-health", sev: report.Warning,
 		what: "a firmware command completed only after a timeout (a missed interrupt)",
 		fix:  "Watch for a repeat; frequent ones point at interrupt delivery (MSI-X, IRQ affinity) or a slow firmware."},
 	// ACCESS_REG(0x805) failures come from register reads on restricted functions (DGX/GB200) by
@@ -107,8 +197,10 @@ var signatures = []signature{
 		fix: "In-box and OFED modules are mixed: reinstall one driver stack for this kernel, depmod -a, reload (or reboot)."},
 	// drivers/base/dd.c: "probe with driver %s failed with error %d" (older kernels: "%s: probe
 	// of %s failed with error %d"); mlx5 main.c probe_one: "mlx5_init_one failed with error code %d".
-	{id: "probe-failed", re: regexp.MustCompile(`probe with driver (\S+) failed with error (-?\d+)|probe of (\S+) failed with error (-?\d+)|mlx5_init_one failed with error code (-?\d+)|init_one failed`),
-		fault: "driver-module", sev: report.Critical, what: "driver probe failed: the function has no working driver",
+	// mlx5_load_one failures are printed by probe_one() / mlx5_init_one() in main.c.
+	{id: "probe-failed", family: "probe", re: regexp.MustCompile(`probe with driver (\S+) failed with error (-?\d+)|probe of (\S+) failed with error (-?\d+)|mlx5_(?:init|load)_one failed with error code (-?\d+)|init_one failed`),
+		laterRegistered: report.Info,
+		fault:           "driver-module", sev: report.Critical, what: "driver probe failed: the function has no working driver",
 		fix: "Read the lines before the failure for the cause (firmware command errors, timeouts); a firmware/driver mismatch needs the matching firmware."},
 	// mlx5 main.c mlx5_load(): "Failed to alloc IRQs", "Failed to create EQs"; pci_irq.c:
 	// "Failed to request irq. err = %d".
@@ -131,6 +223,19 @@ var signatures = []signature{
 		what: "a kernel consumer's work request completed in error", detail: func(m []string) string { return strings.TrimSpace(m[2]) }},
 }
 
+// matchLine yields the signatures a line matches, first match first; the caller takes the
+// first it keeps. Signatures are ordered most specific first.
+func matchLine(text string) func(yield func(*signature, []string) bool) {
+	return func(yield func(*signature, []string) bool) {
+		for si := range signatures {
+			s := &signatures[si]
+			if m := s.re.FindStringSubmatch(text); m != nil && !yield(s, m) {
+				return
+			}
+		}
+	}
+}
+
 // fatalSensor names enum mlx5_sensor (health.c).
 func fatalSensor(n string) string {
 	switch n {
@@ -148,11 +253,49 @@ func fatalSensor(n string) string {
 	return ""
 }
 
+// bdfInText finds a PCI address anywhere in a line: netdev_printk's "driver BDF netdev: "
+// prefix and "probe of BDF failed" name the function without dev_printk's "BDF: " form.
+var bdfInText = regexp.MustCompile(`\b[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\b`)
+
+// netdevDevice ties a line to the RDMA device whose port has the netdev the line names (the
+// submatch idx of m), or, failing that, keeps the PCI address it had.
+func netdevDevice(inv *inventory.Inventory, m []string, idx int, bdf string) (string, string) {
+	for _, name := range m[idx:] {
+		if name == "" {
+			continue
+		}
+		for _, d := range inv.Devices {
+			for _, p := range d.Ports {
+				if slices.Contains(p.Netdevs, name) {
+					if d.PCI != nil {
+						bdf = d.PCI.BDF
+					}
+					return d.Name, bdf
+				}
+			}
+		}
+	}
+	return "", bdf
+}
+
+// inInventory reports whether a device name or PCI function is one of this host's RDMA devices.
+func inInventory(inv *inventory.Inventory, dev, bdf string) bool {
+	for _, d := range inv.Devices {
+		if (dev != "" && d.Name == dev) || (bdf != "" && d.PCI != nil && d.PCI.BDF == bdf) {
+			return true
+		}
+	}
+	return false
+}
+
 // recordDevice ties a record to an RDMA device and PCI function: by the dictionary
 // (DEVICE=+pci:BDF, DEVICE=+infiniband:mlx5_0), by a "driver BDF: " prefix, or by an
 // "infiniband mlx5_0: " prefix.
 func recordDevice(r kmsg.Record, inv *inventory.Inventory) (dev, bdf string) {
 	bdf = r.BDF()
+	if bdf == "" {
+		bdf = bdfInText.FindString(r.Text)
+	}
 	if d, ok := strings.CutPrefix(r.Device, "+infiniband:"); ok {
 		dev = d
 	} else if rest, ok := strings.CutPrefix(r.Text, "infiniband "); ok {
@@ -171,11 +314,6 @@ func recordDevice(r kmsg.Record, inv *inventory.Inventory) (dev, bdf string) {
 	return dev, bdf
 }
 
-// logLine formats a record as dmesg shows it.
-func logLine(r kmsg.Record) string {
-	return "[" + r.Timestamp() + "] " + r.Text
-}
-
 type logGroup struct {
 	sig         *signature
 	detail      string
@@ -191,23 +329,24 @@ func runKernelLog(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 	if err != nil {
 		return []report.Finding{checks.KernelLogFinding(err, "RDMA fault signatures")}, nil
 	}
-	recs, skipped, cite := klog.Records, klog.Skipped, klog.Cite
+	recs, skipped := klog.Records, klog.Skipped
 	subj := checks.KernelLogSubject
 	inv := env.Inventory()
 	var matches []logMatch
 	var recovered []kmsg.Record
 	for i, r := range recs {
-		for si := range signatures {
-			s := &signatures[si]
-			m := s.re.FindStringSubmatch(r.Text)
-			if m == nil {
-				continue
-			}
+		for s, m := range matchLine(r.Text) {
 			if s.id == "mlx5-recovered" {
 				recovered = append(recovered, r)
 			}
 			lm := logMatch{idx: i, sig: s, sub: m}
 			lm.dev, lm.bdf = recordDevice(r, inv)
+			if lm.dev == "" && s.netdev > 0 {
+				lm.dev, lm.bdf = netdevDevice(inv, m, s.netdev, lm.bdf)
+			}
+			if s.rdmaOnly && !inInventory(inv, lm.dev, lm.bdf) {
+				break // a generic message about an interface that is not an RDMA port
+			}
 			matches = append(matches, lm)
 			break
 		}
@@ -215,12 +354,12 @@ func runKernelLog(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 	if len(matches) == 0 {
 		return []report.Finding{{Subject: subj, Severity: report.OK,
 			Summary:  fmt.Sprintf("kernel log: %d record(s) read, no RDMA fault signature", len(recs)),
-			Evidence: []report.Evidence{report.Ev("records", fmt.Sprint(len(recs)), cite), report.Ev("unparsed records", fmt.Sprint(skipped), cite)}}}, nil
+			Evidence: []report.Evidence{report.Ev("records", fmt.Sprint(len(recs)), klog.Cite), report.Ev("unparsed records", fmt.Sprint(skipped), klog.Cite)}}}, nil
 	}
 	events, merged := healthEvents(recs, matches)
 	var out []report.Finding
 	for _, ev := range events {
-		out = append(out, eventFinding(ev, cite))
+		out = append(out, eventFinding(ev, klog))
 	}
 	groups := map[string]*logGroup{}
 	var order []string
@@ -236,12 +375,27 @@ func runKernelLog(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 		if s.fault == "driver-module" && g.bdf == "" && g.dev == "" && (s.id == "module-unknown-symbol" || s.id == "module-symbol-version") {
 			g.module = lm.sub[1]
 		}
-		key := strings.Join([]string{s.id, g.detail, g.dev, g.bdf, g.module}, "|")
+		fam := s.id
+		if s.family != "" {
+			fam = s.family
+		}
+		key := strings.Join([]string{fam, g.detail, g.dev, g.bdf, g.module}, "|")
+		// A family's lines belong to one event; after a silence as long as a health event's,
+		// the same family starts a new one.
+		for n := 2; s.family != "" && groups[key] != nil; n++ {
+			prev := groups[key].recs[len(groups[key].recs)-1]
+			if r.Usec >= prev.Usec && r.Usec-prev.Usec <= healthEventGap {
+				break
+			}
+			key = strings.Join([]string{fam, g.detail, g.dev, g.bdf, g.module, fmt.Sprint(n)}, "|")
+		}
 		gp := groups[key]
 		if gp == nil {
 			gp = &g
 			groups[key] = gp
 			order = append(order, key)
+		} else if s.sev > gp.sig.sev {
+			gp.sig = s
 		}
 		gp.recs = append(gp.recs, r)
 		if s.id == "page-alloc" && rdmaFramesFollow(recs, lm.idx) {
@@ -249,7 +403,7 @@ func runKernelLog(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 		}
 	}
 	for _, key := range order {
-		out = append(out, groupFinding(groups[key], recovered, cite))
+		out = append(out, groupFinding(groups[key], recovered, klog, inv))
 	}
 	return out, nil
 }
@@ -268,6 +422,8 @@ type logMatch struct {
 // they make one finding; short names them in its summary.
 var healthFlow = map[string]string{
 	"mlx5-fatal":              "fatal error",
+	"mlx5-health-dump":        "health buffer dump",
+	"mlx5-hw-unrecoverable":   "unrecoverable hardware error",
 	"mlx5-health-compromised": "health poll missed (miss counter reached)",
 	"mlx5-health-syndrome":    "health syndrome",
 	"mlx5-cmd-timeout":        "command timeout",
@@ -343,7 +499,8 @@ const maxEventLines = 12
 // eventFinding turns one firmware-health event into one finding: the worst of its lines decides
 // the severity, except that a recovery that succeeded after the last critical line makes the
 // event history (a warning), as the kernel reset the device and it runs again.
-func eventFinding(ev *healthEvent, cite string) report.Finding {
+func eventFinding(ev *healthEvent, klog *kmsg.Log) report.Finding {
+	cite := klog.Cite
 	first, last := ev.recs[0], ev.recs[len(ev.recs)-1]
 	sev := report.Info
 	var outcome *logMatch
@@ -408,8 +565,10 @@ func eventFinding(ev *healthEvent, cite string) report.Finding {
 	} else {
 		f.Subject = report.Subject{Kind: "pci", Name: ev.bdf, PCI: ev.bdf}
 	}
-	f.Summary = fmt.Sprintf("%s: %s (%d log lines, %ss to %ss after boot): %s",
-		f.Subject.Name, headline, len(ev.recs), first.Timestamp(), last.Timestamp(), strings.Join(texts, "; "))
+	f.Key = f.Subject.Name + "/mlx5-health-event"
+	f.Summary = fmt.Sprintf("%s: %s (%d log lines %s): %s",
+		f.Subject.Name, headline, len(ev.recs), klog.Between(first, last), strings.Join(texts, "; "))
+	f.LogSpan = &report.LogSpan{First: first.Since(), Last: last.Since()}
 	var ids []string
 	seen := map[string]bool{}
 	for _, m := range ev.members {
@@ -425,10 +584,10 @@ func eventFinding(ev *healthEvent, cite string) report.Finding {
 	}
 	for i, r := range ev.recs {
 		if i == maxEventLines {
-			f.Evidence = append(f.Evidence, report.Ev("more", fmt.Sprintf("%d more line(s) up to %s", len(ev.recs)-i, logLine(last)), cite))
+			f.Evidence = append(f.Evidence, report.Ev("more", fmt.Sprintf("%d more line(s) up to %s", len(ev.recs)-i, klog.Quote(last)), cite))
 			break
 		}
-		f.Evidence = append(f.Evidence, report.Ev(fmt.Sprintf("log %d", i+1), logLine(r), cite))
+		f.Evidence = append(f.Evidence, report.Ev(fmt.Sprintf("log %d", i+1), klog.Quote(r), cite))
 	}
 	return f
 }
@@ -448,7 +607,8 @@ func rdmaFramesFollow(recs []kmsg.Record, i int) bool {
 	return false
 }
 
-func groupFinding(g *logGroup, recovered []kmsg.Record, cite string) report.Finding {
+func groupFinding(g *logGroup, recovered []kmsg.Record, klog *kmsg.Log, inv *inventory.Inventory) report.Finding {
+	cite := klog.Cite
 	s := g.sig
 	first, last := g.recs[0], g.recs[len(g.recs)-1]
 	f := report.Finding{Severity: s.sev, Fault: s.fault, Remediation: s.fix}
@@ -475,29 +635,79 @@ func groupFinding(g *logGroup, recovered []kmsg.Record, cite string) report.Find
 		for _, r := range recovered {
 			if r.Seq > last.Seq && (r.BDF() == g.bdf || g.bdf == "") {
 				f.Severity = report.Warning
-				what += fmt.Sprintf(", then health recovery succeeded at %ss", r.Timestamp())
+				what += ", then health recovery succeeded " + klog.At(r)
 				rr := r
 				g.recoveredAt = &rr
 				break
 			}
 		}
 	}
-	where := f.Subject.Name
-	if len(g.recs) == 1 {
-		f.Summary = fmt.Sprintf("%s: %s, once, %ss after boot", where, what, first.Timestamp())
-	} else {
-		f.Summary = fmt.Sprintf("%s: %s, %d times between %ss and %ss after boot", where, what, len(g.recs), first.Timestamp(), last.Timestamp())
+	// A probe or firmware start-up that failed before the device registered is history: the
+	// device works now, but whatever made it fail may come back at the next reset.
+	if s.laterRegistered != 0 && f.Severity > s.laterRegistered && g.bdf != "" && inInventory(inv, "", g.bdf) {
+		f.Severity = s.laterRegistered
+		what += "; the device registered afterwards and is present now"
 	}
+	// The message family, not the order of the groups, tells apart a subject's findings.
+	f.Key = f.Subject.Name + "/" + s.id
+	if d := slug(g.detail); d != "" && d != f.Subject.Name {
+		f.Key += "/" + d
+	}
+	where := f.Subject.Name
+	switch {
+	case len(g.recs) == 1:
+		f.Summary = fmt.Sprintf("%s: %s, once, %s", where, what, klog.At(first))
+	case s.family != "":
+		// The lines of a family are one event's, not repeats.
+		f.Summary = fmt.Sprintf("%s: %s (%d log lines, %s)", where, what, len(g.recs), klog.Between(first, last))
+	default:
+		f.Summary = fmt.Sprintf("%s: %s, %d times %s", where, what, len(g.recs), klog.Between(first, last))
+	}
+	f.LogSpan = &report.LogSpan{First: first.Since(), Last: last.Since()}
 	f.Evidence = []report.Evidence{
 		report.Ev("signature", s.id, cite),
 		report.Ev("count", fmt.Sprint(len(g.recs)), cite),
-		report.Ev("first", logLine(first), cite),
+		report.Ev("first", klog.Quote(first), cite),
 	}
-	if len(g.recs) > 1 {
-		f.Evidence = append(f.Evidence, report.Ev("last", logLine(last), cite))
+	switch {
+	case s.family != "" && len(g.recs) > 1:
+		// A family's lines say together what happened (the queue, then the EQ the driver
+		// polled): quote them, bounded as a health event's are.
+		for i, r := range g.recs[1:] {
+			if i+1 == maxEventLines {
+				f.Evidence = append(f.Evidence, report.Ev("more", fmt.Sprintf("%d more line(s) up to %s", len(g.recs)-i-1, klog.Quote(last)), cite))
+				break
+			}
+			f.Evidence = append(f.Evidence, report.Ev(fmt.Sprintf("log %d", i+2), klog.Quote(r), cite))
+		}
+	case len(g.recs) > 1:
+		f.Evidence = append(f.Evidence, report.Ev("last", klog.Quote(last), cite))
 	}
 	if g.recoveredAt != nil {
-		f.Evidence = append(f.Evidence, report.Ev("recovered", logLine(*g.recoveredAt), cite))
+		f.Evidence = append(f.Evidence, report.Ev("recovered", klog.Quote(*g.recoveredAt), cite))
 	}
 	return f
+}
+
+// slug turns a signature's detail ("sensor 1 (PCI communication error...)", "ACCESS_REG: bad
+// parameter") into a short ref component: lower case, words joined by '-', at most 32 bytes.
+func slug(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, c := range strings.ToLower(s) {
+		switch {
+		case c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_':
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			dash = false
+			b.WriteRune(c)
+		default:
+			dash = true
+		}
+		if b.Len() >= 32 {
+			break
+		}
+	}
+	return b.String()
 }

@@ -72,7 +72,7 @@ func TestMlx5IBFirmwareMismatch(t *testing.T) {
 		t.Fatalf("command failure findings: %+v", cmd)
 	}
 	rc := rootCauses(fs)
-	if len(rc) != 1 || rc[0] != cmd[0].CheckID+"@0000:3b:00.0" {
+	if len(rc) != 1 || rc[0] != cmd[0].CheckID+"@0000:3b:00.0/mlx5-cmd-failed/query_hca_cap-bad-parameter" {
 		t.Errorf("root causes %v, want only the firmware command failure", rc)
 	}
 	f = checktest.One(t, fs, "driver.modules", "mlx5_core")
@@ -310,7 +310,7 @@ func TestHealthEvents(t *testing.T) {
 			evs, merged := healthEvents(tc.recs, ms)
 			var got []string
 			for _, ev := range evs {
-				f := eventFinding(ev, "kmsg")
+				f := eventFinding(ev, &kmsg.Log{Cite: "kmsg"})
 				got = append(got, fmt.Sprintf("%s %s %d", f.Subject.Device, f.Severity, len(ev.recs)))
 				if f.Fault != "firmware-health" {
 					t.Errorf("fault %s", f.Fault)
@@ -368,9 +368,10 @@ func TestModuleStates(t *testing.T) {
 	if v, _ := checktest.Evidence(f, "in-box"); !strings.Contains(v, "ib_core") {
 		t.Errorf("in-box %q", v)
 	}
+	// A missing connection manager belongs with the modules but explains nothing.
 	f = checktest.One(t, fs, "driver.modules", "rdma_cm")
-	if f.Severity != report.Warning || f.Fault != "user-verbs" {
-		t.Errorf("rdma_cm: %s %s", f.Severity, f.Fault)
+	if f.Severity != report.Warning || f.Fault != "driver-module" || f.Explains == nil || len(f.Explains) != 0 {
+		t.Errorf("rdma_cm: %s %s explains %v", f.Severity, f.Fault, f.Explains)
 	}
 	f = checktest.One(t, fs, "driver.modules", "mlx5_core")
 	if f.Severity != report.Info || !strings.Contains(f.Summary, "24.10-1.1.4") {

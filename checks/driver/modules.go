@@ -135,11 +135,11 @@ func runModules(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 			out = present(out, m.name)
 			continue
 		}
-		// Filed under user-verbs: a missing connection manager breaks connection setup only; under
-		// driver-module it would be taken for the cause of unrelated device and port findings
-		// (lab no-uverbs: rdma_ucm missing was linked as the cause of the absent uverbs0).
+		// A module like the others (driver-module row), but a missing connection manager breaks
+		// connection setup only, which no check here observes: it explains nothing, so that it is
+		// never taken for the cause of device, uverbs or port findings.
 		f := p.missing(m.name, report.Warning, m.why, p.loadFix([]string{m.name}, "modprobe "+m.name))
-		f.Fault = "user-verbs"
+		f.Explains = []string{}
 		out = append(out, f)
 	}
 	ib := false
@@ -294,7 +294,7 @@ func moduleLog(env *checks.Env, name string) []report.Evidence {
 	var out []report.Evidence
 	for _, r := range klog.Records {
 		if strings.HasPrefix(r.Text, name+": ") && len(out) < 5 {
-			out = append(out, report.Ev(fmt.Sprintf("log %d", len(out)+1), logLine(r), klog.Cite))
+			out = append(out, report.Ev(fmt.Sprintf("log %d", len(out)+1), klog.Quote(r), klog.Cite))
 		}
 	}
 	if len(out) == 0 {

@@ -202,7 +202,7 @@ func bdfLogEvidence(klog *kmsg.Log, logErr error, bdf string, fn rdmaFunction) [
 		}
 		about := r.BDF() == bdf || strings.HasPrefix(r.Text, fn.rdma+": ") || strings.HasPrefix(r.Text, fn.core+": ")
 		if about && severe(r) {
-			lines = append(lines, logLine(r))
+			lines = append(lines, klog.Quote(r))
 		}
 	}
 	if len(lines) == 0 {

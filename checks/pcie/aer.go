@@ -137,6 +137,7 @@ func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 		}
 	}
 	anyPresent := false
+	var logOnly []int // findings known only from the kernel log
 	for i, it := range items {
 		s := first[i]
 		lines := recordsFor(klog.recs, []string{s.BDF}, aerLine)
@@ -145,12 +146,14 @@ func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 				// No counters (no AER capability, as the lab's virtio endpoint), but the kernel
 				// logged AER events for it: that is the only evidence there is, so report it.
 				anyPresent = true
+				logOnly = append(logOnly, len(out))
 				out = append(out, report.Finding{
 					Subject:     report.Subject{Kind: "pci", Name: s.BDF, Device: it.t.Device(), PCI: s.BDF},
 					Severity:    report.Warning,
 					Summary:     fmt.Sprintf("%s: no AER counters, but the kernel log has %d AER/link line(s) for it", s.BDF, len(lines)),
 					Evidence:    append([]report.Evidence{report.Ev("aer_dev_* files", "absent", s.Dir)}, klog.evidence("kernel log", lines, 5)...),
 					Remediation: "Read the kernel log lines: a failed recovery or a link down means the function may have lost transactions; reseat or replace the card if they recur.",
+					LogSpan:     checks.LogSpan(lines),
 				})
 			}
 			continue
@@ -175,11 +178,12 @@ func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 				f.Summary = fmt.Sprintf("%s: no AER counters, but the kernel log has %d AER/link lines for the path", t.BDF, len(lines))
 				f.Evidence = append(f.Evidence, klog.evidence("kernel log", lines, 5)...)
 				f.Remediation = "Read the kernel log lines: uncorrectable errors or link downs mean reseat the card or replace card/riser; see the fault table's PCIe row."
+				logOnly = append(logOnly, len(out))
 			}
 			out = append(out, f)
 		}
 	}
-	linkLogOnly(out)
+	linkLogOnly(out, logOnly)
 	// The counters are judged without the log; only its AER and link-down lines are missing.
 	if klog.err != nil {
 		out = append(out, checks.KernelLogFinding(klog.err, "AER and link-down lines"))
@@ -190,14 +194,11 @@ func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 // linkLogOnly marks a function known only from the kernel log (no AER counters of its own) as a
 // consequence of uncorrectable errors counted on its path: the log lines of an endpoint without
 // AER ("can't recover", "device recovery failed") are the kernel handling the upstream error.
-func linkLogOnly(out []report.Finding) {
-	for i := range out {
-		if out[i].Severity != report.Warning || !strings.Contains(out[i].Summary, "no AER counters") {
-			continue
-		}
+func linkLogOnly(out []report.Finding, logOnly []int) {
+	for _, i := range logOnly {
 		for j := range out {
 			if out[j].Severity == report.Critical && out[j].Subject.Device == out[i].Subject.Device && i != j {
-				out[i].ExplainedBy = append(out[i].ExplainedBy, "pcie.aer@"+out[j].Subject.Name)
+				out[i].ExplainedBy = append(out[i].ExplainedBy, report.RefOf("pcie.aer", out[j].Subject.Name))
 			}
 		}
 	}

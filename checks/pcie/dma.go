@@ -44,7 +44,7 @@ func shortBDF(bdf string) string {
 // dmaRecords returns the IOMMU and DMA-error lines about a function or its RDMA devices.
 func dmaRecords(recs []kmsg.Record, t *target) (iommu, dma []kmsg.Record) {
 	short := shortBDF(t.BDF)
-	for _, r := range recs {
+	for i, r := range recs {
 		about := r.BDF() == t.BDF || strings.Contains(r.Text, t.BDF)
 		if !about && iommuLine(r.Text) {
 			about = strings.Contains(r.Text, "["+short+"]") || strings.Contains(r.Text, "device="+short) ||
@@ -63,6 +63,13 @@ func dmaRecords(recs []kmsg.Record, t *target) (iommu, dma []kmsg.Record) {
 		}
 		switch {
 		case iommuLine(r.Text):
+			// Intel VT-d prints the fault status register first, without a device
+			// (drivers/iommu/intel/dmar.c dmar_fault(): "DRHD: handling fault status reg %x"),
+			// then one line per fault naming it: the status line belongs to this fault.
+			if i > 0 && strings.Contains(recs[i-1].Text, "DRHD: handling fault status reg") &&
+				(len(iommu) == 0 || iommu[len(iommu)-1].Seq != recs[i-1].Seq) {
+				iommu = append(iommu, recs[i-1])
+			}
 			iommu = append(iommu, r)
 		case dmaLine(r.Text):
 			dma = append(dma, r)
@@ -238,11 +245,13 @@ func runDMA(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 		switch {
 		case len(iommu) > 0:
 			f.Severity = report.Critical
+			f.LogSpan = checks.LogSpan(iommu)
 			f.Summary = fmt.Sprintf("%s (%s): %d IOMMU fault line(s) in the kernel log: the device's DMA was blocked", t.BDF, t.deviceNames(), len(iommu))
 			f.Remediation = "A blocked DMA loses data or hangs queues. Check the IOMMU mode (iommu=pt or intel_iommu=on with passthrough for RDMA), driver/firmware versions, and whether the device was reset; " +
 				"reload the driver or reboot to recover, and report the fault address to the vendor if it recurs."
 		case len(dma) > 0:
 			f.Severity = report.Critical
+			f.LogSpan = checks.LogSpan(dma)
 			f.Summary = fmt.Sprintf("%s (%s): %d DMA error line(s) in the kernel log", t.BDF, t.deviceNames(), len(dma))
 			f.Remediation = "DMA errors point at memory registration, the IOMMU or the PCIe path: check pcie.aer and pcie.link, the IOMMU mode, and the memory-registration limits; update driver and firmware if they recur."
 		case len(drv) > 0 && (laterDrv == nil || drvGrew):

@@ -17,7 +17,7 @@ import (
 func labFixture(t *testing.T, scenario string) string {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
-	p := filepath.Join(filepath.Dir(file), "..", "..", "fixtures", "sysfs", scenario, "snapshot.tar.gz")
+	p := filepath.Join(filepath.Dir(file), "..", "..", "fixtures", "sysfs", scenario, "snapshot.txtar")
 	if _, err := os.Stat(p); err != nil {
 		t.Skipf("lab fixture %s not recorded yet (%v)", scenario, err)
 	}

@@ -243,6 +243,7 @@ type pcieLog struct {
 	recs []kmsg.Record
 	cite string
 	err  error
+	log  *kmsg.Log
 }
 
 func kernelLog(env *checks.Env) pcieLog {
@@ -250,7 +251,7 @@ func kernelLog(env *checks.Env) pcieLog {
 	if err != nil {
 		return pcieLog{err: err, cite: "kmsg"}
 	}
-	return pcieLog{recs: l.Records, cite: l.Cite}
+	return pcieLog{recs: l.Records, cite: l.Cite, log: l}
 }
 
 // recordsFor returns the records that concern one of the BDFs (by dictionary, dev_printk prefix
@@ -290,7 +291,7 @@ func (l pcieLog) evidence(name string, recs []kmsg.Record, max int) []report.Evi
 		ev = append(ev, report.Ev(name, fmt.Sprintf("%d matching lines; the last %d follow", len(recs), max), l.cite))
 	}
 	for _, r := range recs[start:] {
-		ev = append(ev, report.Ev(name, fmt.Sprintf("[%s] %s", r.Timestamp(), r.Text), l.cite))
+		ev = append(ev, report.Ev(name, l.log.Quote(r), l.cite))
 	}
 	return ev
 }

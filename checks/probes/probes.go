@@ -71,7 +71,7 @@ func (t target) subject() report.Subject {
 }
 
 // each runs fn on every port, serialised, or explains why nothing can be probed.
-func each(ctx context.Context, env *checks.Env, fn func(ctx context.Context, s *state, t target) report.Finding) ([]report.Finding, error) {
+func each(ctx context.Context, env *checks.Env, what string, fn func(ctx context.Context, s *state, t target) report.Finding) ([]report.Finding, error) {
 	s := shared(env)
 	inv := env.Inventory()
 	if len(inv.Devices) == 0 {
@@ -85,12 +85,17 @@ func each(ctx context.Context, env *checks.Env, fn func(ctx context.Context, s *
 			Remediation: "install rdma-core's libibverbs and the provider for this NIC (Debian/Ubuntu: apt install libibverbs1 ibverbs-providers; RHEL: dnf install libibverbs)"}}, nil
 	}
 	var out []report.Finding
+	total := 0
+	for _, d := range inv.Devices {
+		total += len(d.Ports)
+	}
 	for _, d := range inv.Devices {
 		for _, p := range d.Ports {
 			if ctx.Err() != nil {
 				return out, ctx.Err()
 			}
 			s.mu.Lock()
+			env.Progressf("%s: probing %s/%d (%d/%d)", what, d.Name, p.Num, len(out)+1, total)
 			f := fn(ctx, s, target{d, p.Num})
 			s.mu.Unlock()
 			out = append(out, f)
@@ -100,31 +105,31 @@ func each(ctx context.Context, env *checks.Env, fn func(ctx context.Context, s *
 }
 
 func runDriver(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
-	return each(ctx, env, func(ctx context.Context, s *state, t target) report.Finding {
+	return each(ctx, env, "driver.verbs_probe", func(ctx context.Context, s *state, t target) report.Finding {
 		return driverFinding(t, probe.Device(ctx, s.lib, t.dev.Name, t.port, s.options(env)))
 	})
 }
 
 func runLimits(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
-	return each(ctx, env, func(ctx context.Context, s *state, t target) report.Finding {
+	return each(ctx, env, "firmware.limits_probe", func(ctx context.Context, s *state, t target) report.Finding {
 		return limitsFinding(t, probe.Limits(ctx, s.lib, t.dev.Name, t.port, s.options(env)))
 	})
 }
 
 func runLoopback(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
-	return each(ctx, env, func(ctx context.Context, s *state, t target) report.Finding {
+	return each(ctx, env, "qp.loopback_probe", func(ctx context.Context, s *state, t target) report.Finding {
 		return loopbackFinding(t, probe.Loopback(ctx, s.lib, t.dev.Name, t.port, s.options(env)))
 	})
 }
 
 func runCQ(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
-	return each(ctx, env, func(ctx context.Context, s *state, t target) report.Finding {
+	return each(ctx, env, "cq.completion_probe", func(ctx context.Context, s *state, t target) report.Finding {
 		return cqFinding(t, probe.CQ(ctx, s.lib, t.dev.Name, t.port, env.Opts.ProbeCQOverrun, s.options(env)))
 	})
 }
 
 func runBandwidth(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
-	return each(ctx, env, func(ctx context.Context, s *state, t target) report.Finding {
+	return each(ctx, env, "pcie.bandwidth_probe", func(ctx context.Context, s *state, t target) report.Finding {
 		// The PCIe layer's budget (narrowest trained link on the path) is the other ceiling the
 		// loopback is judged against; an error leaves it unknown and the port rate alone counts.
 		b, err := pcie.DeviceBudget(env.Host, env.Inventory(), t.dev.Name)

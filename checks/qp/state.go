@@ -48,7 +48,9 @@ func runState(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 			continue
 		}
 		for _, g := range c.Groups {
-			out = append(out, errFinding(env, d.Dev.Name, g, owners.Name(g.PID, g.Kern), c, src))
+			f := errFinding(env, d.Dev.Name, g, owners.Name(g.PID, g.Kern), c, src)
+			f.Key = fmt.Sprintf("%s/%d/qp:%s/%s", d.Dev.Name, g.Port, owners.Key(g.PID, g.Kern), nldev.QPStateName(g.State))
+			out = append(out, f)
 		}
 	}
 	return out, nil

@@ -30,7 +30,16 @@ type App struct {
 	Now        func() time.Time
 	Stdout     io.Writer
 	Stderr     io.Writer
-	IsTerminal bool
+	IsTerminal bool // stdout is a terminal: colours, and the terminal's width for the table
+
+	// TermWidth is the number of columns of the terminal stdout is (0 when unknown).
+	TermWidth func() int
+	// StderrIsTerminal says that stderr is a terminal: only then is progress shown there.
+	StderrIsTerminal bool
+	// StderrWidth is the number of columns of the terminal stderr is (0 when unknown).
+	StderrWidth func() int
+	// Getenv reads the environment (COLUMNS, NO_COLOR, the locale); nil means os.Getenv.
+	Getenv func(string) string
 	// Registry defaults to checks.Default.
 	Registry *checks.Registry
 	// Golden drops run-dependent values (start time, temporary paths) for golden files.
@@ -38,6 +47,13 @@ type App struct {
 	// OpenHost replaces opening --snapshot, --root or the live host; tests use it to run the
 	// live code paths on a prepared tree.
 	OpenHost func(src source) (*host.Host, func(), error)
+	// Commit and BuildDate identify the build (`rdmadiag version`, the report's tool); "" when
+	// unknown.
+	Commit, BuildDate string
+
+	// jsonErrors is set once the command's format is known to be json: a fatal error then prints
+	// a JSON error document on stdout too.
+	jsonErrors bool
 
 	// interruptExit is the exit code of an interrupted run, set once the format is known (the
 	// one-line formats' protocols have no code for "interrupted"); 0 means ExitInterrupted.
@@ -77,6 +93,30 @@ func (a *App) Execute(ctx context.Context, args []string) int {
 	if a.Registry == nil {
 		a.Registry = checks.Default
 	}
+	root := a.rootCmd()
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var code *exitCode
+	if errors.As(err, &code) {
+		return code.code
+	}
+	fmt.Fprintf(a.Stderr, "rdmadiag: %v\n", err)
+	c := codeOf(err)
+	if strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag") {
+		c = report.ExitUsage
+	}
+	if a.jsonErrors {
+		report.RenderError(a.Stdout, report.Tool{Name: "rdmadiag", Version: a.Version, Commit: a.Commit}, err, c)
+	}
+	return c
+}
+
+// rootCmd builds the command tree; the manual page and the shell completions are generated
+// from it.
+func (a *App) rootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "rdmadiag",
 		Short:         "Diagnose the RDMA NICs of a Linux host, layer by layer",
@@ -87,23 +127,18 @@ func (a *App) Execute(ctx context.Context, args []string) int {
 	}
 	root.SetOut(a.Stdout)
 	root.SetErr(a.Stderr)
-	root.SetArgs(args)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr("%v", err) })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		// A flag after --format json that does not parse is still an error for a program that
+		// asked for JSON.
+		if f := c.Flags().Lookup("format"); f != nil && f.Value.String() == "json" {
+			a.jsonErrors = true
+		}
+		return usageErr("%v", err)
+	})
 	root.AddCommand(a.checkCmd(), a.recordCmd(), a.listCmd(), a.demoCmd())
-	root.AddCommand(a.fleetCmd())
-	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return 0
-	}
-	var code *exitCode
-	if errors.As(err, &code) {
-		return code.code
-	}
-	fmt.Fprintf(a.Stderr, "rdmadiag: %v\n", err)
-	if strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag") {
-		return report.ExitUsage
-	}
-	return codeOf(err)
+	root.AddCommand(a.fleetCmd(), a.inventoryCmd())
+	root.AddCommand(a.versionCmd(), a.manCmd())
+	return root
 }
 
 // exitCode ends a successful command with a non-zero code (the report was printed).

@@ -24,8 +24,8 @@ const (
 )
 
 type checkFlags struct {
-	src      source
-	format   string
+	src source
+	outputFlags
 	only     []string
 	skip     []string
 	noProbe  bool
@@ -36,8 +36,6 @@ type checkFlags struct {
 	noColor  bool
 	parallel int
 	strict   bool
-	// output is --output: the file the report is written to, atomically, instead of stdout.
-	output string
 	// npdThreshold is the least verdict for which --format npd exits 1 (a problem to npd).
 	npdThreshold string
 }
@@ -56,15 +54,16 @@ func (a *App) checkCmd() *cobra.Command {
 				// The default deadline covers a requested --interval; an explicit one is checked.
 				f.timeout = defaultTimeout + f.opts.Interval
 			}
+			f.resolve(a, cmd)
 			return a.runCheck(cmd.Context(), f)
 		},
 	}
 	f.src.flags(c)
+	f.register(c, "table", report.Formats(), "output format: "+strings.Join(report.Formats(), ", ")+
+		" (npd and nagios map the exit codes onto their protocols: see \"Formats for fleet engines\")",
+		"write the report to this file instead of stdout, atomically (temporary file in the same "+
+			"directory, then rename), mode 0644: for node_exporter's textfile collector")
 	fl := c.Flags()
-	fl.StringVarP(&f.format, "format", "o", "table", "output format: "+strings.Join(report.Formats(), ", ")+
-		" (npd and nagios map the exit codes onto their protocols: see \"Formats for fleet engines\")")
-	fl.StringVar(&f.output, "output", "", "write the report to this file instead of stdout, atomically (temporary file in the same "+
-		"directory, then rename), mode 0644: for node_exporter's textfile collector")
 	fl.StringVar(&f.npdThreshold, "npd-threshold", "critical", "--format npd: the least verdict that exits 1 (a problem to "+
 		"node-problem-detector): critical, or warning for a rule that reports warnings too")
 	fl.StringSliceVar(&f.only, "only", nil, "run only these layers or check ids (comma-separated; globs allowed)")
@@ -125,20 +124,19 @@ func (a *App) runCheck(ctx context.Context, f *checkFlags) error {
 	}
 	// From here on an interruption ends the process with the format's code.
 	a.interruptExit.Store(int32(interruptedExit(f.format)))
-	rep, err := a.judge(ctx, f)
+	prog := a.newProgress()
+	rep, err := a.judge(ctx, f, prog)
+	prog.clear()
 	if err != nil {
 		return a.noReport(f, err)
 	}
-	ro := report.RenderOptions{Color: a.IsTerminal && !f.noColor && f.output == "", Verbose: f.verbose, Problems: f.problems}
+	ro := a.renderOptions(f.noColor, f.output != "" && f.output != "-")
+	ro.Verbose, ro.Problems = f.verbose, f.problems
 	var out bytes.Buffer
 	if err := render(&out, rep, ro); err != nil {
 		return err
 	}
-	if f.output != "" {
-		if err := writeFileAtomic(f.output, out.Bytes(), 0o644); err != nil {
-			return &exitError{code: report.ExitUnknown, err: fmt.Errorf("--output: %w", err)}
-		}
-	} else if _, err := a.Stdout.Write(out.Bytes()); err != nil {
+	if err := f.write(a, out.Bytes()); err != nil {
 		return err
 	}
 	if code := f.exitFor(rep); code != 0 {
@@ -148,7 +146,7 @@ func (a *App) runCheck(ctx context.Context, f *checkFlags) error {
 }
 
 // judge validates the flags, runs the selected checks and builds the report.
-func (a *App) judge(ctx context.Context, f *checkFlags) (*report.Report, error) {
+func (a *App) judge(ctx context.Context, f *checkFlags, prog *progress) (*report.Report, error) {
 	if err := f.validate(); err != nil {
 		return nil, err
 	}
@@ -172,6 +170,14 @@ func (a *App) judge(ctx context.Context, f *checkFlags) (*report.Report, error) 
 	defer cancel()
 	env := checks.NewEnv(h, f.opts)
 	env.Now = a.Now
+	if prog.on {
+		env.Progress = prog.show
+		sleep := env.Sleep
+		env.Sleep = func(ctx context.Context, d time.Duration) error {
+			prog.show(fmt.Sprintf("waiting %s for the second reading (--interval)", d))
+			return sleep(ctx, d)
+		}
+	}
 	started := a.Now()
 	findings := checks.Run(runCtx, env, toRun, f.parallel)
 	hi := a.boundedHostInfo(runCtx, env, f.src)
@@ -227,7 +233,7 @@ func (a *App) boundedHostInfo(ctx context.Context, env *checks.Env, src source) 
 }
 
 func (a *App) tool(f *checkFlags, started time.Time) report.Tool {
-	t := report.Tool{Name: "rdmadiag", Version: a.Version}
+	t := report.Tool{Name: "rdmadiag", Version: a.Version, Commit: a.Commit}
 	if !a.Golden {
 		s := started.UTC().Truncate(time.Second)
 		t.Started = &s

@@ -35,27 +35,18 @@ func findingsOnly(r report.Report) string {
 // --root gives on that root.
 func TestRoundTripRoot(t *testing.T) {
 	for _, s := range scenarios(t) {
-		if !strings.HasSuffix(s.snapshot, ".tar.gz") {
-			continue
-		}
 		t.Run(s.name, func(t *testing.T) {
 			dir := t.TempDir()
-			f, err := os.Open(s.snapshot)
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = snapshot.Unpack(f, dir)
-			f.Close()
-			if err != nil {
+			if err := snapshot.UnpackFile(s.snapshot, dir); err != nil {
 				t.Fatal(err)
 			}
 			root := filepath.Join(dir, "root")
-			direct, _, code1 := run(t, append([]string{"check", "--root", root, "-o", "json"}, s.args...)...)
+			direct, _, code1 := run(t, append([]string{"check", "--root", root, "--format", "json"}, s.args...)...)
 			snap := filepath.Join(t.TempDir(), "again.tar.gz")
 			if _, stderr, code := run(t, "record", "--root", root, "-o", snap); code != 0 {
 				t.Fatalf("record: %d %s", code, stderr)
 			}
-			replayed, _, code2 := run(t, append([]string{"check", "--snapshot", snap, "-o", "json"}, s.args...)...)
+			replayed, _, code2 := run(t, append([]string{"check", "--snapshot", snap, "--format", "json"}, s.args...)...)
 			if code1 != code2 || findingsOnly(decode(t, direct)) != findingsOnly(decode(t, replayed)) {
 				t.Errorf("check --root and check of its recording differ (exit %d vs %d):\n%s\n---\n%s", code1, code2, direct, replayed)
 			}
@@ -79,12 +70,12 @@ func recordArgs(checkArgs []string) []string {
 func TestRoundTripSnapshot(t *testing.T) {
 	for _, s := range scenarios(t) {
 		t.Run(s.name, func(t *testing.T) {
-			first, _, code1 := run(t, append([]string{"check", "--snapshot", s.snapshot, "-o", "json"}, s.args...)...)
+			first, _, code1 := run(t, append([]string{"check", "--snapshot", s.snapshot, "--format", "json"}, s.args...)...)
 			again := filepath.Join(t.TempDir(), "again.tar.gz")
 			if _, stderr, code := run(t, append([]string{"record", "--minimal", "--snapshot", s.snapshot, "-o", again}, recordArgs(s.args)...)...); code != 0 {
 				t.Fatalf("record: %d %s", code, stderr)
 			}
-			second, _, code2 := run(t, append([]string{"check", "--snapshot", again, "-o", "json"}, s.args...)...)
+			second, _, code2 := run(t, append([]string{"check", "--snapshot", again, "--format", "json"}, s.args...)...)
 			if code1 != code2 || findingsOnly(decode(t, first)) != findingsOnly(decode(t, second)) {
 				t.Errorf("re-recorded snapshot gives another report (exit %d vs %d)", code1, code2)
 			}
@@ -133,7 +124,7 @@ func TestLiveHostWithoutRDMA(t *testing.T) {
 	if _, err := os.Stat("/sys/class/infiniband"); err == nil {
 		t.Skip("this host has RDMA devices")
 	}
-	out, stderr, code := run(t, "check", "--no-probe", "-o", "json")
+	out, stderr, code := run(t, "check", "--no-probe", "--format", "json")
 	if code != report.ExitCritical {
 		t.Fatalf("exit %d (%s)", code, stderr)
 	}
@@ -156,7 +147,7 @@ func TestDemoFallsBackToEmbeddedSnapshot(t *testing.T) {
 	if _, err := os.Stat("/sys/class/infiniband"); err == nil {
 		t.Skip("this host has RDMA devices: demo checks the host")
 	}
-	out, stderr, code := run(t, "demo", "-o", "json")
+	out, stderr, code := run(t, "demo", "--format", "json")
 	if !strings.Contains(stderr, "embedded demo snapshot") {
 		t.Errorf("demo does not say it shows the embedded snapshot: %q", stderr)
 	}
@@ -182,7 +173,7 @@ func TestListShowsEveryLayer(t *testing.T) {
 // minimum firmware for the in-box driver, so the firmware check may not make the host "could not
 // check" (exit 3), and nothing else in the fixture is wrong.
 func TestInboxConnectX6DxIsHealthy(t *testing.T) {
-	out, stderr, code := run(t, "check", "--snapshot", filepath.Join(fixturesDir, "fw-inbox-cx6dx", "snapshot.txtar"), "-o", "json")
+	out, stderr, code := run(t, "check", "--snapshot", filepath.Join(fixturesDir, "fw-inbox-cx6dx", "snapshot.txtar"), "--format", "json")
 	if code != report.ExitHealthy {
 		t.Fatalf("exit %d, want 0 (%s)", code, stderr)
 	}

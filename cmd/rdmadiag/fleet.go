@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"runtime"
@@ -23,7 +24,7 @@ var fleetStdin io.Reader = os.Stdin
 
 func (a *App) fleetCmd() *cobra.Command {
 	var (
-		format  string
+		o       outputFlags
 		stale   time.Duration
 		now     string
 		names   int
@@ -45,10 +46,11 @@ func (a *App) fleetCmd() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var o fleet.Options
+			o.resolve(a, cmd)
+			var fo fleet.Options
 			switch {
-			case format != "table" && format != "json":
-				return usageErr("--format %q: want table or json", format)
+			case o.format != "table" && o.format != "json":
+				return usageErr("--format %q: want table or json", o.format)
 			case stale < 0:
 				return usageErr("--stale %s: must not be negative", stale)
 			case names < 0:
@@ -56,22 +58,29 @@ func (a *App) fleetCmd() *cobra.Command {
 			case workers < 1:
 				return usageErr("--parallel %d: must be at least 1", workers)
 			}
-			o.Now, o.Stale, o.Names = a.Now(), stale, names
+			if err := checkOutputPath(o.output); err != nil {
+				return err
+			}
+			fo.Now, fo.Stale, fo.Names = a.Now(), stale, names
 			if now != "" {
 				t, err := time.Parse(time.RFC3339, now)
 				if err != nil {
 					return usageErr("--now %q: want an RFC 3339 time such as 2026-01-02T03:04:05Z", now)
 				}
-				o.Now = t
+				fo.Now = t
 			}
-			agg := fleet.NewAggregator(o)
+			agg := fleet.NewAggregator(fo)
 			agg.Consume(fleet.Inputs(args, fleetStdin), workers)
 			r := agg.Result()
 			write := fleet.WriteTable
-			if format == "json" {
+			if o.format == "json" {
 				write = fleet.WriteJSON
 			}
-			if err := write(a.Stdout, r); err != nil {
+			var buf bytes.Buffer
+			if err := write(&buf, r); err != nil {
+				return err
+			}
+			if err := o.write(a, buf.Bytes()); err != nil {
 				return err
 			}
 			if r.ExitCode != 0 {
@@ -80,8 +89,8 @@ func (a *App) fleetCmd() *cobra.Command {
 			return nil
 		},
 	}
+	o.register(c, "table", []string{"table", "json"}, "output format: table or json", "write the result to this file instead of stdout")
 	fl := c.Flags()
-	fl.StringVarP(&format, "format", "o", "table", "output format: table or json")
 	fl.DurationVar(&stale, "stale", time.Hour, "a report whose tool.started is older than this is stale (0: do not judge age)")
 	fl.StringVar(&now, "now", "", "measure staleness from this RFC 3339 time instead of the clock")
 	fl.IntVar(&names, "names", 20, "hosts named per list (the first by name; counts are always complete); 0 names all")

@@ -63,8 +63,8 @@ func TestOneLineFormatsPerVerdict(t *testing.T) {
 		nagRC  int
 	}{
 		{name: "healthy", args: []string{"--snapshot", fixture("healthy")},
-			npd: "rdmadiag: healthy (27 checks)", npdRC: 0,
-			nag: "RDMADIAG OK - 1 RDMA device(s), 27 checks passed | criticals=0;;; warnings=0;;; unknowns=0;;;", nagRC: 0},
+			npd: "rdmadiag: healthy (17 checks)", npdRC: 0,
+			nag: "RDMADIAG OK - 1 RDMA device(s), 17 checks passed | criticals=0;;; warnings=0;;; unknowns=0;;;", nagRC: 0},
 		{name: "warning", args: []string{"--snapshot", fixture("cq-raw-mlx5"), "--raw-contexts"},
 			npd: "mlx5_0: 1 CQ(s) of pid 4242 (trainer) hold 256 completions but the 4 QP...", npdRC: 0,
 			nag: "RDMADIAG WARNING - mlx5_0: 1 CQ(s) of pid 4242 (trainer) hold 256 completions but the 4 QP queue(s) attached " +
@@ -271,7 +271,7 @@ func TestFleetFormatsAgreeWithTheVerdictOnEveryFixture(t *testing.T) {
 		if err := fn(&b, r, report.RenderOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		return b.String(), (&checkFlags{format: format, npdThreshold: "critical"}).exitFor(r)
+		return b.String(), (&checkFlags{outputFlags: outputFlags{format: format}, npdThreshold: "critical"}).exitFor(r)
 	}
 	for _, s := range scenarios(t) {
 		t.Run(s.name, func(t *testing.T) {

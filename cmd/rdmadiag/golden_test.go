@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,10 +21,20 @@ var update = flag.Bool("update", false, "rewrite the golden files under fixtures
 
 const fixturesDir = "../../fixtures/sysfs"
 
-// testApp runs the CLI in-process with a fixed clock and version, as goldens need.
+// goldenWidth is the terminal width the table goldens are laid out for: what a piped run gets.
+const goldenWidth = 80
+
+// testApp runs the CLI in-process with a fixed clock, version and environment (table width,
+// UTF-8 locale, no NO_COLOR), as goldens need whatever the environment of the test run.
 func testApp(stdout, stderr *bytes.Buffer) *App {
 	return &App{Version: "test", Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
-		Stdout: stdout, Stderr: stderr, Golden: true}
+		Stdout: stdout, Stderr: stderr, Golden: true, Getenv: fixedEnv(map[string]string{
+			"COLUMNS": strconv.Itoa(goldenWidth), "LANG": "C.UTF-8"})}
+}
+
+// fixedEnv is an environment of only these variables.
+func fixedEnv(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
 }
 
 func run(t *testing.T, args ...string) (string, string, int) {
@@ -83,6 +94,12 @@ func scenarios(t *testing.T) []scenario {
 
 func compileSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
+	return compileSchemaAt(t, "schema.json")
+}
+
+// compileSchemaAt compiles the report schema, or one of its definitions ("schema.json#/$defs/x").
+func compileSchemaAt(t *testing.T, loc string) *jsonschema.Schema {
+	t.Helper()
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(report.Schema()))
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +108,7 @@ func compileSchema(t *testing.T) *jsonschema.Schema {
 	if err := c.AddResource("schema.json", doc); err != nil {
 		t.Fatal(err)
 	}
-	s, err := c.Compile("schema.json")
+	s, err := c.Compile(loc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,6 +120,7 @@ func compileSchema(t *testing.T) *jsonschema.Schema {
 // must validate against the published schema, and the exit code must match the verdict.
 func TestGolden(t *testing.T) {
 	schema := compileSchema(t)
+	invSchema := compileSchemaAt(t, "schema.json#/$defs/inventory")
 	for _, s := range scenarios(t) {
 		t.Run(s.name, func(t *testing.T) {
 			for _, format := range []string{"json", "table"} {
@@ -123,9 +141,12 @@ func TestGolden(t *testing.T) {
 					t.Fatalf("%v (run go test ./cmd/rdmadiag -run Golden -update)", err)
 				}
 				if string(want) != out {
-					t.Errorf("%s differs from the golden; got:\n%s", golden, out)
+					t.Errorf("%s differs from the golden (make regen rewrites it; review the diff):\n%s", golden, unifiedDiff(golden, "rdmadiag "+strings.Join(args, " "), string(want), out, maxDiffLines))
 				}
 				if format != "json" {
+					if w, line := widest(out); w > goldenWidth {
+						t.Errorf("table at COLUMNS=%d has a line %d columns wide: %q", goldenWidth, w, line)
+					}
 					continue
 				}
 				var doc any
@@ -143,6 +164,61 @@ func TestGolden(t *testing.T) {
 					t.Errorf("exit code %d, report says %d", code, rep.Summary.ExitCode)
 				}
 			}
+			goldenInventory(t, s, invSchema)
 		})
+	}
+}
+
+// goldenInventory runs `inventory` on a fixture in both formats against inventory.golden.{txt,json}
+// (rewritten by -update with the check goldens). Its JSON's host.inventory must validate against
+// the report schema's inventory definition, and the exit code must follow the command's contract:
+// 0 when every file was read, 3 (with the unread files on stderr) otherwise.
+func goldenInventory(t *testing.T, s scenario, schema *jsonschema.Schema) {
+	t.Helper()
+	for _, format := range []string{"json", "table"} {
+		out, stderr, code := run(t, "inventory", "--snapshot", s.snapshot, "--format", format)
+		switch {
+		case code == 0 && stderr != "":
+			t.Errorf("inventory exits 0 but says on stderr: %s", stderr)
+		case code == report.ExitUnknown && !strings.Contains(stderr, "could not read"):
+			t.Errorf("inventory exits 3 without naming what it could not read: %q", stderr)
+		case code != 0 && code != report.ExitUnknown:
+			t.Errorf("inventory exit code %d, stderr %s", code, stderr)
+		}
+		ext := map[string]string{"json": "json", "table": "txt"}[format]
+		golden := filepath.Join(s.dir, "inventory.golden."+ext)
+		if *update {
+			if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatalf("%v (run go test ./cmd/rdmadiag -run Golden -update)", err)
+		}
+		if string(want) != out {
+			t.Errorf("%s differs from the golden; got:\n%s", golden, out)
+		}
+		if format == "table" {
+			if !strings.Contains(out, "PORT") && !strings.Contains(out, "no RDMA devices") {
+				t.Errorf("table neither lists ports nor says there are no devices:\n%s", out)
+			}
+			continue
+		}
+		var doc struct {
+			SchemaVersion string `json:"schema_version"`
+			Host          struct {
+				Inventory any `json:"inventory"`
+			} `json:"host"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if doc.SchemaVersion != report.SchemaVersion {
+			t.Errorf("schema_version %q", doc.SchemaVersion)
+		}
+		if err := schema.Validate(doc.Host.Inventory); err != nil {
+			t.Errorf("host.inventory does not validate against report/schema.json: %v", err)
+		}
 	}
 }

@@ -14,13 +14,8 @@ import (
 // directory as --root reads it: no kmsg, no netlink answers.
 func labRoot(t *testing.T) string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(fixturesDir, "healthy", "snapshot.tar.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	dir := t.TempDir()
-	if err := snapshot.Unpack(f, dir); err != nil {
+	if err := snapshot.UnpackFile(filepath.Join(fixturesDir, "healthy", "snapshot.txtar"), dir); err != nil {
 		t.Fatal(err)
 	}
 	return filepath.Join(dir, "root")
@@ -49,7 +44,7 @@ const kernLog = "" +
 func TestRootKernelLogFile(t *testing.T) {
 	root := labRoot(t)
 	writeTreeFile(t, filepath.Join(root, "var/log/kern.log"), kernLog)
-	out, _, code := run(t, "check", "--root", root, "-o", "json")
+	out, _, code := run(t, "check", "--root", root, "--format", "json")
 	r := decode(t, out)
 	if r.Host.KernelLog != "/var/log/kern.log" || code != report.ExitCritical {
 		t.Fatalf("kernel_log %q, exit %d", r.Host.KernelLog, code)
@@ -78,7 +73,7 @@ func TestRootKernelLogFile(t *testing.T) {
 	if _, stderr, code := run(t, "record", "--root", root, "-o", snap); code != 0 {
 		t.Fatalf("record: %d %s", code, stderr)
 	}
-	replayed, _, code2 := run(t, "check", "--snapshot", snap, "-o", "json")
+	replayed, _, code2 := run(t, "check", "--snapshot", snap, "--format", "json")
 	rr := decode(t, replayed)
 	if code2 != code || findingsOnly(rr) != findingsOnly(r) || rr.Host.KernelLog != "kmsg (recorded from /var/log/kern.log)" {
 		t.Errorf("the recording of the tree judges otherwise (exit %d vs %d, kernel_log %q)", code2, code, rr.Host.KernelLog)
@@ -91,7 +86,7 @@ func TestRootWithoutKernelLog(t *testing.T) {
 	root := labRoot(t)
 	// driver.user_verbs judges /dev nodes and libraries the recorder does not copy; it has
 	// nothing to do with the kernel log.
-	out, _, code := run(t, "check", "--root", root, "-o", "json", "--skip", "driver.user_verbs")
+	out, _, code := run(t, "check", "--root", root, "--format", "json", "--skip", "driver.user_verbs")
 	r := decode(t, out)
 	if code != report.ExitHealthy || r.Summary.Counts["unknown"] != 0 || r.Host.KernelLog != "" {
 		t.Fatalf("exit %d, %d unknown, kernel_log %q: %s", code, r.Summary.Counts["unknown"], r.Host.KernelLog, r.Summary.Line)

@@ -8,17 +8,18 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 func main() {
-	app := &App{Version: version, Now: time.Now, Stdout: os.Stdout, Stderr: os.Stderr, IsTerminal: isTerminal(os.Stdout)}
+	v, c, d := stamps(version, commit, date, debug.ReadBuildInfo)
+	app := &App{Version: v, Commit: c, BuildDate: d, Now: time.Now, Stdout: os.Stdout, Stderr: os.Stderr,
+		IsTerminal: isTerminal(os.Stdout), TermWidth: func() int { return terminalWidth(os.Stdout) },
+		StderrIsTerminal: isTerminal(os.Stderr), StderrWidth: func() int { return terminalWidth(os.Stderr) }}
 	os.Exit(runMain(app, os.Args[1:]))
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
-const portDown = fixturesDir + "/port-down/snapshot.tar.gz"
+const portDown = fixturesDir + "/port-down/snapshot.txtar"
 
 func writeFile(t *testing.T, name, doc string) string {
 	t.Helper()
@@ -30,7 +30,7 @@ func TestOptionFileErrorsAreUsageErrors(t *testing.T) {
 		name, flag, doc string
 		want            string // stderr after "rdmadiag: <flag>: <file>: "
 	}{
-		{"policy: unknown section", "--policy", `{"prots": {}}`, "prots: unknown section (want ports or firmware)"},
+		{"policy: unknown section", "--policy", `{"prots": {}}`, "prots: unknown section (want ports, firmware or topology)"},
 		{"policy: unknown key", "--policy", `{"ports": {"expect_rate": 400}}`, "ports.expect_rate: unknown key (want expect_rate_gbps, by_board_id or link_layer)"},
 		{"policy: mistyped rate", "--policy", `{"ports": {"by_board_id": {"MT_0000000838": "400"}}}`,
 			`ports.by_board_id["MT_0000000838"]: want a number of Gb/s > 0 (at most 24000), got "400"`},
@@ -77,7 +77,7 @@ func TestOptionFileErrorsAreUsageErrors(t *testing.T) {
 func TestValidOptionFilesOnPortDown(t *testing.T) {
 	pol := writeFile(t, "fleet.json", `{"ports": {"expect_rate_gbps": 10, "link_layer": "Ethernet"}, "firmware": {"allowed_psids": ["MT_0000000838"]}}`)
 	prof := writeFile(t, "profile.json", `{"applications": {"ib_write_bw": 128}}`)
-	out, stderr, code := run(t, "check", "--snapshot", portDown, "-o", "json", "--policy", pol, "--wr-profile", prof,
+	out, stderr, code := run(t, "check", "--snapshot", portDown, "--format", "json", "--policy", pol, "--wr-profile", prof,
 		"--matrix", "../../docs/examples/matrix.json")
 	if code != report.ExitCritical {
 		t.Fatalf("exit %d, want %d (%s)", code, report.ExitCritical, stderr)
@@ -116,7 +116,7 @@ func TestDocumentedExamplesDecode(t *testing.T) {
 	if err := loadOptionFiles(&o); err != nil {
 		t.Fatal(err)
 	}
-	if o.Policy.Ports == nil || o.Policy.Firmware == nil || len(o.MatrixAdditions) == 0 || len(o.WRProfile.Applications) == 0 {
+	if o.Policy.Ports == nil || o.Policy.Firmware == nil || o.Policy.Topology == nil || len(o.MatrixAdditions) == 0 || len(o.WRProfile.Applications) == 0 {
 		t.Errorf("an example leaves a format's part undocumented: %+v %+v %+v", o.Policy, o.MatrixAdditions, o.WRProfile)
 	}
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "options.md"))

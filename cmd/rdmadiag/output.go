@@ -5,12 +5,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rdmadiag/rdmadiag/report"
 )
 
 // checkOutputPath refuses, before anything is read, an --output that can never be written: its
 // directory missing or not a directory, or the path itself a directory.
 func checkOutputPath(path string) error {
-	if path == "" {
+	if path == "" || path == "-" {
 		return nil
 	}
 	dir := filepath.Dir(path)
@@ -69,6 +74,44 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
 	if d, derr := os.Open(dir); derr == nil {
 		d.Sync()
 		d.Close()
+	}
+	return nil
+}
+
+// outputFlags are --format/-f and --output/-o, with the same meaning on every command that has
+// them: -o names the file written, -f the format.
+type outputFlags struct {
+	format, output string
+	formats        []string
+}
+
+func (o *outputFlags) register(c *cobra.Command, def string, formats []string, formatHelp, outputHelp string) {
+	o.formats = formats
+	c.Flags().StringVarP(&o.format, "format", "f", def, formatHelp)
+	c.Flags().StringVarP(&o.output, "output", "o", "", outputHelp)
+}
+
+// resolve reads -o as the format it meant before -o named the output file of every command
+// (check, demo and fleet took -o for --format): a bare format name given to -o without --format
+// is still taken as the format, with a warning on stderr. A file of that name is written with
+// -o ./NAME. It also records that errors should be JSON when the format is json.
+func (o *outputFlags) resolve(a *App, c *cobra.Command) {
+	if o.output != "" && !c.Flags().Changed("format") && slices.Contains(o.formats, o.output) {
+		fmt.Fprintf(a.Stderr, "rdmadiag: -o %s is read as --format %s; -o now names the output file: write --format %s (or -o ./%s for a file of that name)\n",
+			o.output, o.output, o.output, o.output)
+		o.format, o.output = o.output, ""
+	}
+	a.jsonErrors = o.format == "json"
+}
+
+// write puts data into the --output file (atomically) or on stdout.
+func (o *outputFlags) write(a *App, data []byte) error {
+	if o.output == "" || o.output == "-" {
+		_, err := a.Stdout.Write(data)
+		return err
+	}
+	if err := writeFileAtomic(o.output, data, 0o644); err != nil {
+		return &exitError{code: report.ExitUnknown, err: fmt.Errorf("--output: %w", err)}
 	}
 	return nil
 }

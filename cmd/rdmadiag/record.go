@@ -129,33 +129,58 @@ func (a *App) runRecord(ctx context.Context, src source, out string, o snapshot.
 }
 
 func (a *App) listCmd() *cobra.Command {
-	return &cobra.Command{
+	var o outputFlags
+	c := &cobra.Command{
 		Use:   "list",
 		Short: "List the checks with their layer and what they look at",
-		Args:  cobra.NoArgs,
+		Long: "List every check: its id (for --only and --skip), its layer, what it looks at, its row of the fault\n" +
+			"table (report/faults.json) and whether it is a verbs probe. --format json prints the document\n" +
+			"described by report/list-schema.json.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.resolve(a, cmd)
+			if o.format != "table" && o.format != "json" {
+				return usageErr("--format %q: want table or json", o.format)
+			}
+			if err := checkOutputPath(o.output); err != nil {
+				return err
+			}
+			var buf bytes.Buffer
+			if o.format == "json" {
+				l := report.CheckList{SchemaVersion: report.SchemaVersion, Tool: report.Tool{Name: "rdmadiag", Version: a.Version}}
+				for _, c := range a.Registry.All() {
+					l.Checks = append(l.Checks, report.ListedCheck{ID: c.ID, Layer: c.Layer(), Description: c.Description, Fault: c.Fault, Probe: c.Probe})
+				}
+				if err := report.RenderCheckList(&buf, l); err != nil {
+					return err
+				}
+				return o.write(a, buf.Bytes())
+			}
 			for _, c := range a.Registry.All() {
 				probe := ""
 				if c.Probe {
 					probe = " (probe)"
 				}
-				fmt.Fprintf(a.Stdout, "%-28s %-9s %s%s\n", c.ID, c.Layer(), c.Description, probe)
+				fmt.Fprintf(&buf, "%-28s %-9s %s%s\n", c.ID, c.Layer(), c.Description, probe)
 			}
-			return nil
+			return o.write(a, buf.Bytes())
 		},
 	}
+	o.register(c, "table", []string{"table", "json"}, "output format: table or json", "write the list to this file instead of stdout")
+	return c
 }
 
 // demoCmd runs check on this host when it has an RDMA device, and otherwise on the embedded demo
 // snapshot, saying which, so that a first run on a laptop or CI machine shows what the tool does.
 func (a *App) demoCmd() *cobra.Command {
-	var format string
+	var o outputFlags
 	c := &cobra.Command{
 		Use:   "demo",
 		Short: "Check this host, or the embedded demo snapshot when this host has no RDMA device",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f := &checkFlags{format: format, timeout: defaultTimeout, parallel: 2}
+			o.resolve(a, cmd)
+			f := &checkFlags{outputFlags: o, timeout: defaultTimeout, parallel: 2}
 			f.opts.ProbeTimeout = defaultProbeTimeout
 			h, cleanup, err := (&source{}).open()
 			if err != nil {
@@ -186,6 +211,7 @@ func (a *App) demoCmd() *cobra.Command {
 			return a.runCheck(cmd.Context(), f)
 		},
 	}
-	c.Flags().StringVarP(&format, "format", "o", "table", "output format: "+strings.Join(report.Formats(), ", "))
+	o.register(c, "table", report.Formats(), "output format: "+strings.Join(report.Formats(), ", "),
+		"write the report to this file instead of stdout")
 	return c
 }

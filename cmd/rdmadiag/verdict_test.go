@@ -21,12 +21,7 @@ import (
 func unpackHealthy(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	f, err := os.Open(filepath.Join(fixturesDir, "healthy", "snapshot.tar.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := snapshot.Unpack(f, dir); err != nil {
+	if err := snapshot.UnpackFile(filepath.Join(fixturesDir, "healthy", "snapshot.txtar"), dir); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -84,8 +79,8 @@ func TestFIFOInTreeEndsWithExit3NamingThePath(t *testing.T) {
 		args []string
 		code int
 	}{
-		{[]string{"check", "--snapshot", snap, "--timeout", "3s", "-o", "json"}, 3},
-		{[]string{"check", "--root", filepath.Join(snap, "root"), "--timeout", "3s", "-o", "json"}, 2},
+		{[]string{"check", "--snapshot", snap, "--timeout", "3s", "--format", "json"}, 3},
+		{[]string{"check", "--root", filepath.Join(snap, "root"), "--timeout", "3s", "--format", "json"}, 2},
 	} {
 		start := time.Now()
 		out, _, code := run(t, c.args...)
@@ -117,7 +112,7 @@ func TestBlockedLiveReadEndsAtTheDeadline(t *testing.T) {
 	app := testApp(&out, &errb)
 	app.OpenHost = liveOn(root)
 	start := time.Now()
-	code := app.Execute(context.Background(), []string{"check", "--no-probe", "--timeout", "2s", "-o", "json"})
+	code := app.Execute(context.Background(), []string{"check", "--no-probe", "--timeout", "2s", "--format", "json"})
 	took := time.Since(start)
 	// Unblock the abandoned reader so its goroutine ends.
 	if took > 5*time.Second {
@@ -166,7 +161,7 @@ func TestHelperProcess(t *testing.T) {
 		format = "json"
 	}
 	app := &App{Version: "test", Now: time.Now, Stdout: os.Stdout, Stderr: os.Stderr, Golden: true, OpenHost: liveOn(root)}
-	os.Exit(runMain(app, []string{"check", "--no-probe", "--timeout", "60s", "-o", format}))
+	os.Exit(runMain(app, []string{"check", "--no-probe", "--timeout", "60s", "--format", format}))
 }
 
 // A symlink chain out of a tree never puts the outside file into the report.
@@ -182,7 +177,7 @@ func TestSymlinkChainOutOfATreeIsNeverRead(t *testing.T) {
 	os.Symlink(climb, filepath.Join(dev, "fw_ver"))
 	os.Remove(filepath.Join(dev, "node_desc"))
 	os.Symlink(secret, filepath.Join(dev, "node_desc")) // absolute: means the tree's own path
-	for _, args := range [][]string{{"check", "--root", root, "-o", "json"}, {"check", "--snapshot", snap, "-o", "json"}} {
+	for _, args := range [][]string{{"check", "--root", root, "--format", "json"}, {"check", "--snapshot", snap, "--format", "json"}} {
 		out, _, _ := run(t, args...)
 		if strings.Contains(out, "OUTSIDE") {
 			t.Errorf("%v: the outside file leaked into the report", args)
@@ -196,7 +191,7 @@ func TestSymlinkChainOutOfATreeIsNeverRead(t *testing.T) {
 // The verdict counts what was judged; a selection that selects nothing is a usage error; an empty
 // directory is not a Linux root; numeric flags are checked and named.
 func TestVerdictContract(t *testing.T) {
-	healthy := filepath.Join(fixturesDir, "healthy", "snapshot.tar.gz")
+	healthy := filepath.Join(fixturesDir, "healthy", "snapshot.txtar")
 	empty := t.TempDir()
 	cases := []struct {
 		args []string
@@ -214,7 +209,7 @@ func TestVerdictContract(t *testing.T) {
 		{[]string{"check", "--snapshot", healthy, "--interval", "-1s"}, 64, "--interval -1s"},
 		{[]string{"check", "--snapshot", healthy, "--interval", "10s"}, 64, "--interval needs a live host"},
 		{[]string{"check", "--interval", "3m", "--timeout", "2m"}, 64, "does not fit in --timeout"},
-		{[]string{"check", "--snapshot", healthy}, 0, "checks passed"},
+		{[]string{"check", "--snapshot", healthy}, 0, "checks run: "},
 	}
 	for _, c := range cases {
 		out, errs, code := run(t, c.args...)
@@ -229,7 +224,7 @@ func TestInterruptedReportSaysSo(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(&interrupted{sig: "SIGINT"})
 	var out, errb bytes.Buffer
-	code := testApp(&out, &errb).Execute(ctx, []string{"check", "--snapshot", filepath.Join(fixturesDir, "port-down", "snapshot.tar.gz"), "-o", "json"})
+	code := testApp(&out, &errb).Execute(ctx, []string{"check", "--snapshot", filepath.Join(fixturesDir, "port-down", "snapshot.txtar"), "--format", "json"})
 	r := decode(t, out.String())
 	if code != 130 || r.Summary.Verdict != "interrupted" || r.Summary.ExitCode != 130 {
 		t.Errorf("exit %d, report %s/%d", code, r.Summary.Verdict, r.Summary.ExitCode)
@@ -239,7 +234,7 @@ func TestInterruptedReportSaysSo(t *testing.T) {
 // A healthy host recorded by an ordinary user (the lab's unprivileged scenario): the kernel log
 // could not be read, which is a limit, not a failure: healthy, with the skip and how to lift it.
 func TestNonRootRecordingOfAHealthyHost(t *testing.T) {
-	out, _, code := run(t, "check", "--snapshot", filepath.Join(fixturesDir, "unprivileged", "snapshot.tar.gz"), "-o", "json")
+	out, _, code := run(t, "check", "--snapshot", filepath.Join(fixturesDir, "unprivileged", "snapshot.txtar"), "--format", "json")
 	r := decode(t, out)
 	if code != 0 || r.Summary.Verdict != "healthy" {
 		t.Fatalf("exit %d, verdict %s", code, r.Summary.Verdict)
@@ -257,7 +252,7 @@ func TestNonRootRecordingOfAHealthyHost(t *testing.T) {
 		t.Fatalf("driver.kernel_log: %+v", klog)
 	}
 	// --strict asks for certainty: the same recording is then "could not check".
-	if _, _, code := run(t, "check", "--snapshot", filepath.Join(fixturesDir, "unprivileged", "snapshot.tar.gz"), "--strict"); code != 3 {
+	if _, _, code := run(t, "check", "--snapshot", filepath.Join(fixturesDir, "unprivileged", "snapshot.txtar"), "--strict"); code != 3 {
 		t.Errorf("--strict: exit %d, want 3", code)
 	}
 }

@@ -14,7 +14,7 @@ import (
 // What `rdmadiag check --format nagios` prints: the status, the text, then perfdata.
 const (
 	criticalLine  = "RDMADIAG CRITICAL - rxe0/1 is DOWN (physical Disabled) because its netdev eth0 was set administratively down | criticals=1;;; warnings=0;;; unknowns=0;;; duration=0.171s;;;"
-	healthyStatus = "RDMADIAG OK - 1 RDMA device(s), 27 checks passed"
+	healthyStatus = "RDMADIAG OK - 1 RDMA device(s), 28 checks passed"
 	healthyLine   = healthyStatus + " | criticals=0;;; warnings=0;;; unknowns=0;;; duration=0.079s;;;"
 	warningStatus = "RDMADIAG WARNING - mlx5_0/1 runs at 100 Gb/s, below the 200 Gb/s expected"
 	warningLine   = warningStatus + " | criticals=0;;; warnings=1;;; unknowns=0;;;"

@@ -17,7 +17,7 @@ const (
 	criticalStatus = "RDMADIAG CRITICAL - rxe0/1 is DOWN (physical Disabled) because its netdev eth0 was set administratively down"
 	criticalLine   = criticalStatus + " | criticals=1;;; warnings=0;;; unknowns=0;;; duration=0.171s;;;"
 	ourReason      = "rdmadiag: rxe0/1 is DOWN (physical Disabled) because its netdev eth0 was set administratively down"
-	healthyStatus  = "RDMADIAG OK - 1 RDMA device(s), 27 checks passed"
+	healthyStatus  = "RDMADIAG OK - 1 RDMA device(s), 28 checks passed"
 	healthyLine    = healthyStatus + " | criticals=0;;; warnings=0;;; unknowns=0;;; duration=0.079s;;;"
 	warningLine    = "RDMADIAG WARNING - mlx5_0/1 runs at 100 Gb/s, below the 200 Gb/s expected | criticals=0;;; warnings=1;;; unknowns=0;;;"
 	unknownStatus  = "RDMADIAG UNKNOWN - could not check mlx5_0: reading /sys/class/infiniband/mlx5_0/fw_ver: input/output error"

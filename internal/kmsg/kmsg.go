@@ -23,6 +23,9 @@ type Record struct {
 	// NoLevel is set when the source gave no priority (a syslog file or dmesg output without
 	// one); Level is then NeutralLevel and says nothing about how grave the message is.
 	NoLevel bool
+	// NoStamp is set when the source gave no time since boot (a syslog or dmesg line without
+	// printk's "[secs]" stamp); Usec is then inferred (see ParseSyslog) and only orders records.
+	NoStamp bool
 }
 
 // NeutralLevel is the Level of a record whose source gave none: KERN_INFO, a level that claims
@@ -33,6 +36,9 @@ const NeutralLevel = 6
 // priority. The kernel's format lets readers add and ignore fields before the ';'
 // (Documentation/ABI/testing/dev-kmsg: "Unknown fields and values should be gracefully ignored").
 const noLevelField = "nolevel"
+
+// noStampField marks, likewise, a record whose time since boot was inferred, not the kernel's.
+const noStampField = "nostamp"
 
 // BDF returns the PCI address the record is about: from the dictionary when the kernel gave one,
 // else from a "driver 0000:3b:00.0: " prefix in the text (dev_printk format).
@@ -99,8 +105,11 @@ func Parse(b []byte) (recs []Record, skipped int) {
 		}
 		r := Record{Level: pri & 7, Seq: seq, Usec: usec, Text: unescape(string(text))}
 		for _, x := range f[3:] {
-			if x == noLevelField {
+			switch x {
+			case noLevelField:
 				r.NoLevel = true
+			case noStampField:
+				r.NoStamp = true
 			}
 		}
 		recs = append(recs, r)

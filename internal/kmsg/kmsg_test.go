@@ -2,6 +2,7 @@ package kmsg
 
 import (
 	"testing"
+	"time"
 )
 
 func TestParse(t *testing.T) {
@@ -49,4 +50,35 @@ func FuzzParse(f *testing.F) {
 			_ = r.Timestamp()
 		}
 	})
+}
+
+// A record's wall-clock time is shown when the boot time is known and the record's time since
+// boot is the kernel's own; the seconds since boot are kept either way.
+func TestQuoteWallClock(t *testing.T) {
+	r := Record{Usec: 5400_100000, Text: "mlx5_core 0000:5e:00.0: CQ error on CQN 0x4c1, syndrome 0x1"}
+	boot := time.Date(2025, 12, 31, 22, 0, 0, 0, time.UTC)
+	l := &Log{Boot: boot}
+	if got, want := l.Quote(r), "[2025-12-31T23:30:00Z boot+5400.100000s] "+r.Text; got != want {
+		t.Errorf("Quote = %q, want %q", got, want)
+	}
+	if got := l.At(r); got != "at 2025-12-31T23:30:00Z (5400.100000s after boot)" {
+		t.Errorf("At = %q", got)
+	}
+	for name, c := range map[string]struct {
+		l *Log
+		r Record
+	}{
+		"boot time unknown": {&Log{}, r},
+		"no log":            {nil, r},
+		"inferred time":     {l, Record{Usec: r.Usec, Text: r.Text, NoStamp: true}},
+	} {
+		if got := c.l.Quote(c.r); got != "[5400.100000] "+r.Text {
+			t.Errorf("%s: Quote = %q, want the seconds since boot only", name, got)
+		}
+	}
+	// NoStamp survives Encode and Parse (a snapshot of a tree's text log).
+	recs, skipped := Parse(Encode([]Record{{Level: 6, Seq: 1, Usec: 7, Text: "x", NoStamp: true}}, 0))
+	if skipped != 0 || len(recs) != 1 || !recs[0].NoStamp {
+		t.Errorf("round trip lost NoStamp: %+v", recs)
+	}
 }

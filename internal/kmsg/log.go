@@ -3,6 +3,7 @@ package kmsg
 import (
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Log is a host's kernel log as one run reads it: parsed once and shared by every check, which
@@ -18,7 +19,59 @@ type Log struct {
 	// Cite is the evidence source of a line quoted from the log: "kmsg" for records the kernel
 	// gave through /dev/kmsg (live or recorded), else the file they were read from.
 	Cite string
+	// Boot is when the host booted (btime in /proc/stat), zero when unknown: a snapshot
+	// recorded without /proc/stat, a tree without it.
+	Boot time.Time
 }
+
+// Time is the wall-clock time of a record: the boot time plus its time since boot. ok is false
+// when the boot time is unknown or the record's time since boot was inferred (NoStamp). printk
+// stamps with local_clock(), which does not advance while the host is suspended, so on a host
+// that suspended and resumed the result is early by the time spent suspended, as dmesg(1) warns
+// for --ctime; servers do not suspend.
+func (l *Log) Time(r Record) (t time.Time, ok bool) {
+	if l == nil || l.Boot.IsZero() || r.NoStamp {
+		return time.Time{}, false
+	}
+	return l.Boot.Add(time.Duration(r.Usec) * time.Microsecond).UTC(), true
+}
+
+// Quote formats a record as evidence: "[2026-01-01T01:30:00Z boot+5400.000000s] text" when its
+// wall-clock time is known, else "[5400.000000] text" as dmesg prints it.
+func (l *Log) Quote(r Record) string {
+	return "[" + l.Stamp(r) + "] " + r.Text
+}
+
+// Stamp is a record's time: "2026-01-01T01:30:00Z boot+5400.000000s", or the seconds since boot.
+func (l *Log) Stamp(r Record) string {
+	if t, ok := l.Time(r); ok {
+		return t.Format(time.RFC3339) + " boot+" + r.Timestamp() + "s"
+	}
+	return r.Timestamp()
+}
+
+// At says when a record was logged, for a summary: "at 2026-01-01T01:30:00Z (5400.000000s after
+// boot)" when the wall-clock time is known, else "5400.000000s after boot".
+func (l *Log) At(r Record) string {
+	if t, ok := l.Time(r); ok {
+		return "at " + t.Format(time.RFC3339) + " (" + r.Timestamp() + "s after boot)"
+	}
+	return r.Timestamp() + "s after boot"
+}
+
+// Between says when a run of records was logged, for a summary.
+func (l *Log) Between(first, last Record) string {
+	t1, ok1 := l.Time(first)
+	t2, ok2 := l.Time(last)
+	if ok1 && ok2 {
+		return "between " + t1.Format(time.RFC3339) + " and " + t2.Format(time.RFC3339) + " (" + first.Timestamp() + "s to " +
+			last.Timestamp() + "s after boot)"
+	}
+	return "between " + first.Timestamp() + "s and " + last.Timestamp() + "s after boot"
+}
+
+// Since is a record's time since boot.
+func (r Record) Since() time.Duration { return time.Duration(r.Usec) * time.Microsecond }
 
 // Encode writes records in /dev/kmsg format, so that a log read from a text file goes through
 // the same parser (and into a snapshot) as one read from the kernel. Text and dictionary values
@@ -36,6 +89,9 @@ func Encode(recs []Record, unparsed int) []byte {
 		b.WriteString(",-")
 		if r.NoLevel {
 			b.WriteString("," + noLevelField)
+		}
+		if r.NoStamp {
+			b.WriteString("," + noStampField)
 		}
 		b.WriteByte(';')
 		escape(&b, r.Text)

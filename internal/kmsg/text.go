@@ -161,7 +161,7 @@ func (p *textParser) add(level int, t time.Time, hasTime bool, text string) {
 		p.last, p.hasLast = t, true
 	}
 	p.prevStamped = stamped
-	r := Record{Level: level, Seq: uint64(len(p.recs) + 1), Usec: usec, Text: text}
+	r := Record{Level: level, Seq: uint64(len(p.recs) + 1), Usec: usec, Text: text, NoStamp: !stamped}
 	if level < 0 {
 		r.Level, r.NoLevel = NeutralLevel, true
 	}

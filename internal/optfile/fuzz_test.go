@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,6 +46,7 @@ func FuzzPolicy(f *testing.F) {
 		`{"prots": {}}`,
 		`{} {}`,
 		`{"firmware": {"min_version": {"X": "1.2.99999"}}}`,
+		`{"topology": {"devices": 8, "ports": {"InfiniBand": {"active": 8, "min_rate_gbps": 400}}, "ignore": ["eno*"]}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -73,6 +75,21 @@ func FuzzPolicy(f *testing.F) {
 			for id, v := range fp.MinVersion {
 				if id == "" || v.Major > 0xffff || v.Minor > 0xffff || v.Sub > 0xffff {
 					t.Errorf("accepted minimum %q: %v", id, v)
+				}
+			}
+		}
+		if tp := p.Topology; tp != nil {
+			if tp.Devices < 0 || tp.Devices > MaxTopologyCount {
+				t.Errorf("accepted device count %d", tp.Devices)
+			}
+			for ll, e := range tp.Ports {
+				if (ll != "InfiniBand" && ll != "Ethernet") || (e.Active == 0 && e.MinRateGbps == 0) || e.MinRateGbps < 0 || e.MinRateGbps > MaxRateGbps {
+					t.Errorf("accepted port expectation %q: %+v", ll, e)
+				}
+			}
+			for _, g := range tp.Ignore {
+				if _, err := path.Match(g, ""); err != nil || g == "" {
+					t.Errorf("accepted ignore glob %q", g)
 				}
 			}
 		}

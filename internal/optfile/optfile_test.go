@@ -76,7 +76,7 @@ func TestDecodePolicyRejects(t *testing.T) {
 		{"empty file", " \n", "", "empty file"},
 		{"not an object", `[]`, "", "want a JSON object"},
 		{"null document", `null`, "", "got null"},
-		{"unknown section", `{"prots": {}}`, "prots", "unknown section (want ports or firmware)"},
+		{"unknown section", `{"prots": {}}`, "prots", "unknown section (want ports, firmware or topology)"},
 		{"a section of another tool", `{"ports": {}, "qp": {"anything": 1}}`, "qp", "unknown section"},
 		{"unknown key", `{"ports": {"expect_rate": 400}}`, "ports.expect_rate", "unknown key (want expect_rate_gbps, by_board_id or link_layer)"},
 		{"unknown key in another casing", `{"ports": {"Link_Layer": "InfiniBand"}}`, "ports.Link_Layer", "unknown key"},

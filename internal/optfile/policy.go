@@ -11,6 +11,8 @@ type Policy struct {
 	Ports *PortsPolicy
 	// Firmware is the "firmware" section; nil when the file has none.
 	Firmware *FirmwarePolicy
+	// Topology is the "topology" section: what the node should have; nil when the file has none.
+	Topology *TopologyPolicy
 }
 
 // PortsPolicy is what every port of the host must run:
@@ -55,7 +57,7 @@ func (p *FirmwarePolicy) Allows(psid string) bool {
 const MaxRateGbps = 24000
 
 var (
-	policySections = []string{"ports", "firmware"}
+	policySections = []string{"ports", "firmware", "topology"}
 	portsKeys      = []string{"expect_rate_gbps", "by_board_id", "link_layer"}
 	firmwareKeys   = []string{"allowed_psids", "min_version"}
 )
@@ -67,7 +69,7 @@ func DecodePolicy(b []byte, file string) (*Policy, error) {
 		return nil, err
 	}
 	c := checker{file}
-	if err := c.object("", root, `a JSON object with sections "ports" and "firmware"`, "section", policySections...); err != nil {
+	if err := c.object("", root, `a JSON object with sections "ports", "firmware" and "topology"`, "section", policySections...); err != nil {
 		return nil, err
 	}
 	p := &Policy{}
@@ -78,6 +80,11 @@ func DecodePolicy(b []byte, file string) (*Policy, error) {
 	}
 	if v, ok := root.obj["firmware"]; ok {
 		if p.Firmware, err = c.firmware("firmware", v); err != nil {
+			return nil, err
+		}
+	}
+	if v, ok := root.obj["topology"]; ok {
+		if p.Topology, err = c.topology("topology", v); err != nil {
 			return nil, err
 		}
 	}

@@ -40,8 +40,8 @@ small)
 		--description "Lab (QEMU, Debian 12 kernel 6.1, rxe0): labqp holds 4 RC QPs in RTS, 3 moved to ERR, 1 in INIT, all on one CQ of depth 128. Recorded with rdmadiag record --redact while it held them."
 	rdmadiag record --redact -o /out/cq-depth.tar.gz \
 		--description "Lab (QEMU, Debian 12 kernel 6.1, rxe0): labqp holds 8 RC QPs on one CQ of depth 128; judged with --wr-concurrency 256. Recorded with rdmadiag record --redact while it held them."
-	rdmadiag check --only qp,cq -o json >/out/check-qp.json
-	rdmadiag check --only qp,cq --wr-concurrency 256 -o json >/out/check-cq.json
+	rdmadiag check --only qp,cq --format json >/out/check-qp.json
+	rdmadiag check --only qp,cq --wr-concurrency 256 --format json >/out/check-cq.json
 	stop_labqp
 	;;
 big)
@@ -52,9 +52,9 @@ big)
 	start_labqp -reset "$n" -rts 2 -err 1 -cq-depth 4096 || exit 1
 	rdma res show | tee /out/rdma-res.txt
 	nproc >/out/nproc.txt
-	labqp -compare -runs 7 -a "rdma res show qp -j" -b "rdmadiag check --only qp,cq -o json --no-probe" >/out/compare.json
+	labqp -compare -runs 7 -a "rdma res show qp -j" -b "rdmadiag check --only qp,cq --format json --no-probe" >/out/compare.json
 	cat /out/compare.json
-	rdmadiag check --only qp,cq --no-probe -o json >/out/check-big.json
+	rdmadiag check --only qp,cq --no-probe --format json >/out/check-big.json
 	stop_labqp
 	;;
 esac

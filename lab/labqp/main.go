@@ -5,7 +5,7 @@
 // times a command against another (the lab benchmark of rdmadiag against rdma res show).
 //
 //	labqp -dev rxe0 -rts 4 -err 3 -init 1 -cq-depth 128 -ready /tmp/ready &
-//	labqp -compare -runs 5 -a 'rdma res show qp -j' -b 'rdmadiag check --only qp,cq -o json'
+//	labqp -compare -runs 5 -a 'rdma res show qp -j' -b 'rdmadiag check --only qp,cq --format json'
 package main
 
 import (

@@ -190,6 +190,15 @@ func (o *Owners) Name(pid uint32, kern string) string {
 	return "pid " + strconv.FormatUint(uint64(pid), 10) + " (" + o.Comm(pid) + ")"
 }
 
+// Key is the owner's identity for a finding's ref: "[ib_core]" for a kernel module, the command
+// for a process. Unlike Name it holds no PID, which changes when the process restarts.
+func (o *Owners) Key(pid uint32, kern string) string {
+	if kern != "" || pid == 0 {
+		return o.Name(pid, kern)
+	}
+	return o.Comm(pid)
+}
+
 // Comm is the command of a process, or a note saying why it is not known.
 func (o *Owners) Comm(pid uint32) string {
 	o.mu.Lock()

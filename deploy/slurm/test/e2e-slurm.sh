@@ -22,8 +22,8 @@ cd "$(dirname "$0")/../../.."
 repo=$PWD
 rdmadiag=$repo/bin/rdmadiag
 program=$repo/deploy/slurm/rdmadiag-healthcheck
-critical=$repo/fixtures/sysfs/port-down/snapshot.tar.gz
-healthy=$repo/fixtures/sysfs/healthy/snapshot.tar.gz
+critical=$repo/fixtures/sysfs/port-down/snapshot.txtar
+healthy=$repo/fixtures/sysfs/healthy/snapshot.txtar
 interval=${E2E_SLURM_INTERVAL:-5}
 port=${E2E_SLURM_PORT:-16817}
 nhc=${E2E_NHC:-}
@@ -105,17 +105,17 @@ pids+=($!)
 # names rdmadiag, the snapshot the test swaps under it, and this cluster's slurm.conf.
 cat >"$d/rdmadiag-healthcheck.conf" <<EOF
 RDMADIAG=$rdmadiag
-RDMADIAG_ARGS="--snapshot $d/snapshot.tar.gz"
+RDMADIAG_ARGS="--snapshot $d/snapshot.txtar"
 RDMADIAG_TIMEOUT=20
 SLURM_CONF=$d/slurm.conf
 EOF
 # set_snapshot FILE: atomically, so a health check never reads half a file.
 set_snapshot() {
-	cp "$1" "$d/snapshot.tar.gz.new"
-	mv -f "$d/snapshot.tar.gz.new" "$d/snapshot.tar.gz"
+	cp "$1" "$d/snapshot.txtar.new"
+	mv -f "$d/snapshot.txtar.new" "$d/snapshot.txtar"
 }
-head -c 4096 /dev/urandom >"$d/garbled.tar.gz"
-set_snapshot "$d/garbled.tar.gz"
+head -c 4096 /dev/urandom >"$d/garbled.txtar"
+set_snapshot "$d/garbled.txtar"
 
 # The HealthCheckProgram: the program itself in an empty environment (as slurmd starts it),
 # pointed at the settings file; its output goes to slurmd as well as to hc.out, and each run's
@@ -128,7 +128,7 @@ if [ -n "$nhc" ]; then
 	cp "$nhc/scripts/common.nhc" "$repo/deploy/nhc/rdmadiag.nhc" "$d/nhc/scripts/"
 	cat >"$d/nhc/nhc.conf" <<EOF
 * || export RDMADIAG=$rdmadiag
-* || export RDMADIAG_ARGS="--snapshot $d/snapshot.tar.gz"
+* || export RDMADIAG_ARGS="--snapshot $d/snapshot.txtar"
 * || check_rdmadiag -t 20
 EOF
 	run="SLURM_CONF=$d/slurm.conf $nhc/nhc -D $d/nhc -l - NHC_RM=slurm HELPERDIR=$nhc/helpers"

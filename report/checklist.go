@@ -1,0 +1,43 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+// CheckList is what `rdmadiag list --format json` prints (report/list-schema.json).
+type CheckList struct {
+	SchemaVersion string        `json:"schema_version"`
+	Tool          Tool          `json:"tool"`
+	Checks        []ListedCheck `json:"checks"`
+}
+
+// ListedCheck describes one registered check.
+type ListedCheck struct {
+	// ID is what --only and --skip name and what findings carry as check_id.
+	ID          string `json:"id"`
+	Layer       string `json:"layer"`
+	Description string `json:"description"`
+	// Fault is the id of the check's row of the fault table (report/faults.json).
+	Fault string `json:"fault"`
+	// Probe marks the verbs probes, which create their own resources and run only live.
+	Probe bool `json:"probe"`
+}
+
+// RenderCheckList writes l as indented JSON.
+func RenderCheckList(w io.Writer, l CheckList) error {
+	if l.Checks == nil {
+		l.Checks = []ListedCheck{}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(l); err != nil {
+		return fmt.Errorf("encode check list: %w", err)
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
