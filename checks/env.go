@@ -300,7 +300,7 @@ func runOne(ctx context.Context, env *Env, c Check) (fs []report.Finding) {
 // privilegeLimit says how to lift a permission refusal met by a run without root on a live host,
 // or "" when err is not one (as root, EACCES is a real fault worth an unknown).
 func privilegeLimit(env *Env, err error) string {
-	if env.Host == nil || env.Host.Kind() != host.KindLive || !errors.Is(err, fs.ErrPermission) {
+	if env.Host == nil || !env.Host.RefusalsAreThisRun() || !errors.Is(err, fs.ErrPermission) {
 		return ""
 	}
 	if facts, ferr := env.Host.Facts(); ferr != nil || facts.EUID == 0 {

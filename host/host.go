@@ -11,6 +11,7 @@ package host
 import (
 	"errors"
 	"fmt"
+	"github.com/rdmadiag/rdmadiag/internal/netlinkraw"
 
 	"io/fs"
 	"os"
@@ -39,28 +40,12 @@ const (
 	KindRoot     Kind = "root"
 )
 
-// Request is one netlink request: the nlmsg type (RDMA_NL_GET_TYPE(client, op) for RDMA netlink,
-// the family id for generic netlink), the header flags (NLM_F_REQUEST is implied) and the
-// payload that follows the header.
-type Request struct {
-	Type    uint16
-	Flags   uint16
-	Payload []byte
-}
+// Request is one netlink request (netlinkraw.Request).
+type Request = netlinkraw.Request
 
-// Key names a request deterministically; snapshots store each reply under its request's key.
-func (r Request) Key() string {
-	return fmt.Sprintf("%04x-%04x-%x", r.Type, r.Flags, r.Payload)
-}
-
-// NetlinkConn exchanges netlink requests (RDMA netlink, or generic netlink for devlink) for raw
-// replies. The reply is every message the
-// kernel sent, concatenated as received (nlmsghdr included, NLMSG_DONE included), so that a
-// recorded reply replays through exactly the decoder a live one goes through. A kernel error
-// (NLMSG_ERROR with a negative errno) is returned as a syscall.Errno.
-type NetlinkConn interface {
-	Exchange(req Request) ([]byte, error)
-}
+// NetlinkConn exchanges netlink requests for raw replies (netlinkraw.Exchanger): a socket, a
+// recorder or a replay of a snapshot.
+type NetlinkConn = netlinkraw.Exchanger
 
 // Host is a read-only machine view. Paths given to its methods are absolute paths as they would
 // be on the machine ("/sys/class/infiniband"); the Host maps them under its root.
@@ -167,7 +152,7 @@ func New(o Options) (*Host, error) {
 }
 
 // ErrNotRecorded means a snapshot or plain root holds no answer for a non-file source.
-var ErrNotRecorded = errors.New("not recorded in this snapshot")
+var ErrNotRecorded = netlinkraw.ErrNotRecorded
 
 // Root is the directory that stands for "/". Libraries that take a mount root or chroot
 // (procfs, ghw) are given Root()+"/sys" and so on, never "/" directly.
@@ -176,10 +161,25 @@ func (h *Host) Root() string { return h.root }
 // Kind says whether this is a live host, a snapshot or a plain root directory.
 func (h *Host) Kind() Kind { return h.kind }
 
+// Checks ask a host what it can do, never what it is (Kind is reported, not branched on):
+
 // Repeatable says whether reading the same file or table again can show a change (a live host);
 // a snapshot or tree holds one reading. Checks that judge growth over --interval ask this
-// through checks.Env.SecondReading, never the kind itself.
+// through checks.Env.SecondReading.
 func (h *Host) Repeatable() bool { return h.kind == KindLive }
+
+// AskingMayLoadModules says whether a question can change the host: on a live kernel that loads
+// modules, opening an RDMA netlink socket makes it load ib_core (MODULE_ALIAS_NET_PF_PROTO in
+// drivers/infiniband/core/netlink.c). A recording's answers change nothing.
+func (h *Host) AskingMayLoadModules() bool { return h.kind == KindLive }
+
+// SeesOwnResources says whether this process's own verbs resources (the probes' QPs and CQs)
+// can appear in the host's resource tables: only live.
+func (h *Host) SeesOwnResources() bool { return h.kind == KindLive }
+
+// RefusalsAreThisRun says whether a permission refusal comes from this run's own privileges
+// (live: run as root to lift it) rather than from a recording, which replays what it was told.
+func (h *Host) RefusalsAreThisRun() bool { return h.kind == KindLive }
 
 // Meta is copied into reports.
 func (h *Host) Meta() Meta { return h.meta }

@@ -67,6 +67,8 @@ func build(t *testing.T) *host.Host {
 	tr.w("sys/devices/virtual/infiniband/rxe0/node_type", "1: CA\n")
 	tr.w("sys/devices/virtual/infiniband/rxe0/parent", "eth0\n")
 	tr.w("sys/devices/virtual/infiniband/rxe0/ports/1/link_layer", "Ethernet\n")
+	tr.w("sys/devices/virtual/infiniband/rxe0/ports/1/state", "ACTIVE\n")
+	tr.w("sys/devices/virtual/infiniband/rxe0/ports/1/rate", "2500 Mb/sec\n")
 	tr.w("sys/devices/virtual/infiniband/bad0/ports/1/link_layer", "Ethernet\n") // no node_type
 	tr.l("sys/class/infiniband/mlx5_0", "../../"+strings.TrimPrefix(pf, "sys/")+"/infiniband/mlx5_0")
 	tr.l("sys/class/infiniband/mlx5_10", "../../"+strings.TrimPrefix(vf, "sys/")+"/infiniband/mlx5_10")
@@ -147,6 +149,37 @@ func TestPortAttributes(t *testing.T) {
 	}
 	if rxe := inv.Device("rxe0"); rxe.DriverVersion != "" {
 		t.Errorf("rdma_rxe declares no version: %q", rxe.DriverVersion)
+	}
+}
+
+// The checks read state and rate at check time through the same parsers, typed; a malformed or
+// missing file is an error naming it, and the malformed rate comes back as printed.
+func TestPortTypedReads(t *testing.T) {
+	h := build(t)
+	inv := Discover(h)
+	p := inv.Device("mlx5_0").Ports[0]
+	if st, err := p.ReadState(h, "mlx5_0"); err != nil || st != (PortState{Num: 4, Name: "ACTIVE"}) {
+		t.Errorf("state %+v %v", st, err)
+	}
+	if ph, err := p.ReadPhysState(h, "mlx5_0"); err != nil || ph != (PortState{Num: 5, Name: "LinkUp"}) {
+		t.Errorf("phys_state %+v %v", ph, err)
+	}
+	if r, raw, err := p.ReadRate(h, "mlx5_0"); err != nil || r != (Rate{200, 4, "HDR"}) || raw != "200 Gb/sec (4X HDR)" {
+		t.Errorf("rate %+v %q %v", r, raw, err)
+	}
+	rp := inv.Device("rxe0").Ports[0]
+	if _, err := rp.ReadState(h, "rxe0"); err == nil || !strings.Contains(err.Error(), "/sys/class/infiniband/rxe0/ports/1/state") {
+		t.Errorf("malformed state: %v", err)
+	}
+	if _, raw, err := rp.ReadRate(h, "rxe0"); err == nil || raw != "2500 Mb/sec" || !strings.Contains(err.Error(), "/sys/class/infiniband/rxe0/ports/1/rate") {
+		t.Errorf("malformed rate: %q %v", raw, err)
+	}
+	vp := inv.Device("mlx5_10").Ports[0]
+	if _, raw, err := vp.ReadRate(h, "mlx5_10"); err == nil || raw != "" || !strings.Contains(err.Error(), "rate") {
+		t.Errorf("missing rate: %q %v", raw, err)
+	}
+	if _, err := vp.ReadPhysState(h, "mlx5_10"); err == nil || !strings.Contains(err.Error(), "phys_state") {
+		t.Errorf("missing phys_state: %v", err)
 	}
 }
 

@@ -31,14 +31,18 @@ func (r Rate) String() string {
 	return fmt.Sprintf("%s Gb/sec (%dX %s)", g, r.Width, r.Speed)
 }
 
-// ParseRate parses the rate file tolerantly, as the reference recommends: the number before the
-// first space, then an optional "(NX[ SPEED])" group (drivers/infiniband/core/sysfs.c rate_show).
+// ParseRate parses the rate file: the number before the first space, the unit "Gb/sec", then an
+// optional "(NX[ SPEED])" group (drivers/infiniband/core/sysfs.c rate_show, "%d%s Gb/sec
+// (%dX%s)"). The unit is required: a number in another unit is not a rate in Gb/s.
 func ParseRate(s string) (Rate, error) {
 	s = strings.TrimSpace(s)
 	num, rest, _ := strings.Cut(s, " ")
 	g, err := strconv.ParseFloat(num, 64)
 	if err != nil || g < 0 || math.IsInf(g, 0) || math.IsNaN(g) || g > 100000 {
 		return Rate{}, fmt.Errorf("rate %q does not start with a number of Gb/s", s)
+	}
+	if !strings.HasPrefix(rest, "Gb/sec") {
+		return Rate{}, fmt.Errorf("rate %q: want \"<n> Gb/sec (<w>X <speed>)\"", s)
 	}
 	r := Rate{Gbps: g}
 	open := strings.IndexByte(rest, '(')
@@ -58,17 +62,77 @@ func ParseRate(s string) (Rate, error) {
 	return r, nil
 }
 
-// stateName returns the name of a "%d: %s" file (state "4: ACTIVE", phys_state "5: LinkUp",
-// drivers/infiniband/core/sysfs.c state_show/phys_state_show), or "" when it has not that shape.
-func stateName(s string) string {
-	num, name, ok := strings.Cut(strings.TrimSpace(s), ":")
+// PortState is a parsed "%d: %s" file: state ("4: ACTIVE", enum ib_port_state) or phys_state
+// ("5: LinkUp", the IBTA PortPhysicalState).
+type PortState struct {
+	Num  int
+	Name string
+}
+
+func (s PortState) String() string { return fmt.Sprintf("%d: %s", s.Num, s.Name) }
+
+// ParseState reads state ("4: ACTIVE") and phys_state ("5: LinkUp"). Kernels before the
+// phys_state table rework printed the same "N: Name" shape, so one parser covers both
+// (drivers/infiniband/core/sysfs.c state_show/phys_state_show). Both numbers are u8 in the
+// kernel, and a state without a name is not one.
+func ParseState(s string) (PortState, error) {
+	s = strings.TrimSpace(s)
+	num, name, ok := strings.Cut(s, ":")
 	if !ok {
-		return ""
+		return PortState{}, fmt.Errorf("%q is not \"N: NAME\"", s)
 	}
-	if _, err := strconv.Atoi(strings.TrimSpace(num)); err != nil {
-		return ""
+	n, err := strconv.Atoi(strings.TrimSpace(num))
+	if err != nil || n < 0 || n > 255 {
+		return PortState{}, fmt.Errorf("%q: state number %q is not 0-255", s, num)
 	}
-	return strings.TrimSpace(name)
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return PortState{}, fmt.Errorf("%q has no state name", s)
+	}
+	return PortState{Num: n, Name: name}, nil
+}
+
+// Dir is the port's directory in sysfs, under its device's.
+func (p *Port) Dir(device string) string {
+	return path.Join(ClassDir, device, "ports", strconv.Itoa(p.Num))
+}
+
+// ReadState reads and parses the port's state now; an error names the file. Checks call it at
+// check time (Discover does not read it, see ReadAttrs).
+func (p *Port) ReadState(h *host.Host, device string) (PortState, error) {
+	return readState(h, path.Join(p.Dir(device), "state"))
+}
+
+// ReadPhysState reads and parses the port's phys_state now; an error names the file.
+func (p *Port) ReadPhysState(h *host.Host, device string) (PortState, error) {
+	return readState(h, path.Join(p.Dir(device), "phys_state"))
+}
+
+func readState(h *host.Host, file string) (PortState, error) {
+	s, err := h.ReadString(file)
+	if err != nil {
+		return PortState{}, err
+	}
+	st, err := ParseState(s)
+	if err != nil {
+		return PortState{}, fmt.Errorf("%s: %w", file, err)
+	}
+	return st, nil
+}
+
+// ReadRate reads and parses the port's rate file now, and returns it as the kernel printed it
+// too, for evidence (empty when nothing could be read); an error names the file.
+func (p *Port) ReadRate(h *host.Host, device string) (Rate, string, error) {
+	file := path.Join(p.Dir(device), "rate")
+	s, err := h.ReadString(file)
+	if err != nil {
+		return Rate{}, "", err
+	}
+	r, err := ParseRate(s)
+	if err != nil {
+		return Rate{}, s, fmt.Errorf("%s: %w", file, err)
+	}
+	return r, s, nil
 }
 
 // ReadAttrs fills the port attributes a description of the host needs (state, rate, LID, the
@@ -77,7 +141,7 @@ func stateName(s string) string {
 // not every check through the shared inventory. They are descriptive: a file that cannot be
 // read leaves its field empty, and the port checks report the failure on the port.
 func (p *Port) ReadAttrs(h *host.Host, device string) {
-	readPortAttrs(h, p, path.Join(ClassDir, device, "ports", strconv.Itoa(p.Num)))
+	readPortAttrs(h, p, p.Dir(device))
 }
 
 func readPortAttrs(h *host.Host, p *Port, pdir string) {
@@ -115,6 +179,15 @@ func readPortAttrs(h *host.Host, p *Port, pdir string) {
 			}
 		}
 	}
+}
+
+// stateName is the name of a state or phys_state file, "" when it does not parse.
+func stateName(s string) string {
+	st, err := ParseState(s)
+	if err != nil {
+		return ""
+	}
+	return st.Name
 }
 
 // moduleVersion reads /sys/module/<m>/version, which the kernel creates only for a module that

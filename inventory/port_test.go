@@ -23,6 +23,10 @@ func TestParseRate(t *testing.T) {
 		{"40 Gb/sec (4X QDR)\n", Rate{40, 4, "QDR"}, false},
 		{"800 Gb/sec (8X NDR)", Rate{800, 8, "NDR"}, false},
 		{"25 Gb/sec", Rate{25, 0, ""}, false},
+		{"25", Rate{}, true},         // no unit: not known to be Gb/s
+		{"200 Mb/sec", Rate{}, true}, // another unit
+		{"x Gb/sec", Rate{}, true},
+		{"fast", Rate{}, true},
 		{"Gb/sec (4X EDR)", Rate{}, true},
 		{"100 Gb/sec (4 EDR)", Rate{}, true},
 		{"100 Gb/sec (4X EDR", Rate{}, true},
@@ -90,4 +94,61 @@ func TestRoutableGID(t *testing.T) {
 	if p.GID != nil {
 		t.Errorf("link-local entries only: GID %+v, want none", p.GID)
 	}
+}
+
+func TestParseState(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		num     int
+		name    string
+		wantErr bool
+	}{
+		{"4: ACTIVE", 4, "ACTIVE", false},
+		{"1: DOWN\n", 1, "DOWN", false},
+		{"5: LinkUp", 5, "LinkUp", false},
+		{"0: <unknown>", 0, "<unknown>", false},
+		{"4: ACTIVE_DEFER", 4, "ACTIVE_DEFER", false},
+		{"ACTIVE", 0, "", true},
+		{"x: ACTIVE", 0, "", true},
+		{"4:", 0, "", true},
+		{"-1: DOWN", 0, "", true},
+		{"256: DOWN", 0, "", true},
+		{"", 0, "", true},
+	} {
+		got, err := ParseState(tc.in)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("ParseState(%q) error = %v, want error %v", tc.in, err, tc.wantErr)
+			continue
+		}
+		if err == nil && (got.Num != tc.num || got.Name != tc.name) {
+			t.Errorf("ParseState(%q) = %+v, want %d %q", tc.in, got, tc.num, tc.name)
+		}
+	}
+	if s := (PortState{4, "ACTIVE"}).String(); s != "4: ACTIVE" {
+		t.Errorf("String() = %q", s)
+	}
+}
+
+func FuzzParseRate(f *testing.F) {
+	for _, s := range []string{"100 Gb/sec (4X EDR)", "10 Gb/sec (4X)", "2.5 Gb/sec (1X SDR)", "(", "1 (", "1 (X)", "1e400 Gb/sec", "200 Mb/sec"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := ParseRate(s)
+		if err == nil && (r.Gbps < 0 || r.Width < 0 || r.Width > 32) {
+			t.Fatalf("ParseRate(%q) = %+v", s, r)
+		}
+	})
+}
+
+func FuzzParseState(f *testing.F) {
+	for _, s := range []string{"4: ACTIVE", "5: LinkUp", ":", "9999: X", "1:", "ACTIVE"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		st, err := ParseState(s)
+		if err == nil && (st.Num < 0 || st.Num > 255 || st.Name == "") {
+			t.Fatalf("ParseState(%q) = %+v", s, st)
+		}
+	})
 }

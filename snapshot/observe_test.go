@@ -12,7 +12,6 @@ import (
 	"github.com/rdmadiag/rdmadiag/host"
 )
 
-
 // A minimal recording holds exactly what Ask read, listed and resolved, through the links the
 // host resolved, and replays each answer as the host gave it (an errno included).
 func TestMinimalRecordingKeepsWhatWasAsked(t *testing.T) {

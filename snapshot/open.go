@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmadiag/rdmadiag/host"
-	"github.com/rdmadiag/rdmadiag/internal/nldev"
+	"github.com/rdmadiag/rdmadiag/internal/netlinkraw"
 )
 
 // Names inside an unpacked snapshot.
@@ -116,17 +116,17 @@ func openDir(dir, source string) (*host.Host, error) {
 	ri := m.RecordInfo
 	var nl host.NetlinkConn
 	if isDir(NetlinkDir) {
-		nl = nldev.NewReplay(filepath.Join(dir, NetlinkDir))
+		nl = netlinkraw.NewReplay(filepath.Join(dir, NetlinkDir))
 	}
 	// devlink/ holds generic netlink replies keyed the same way, the family resolution included
 	// (see internal/devlink), so the recorded family id is the one replayed.
 	var dl host.NetlinkConn
 	if isDir(DevlinkDir) {
-		dl = nldev.NewReplay(filepath.Join(dir, DevlinkDir))
+		dl = netlinkraw.NewReplay(filepath.Join(dir, DevlinkDir))
 	}
 	var enl host.NetlinkConn
 	if isDir(EthtoolNetlinkDir) {
-		enl = nldev.NewReplay(filepath.Join(dir, EthtoolNetlinkDir))
+		enl = netlinkraw.NewReplay(filepath.Join(dir, EthtoolNetlinkDir))
 	}
 	readErrs, err := loadReadErrors(read)
 	if err != nil {

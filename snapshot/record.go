@@ -17,7 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmadiag/rdmadiag/host"
-	"github.com/rdmadiag/rdmadiag/internal/nldev"
+	"github.com/rdmadiag/rdmadiag/internal/netlinkraw"
 	"github.com/rdmadiag/rdmadiag/inventory"
 )
 
@@ -115,7 +115,7 @@ func (r *recorder) ask(dir string, run func(view *host.Host)) error {
 	}
 	r.ethtoolDir = filepath.Join(dir, EthtoolDir)
 	view := r.h.Observed(r, func(which string, c host.NetlinkConn) host.NetlinkConn {
-		return nldev.NewRecorder(c, filepath.Join(dir, conns[which]))
+		return netlinkraw.NewRecorder(c, filepath.Join(dir, conns[which]))
 	})
 	run(view)
 	return nil

@@ -163,33 +163,6 @@ func TestErrorsNoKernelLog(t *testing.T) {
 	one(t, fs, "cq.errors", "rxe0", report.OK)
 }
 
-func TestParseInterrupts(t *testing.T) {
-	in := "            CPU0       CPU1\n" +
-		"   0:         22          0   IO-APIC   2-edge      timer\n" +
-		" 121:     104857          5  IR-PCI-MSIX-0000:3b:00.0    1-edge      mlx5_comp0@pci:0000:3b:00.0\n" +
-		" 122:          x          5  IR-PCI-MSIX-0000:3b:00.0    2-edge      mlx5_comp1@pci:0000:3b:00.0\n" +
-		" 123:          1\n" +
-		" NMI:          0          0   Non-maskable interrupts\n" +
-		" ERR:          0\n"
-	irqs, bad, err := cq.ParseInterrupts([]byte(in))
-	if err != nil || bad != 2 || len(irqs) != 2 {
-		t.Fatalf("%+v bad=%d err=%v", irqs, bad, err)
-	}
-	if irqs[1] != (cq.IRQ{Num: 121, Total: 104862, Name: "mlx5_comp0@pci:0000:3b:00.0"}) {
-		t.Errorf("%+v", irqs[1])
-	}
-	if _, _, err := cq.ParseInterrupts([]byte("garbage\n")); err == nil || !strings.Contains(err.Error(), "/proc/interrupts") {
-		t.Errorf("err %v", err)
-	}
-}
-
-func FuzzParseInterrupts(f *testing.F) {
-	f.Add([]byte("  CPU0\n 1: 5 x y name\n"))
-	f.Add([]byte(""))
-	f.Add([]byte("CPU0 CPU1\n 121: 1 2 a b c\nNMI: 0 0\n"))
-	f.Fuzz(func(t *testing.T, b []byte) { _, _, _ = cq.ParseInterrupts(b) })
-}
-
 func FuzzClassify(f *testing.F) {
 	f.Add("mlx5_core 0000:3b:00.0: x:1:(pid 0): CQ error on CQN 0x407, syndrome 0x1", "")
 	f.Add("infiniband rxe0: cq#5 rxe_cq_post: queue full", "+infiniband:rxe0")

@@ -8,7 +8,7 @@ import (
 	"syscall"
 
 	"github.com/rdmadiag/rdmadiag/checks"
-	"github.com/rdmadiag/rdmadiag/checks/qp/rdmares"
+	"github.com/rdmadiag/rdmadiag/checks/rdmares"
 	"github.com/rdmadiag/rdmadiag/host"
 	"github.com/rdmadiag/rdmadiag/internal/devlink"
 	"github.com/rdmadiag/rdmadiag/inventory"

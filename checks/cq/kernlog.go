@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/rdmadiag/rdmadiag/checks"
-	"github.com/rdmadiag/rdmadiag/checks/qp/rdmares"
+	"github.com/rdmadiag/rdmadiag/checks/rdmares"
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
 	"github.com/rdmadiag/rdmadiag/report"
 )

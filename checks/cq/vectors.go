@@ -8,8 +8,9 @@ import (
 	"strings"
 
 	"github.com/rdmadiag/rdmadiag/checks"
-	"github.com/rdmadiag/rdmadiag/checks/qp/rdmares"
+	"github.com/rdmadiag/rdmadiag/checks/rdmares"
 	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/internal/procirq"
 	"github.com/rdmadiag/rdmadiag/inventory"
 	"github.com/rdmadiag/rdmadiag/report"
 )
@@ -25,8 +26,8 @@ func init() {
 
 // deviceIRQs returns the IRQs of a PCI function: those whose numbers are in its msi_irqs
 // directory, else those whose action names carry its address (mlx5_comp0@pci:BDF).
-func deviceIRQs(irqs []IRQ, msi map[int]bool, bdf string) []IRQ {
-	var out []IRQ
+func deviceIRQs(irqs []procirq.IRQ, msi map[int]bool, bdf string) []procirq.IRQ {
+	var out []procirq.IRQ
 	for _, q := range irqs {
 		if msi[q.Num] || (bdf != "" && strings.Contains(q.Name, bdf)) {
 			out = append(out, q)
@@ -35,20 +36,11 @@ func deviceIRQs(irqs []IRQ, msi map[int]bool, bdf string) []IRQ {
 	return out
 }
 
-func sumIRQ(qs []IRQ) (total uint64) {
+func sumIRQ(qs []procirq.IRQ) (total uint64) {
 	for _, q := range qs {
 		total += q.Total
 	}
 	return total
-}
-
-func readIRQs(h *host.Host) ([]IRQ, error) {
-	b, err := h.ReadFile("/proc/interrupts")
-	if err != nil {
-		return nil, err
-	}
-	irqs, _, err := ParseInterrupts(b)
-	return irqs, err
 }
 
 // traffic sums a device's port packet counters (IB PMA counters, also kept by RoCE drivers).
@@ -81,7 +73,8 @@ func runVectors(ctx context.Context, env *checks.Env) ([]report.Finding, error) 
 			verbsDevs[v.Name] = v
 		}
 	}
-	irqs, irqErr := readIRQs(env.Host)
+	first := checks.Interrupts.Get(env)
+	irqs, irqErr := first.IRQs, first.Err
 	type state struct {
 		idx    int
 		d      *inventory.Device
@@ -133,7 +126,7 @@ func runVectors(ctx context.Context, env *checks.Env) ([]report.Finding, error) 
 				notes = append(notes, "the PCI function has no MSI/MSI-X vector allocated")
 			}
 		}
-		var mine []IRQ
+		var mine []procirq.IRQ
 		if irqErr == nil {
 			mine = deviceIRQs(irqs, msi, d.PCI.BDF)
 			names := make([]string, 0, len(mine))
@@ -160,14 +153,14 @@ func runVectors(ctx context.Context, env *checks.Env) ([]report.Finding, error) 
 	if _, err := env.SecondReading(ctx, "interrupt"); err != nil {
 		return out, err
 	}
-	irqs2, err := readIRQs(env.Host)
+	second, err := checks.ReadInterrupts(env)
 	if err != nil {
 		return out, fmt.Errorf("second reading: %w", err)
 	}
 	interruptCQs := interruptDrivenCQs(env)
 	for _, p := range pending {
 		f := &out[p.idx]
-		after := sumIRQ(deviceIRQs(irqs2, p.msi, p.d.PCI.BDF))
+		after := sumIRQ(deviceIRQs(second.IRQs, p.msi, p.d.PCI.BDF))
 		tx2, _ := traffic(env.Host, p.d)
 		dIRQ, dTx := after-p.before, tx2-p.tx
 		f.Evidence = append(f.Evidence,

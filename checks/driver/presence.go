@@ -9,8 +9,7 @@ import (
 	"strings"
 
 	"github.com/rdmadiag/rdmadiag/checks"
-	"github.com/rdmadiag/rdmadiag/checks/qp/rdmares"
-	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/checks/rdmares"
 	"github.com/rdmadiag/rdmadiag/internal/kmod"
 	"github.com/rdmadiag/rdmadiag/inventory"
 	"github.com/rdmadiag/rdmadiag/report"
@@ -316,7 +315,7 @@ func (p *presence) nodeWork(out []proof, checked []report.Evidence, name, src st
 // on a live kernel that can load modules: there, opening the socket makes the kernel load
 // ib_core (MODULE_ALIAS_NET_PF_PROTO in netlink.c), which would change the host it observes.
 func (p *presence) netlinkProof() (*proof, report.Evidence, bool) {
-	if p.list == listRead || (p.env.Host.Kind() == host.KindLive && !p.noModules()) {
+	if p.list == listRead || (p.env.Host.AskingMayLoadModules() && !p.noModules()) {
 		return nil, report.Evidence{}, false
 	}
 	devs, err := rdmares.Devices(p.env)

@@ -123,34 +123,24 @@ func addPorts(h *host.Host, t *target, b *Budget) []error {
 		}
 		for _, p := range d.Ports {
 			dir := fmt.Sprintf("%s/%s/ports/%d", inventory.ClassDir, d.Name, p.Num)
-			st, err := h.ReadString(path.Join(dir, "state"))
+			state, err := p.ReadState(h, d.Name)
 			if err != nil {
 				errs = append(errs, err)
 				continue
 			}
-			state, err := ParsePortState(st)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s/state: %w", dir, err))
-				continue
-			}
-			rs, err := h.ReadString(path.Join(dir, "rate"))
+			rate, rs, err := p.ReadRate(h, d.Name)
 			if err != nil {
 				errs = append(errs, err)
-				continue
-			}
-			rate, err := ParsePortRate(rs)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s/rate: %w", dir, err))
 				continue
 			}
 			name := fmt.Sprintf("port %s/%d", d.Name, p.Num)
-			if state != "ACTIVE" {
-				b.Ports = append(b.Ports, report.Ev(name, fmt.Sprintf("%s, not counted (%s)", state, rs), dir))
+			if state.Name != "ACTIVE" {
+				b.Ports = append(b.Ports, report.Ev(name, fmt.Sprintf("%s, not counted (%s)", state.Name, rs), dir))
 				continue
 			}
-			b.Ports = append(b.Ports, report.Ev(name, fmt.Sprintf("ACTIVE at %g Gb/s (%s)", rate, rs), dir+"/rate"))
-			b.PortGbps += rate
-			b.MaxPortGbps = max(b.MaxPortGbps, rate)
+			b.Ports = append(b.Ports, report.Ev(name, fmt.Sprintf("ACTIVE at %g Gb/s (%s)", rate.Gbps, rs), dir+"/rate"))
+			b.PortGbps += rate.Gbps
+			b.MaxPortGbps = max(b.MaxPortGbps, rate.Gbps)
 		}
 	}
 	return errs

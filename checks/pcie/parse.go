@@ -184,31 +184,3 @@ func ParseCount(s string) (uint64, error) {
 	}
 	return v, nil
 }
-
-// ParsePortRate reads /sys/class/infiniband/<dev>/ports/<n>/rate ("200 Gb/sec (4X HDR)",
-// "2.5 Gb/sec (1X SDR)", old kernels "10 Gb/sec (4X)"): the number before the first space, in
-// Gb/s (rate_show() in drivers/infiniband/core/sysfs.c, "%d%s Gb/sec (%dX%s)").
-func ParsePortRate(s string) (float64, error) {
-	t := strings.TrimSpace(s)
-	num, rest, ok := strings.Cut(t, " ")
-	if !ok || !strings.HasPrefix(rest, "Gb/sec") {
-		return 0, fmt.Errorf("port rate %q: want \"<n> Gb/sec (<w>X <speed>)\"", s)
-	}
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || v < 0 || v > 1e5 {
-		return 0, fmt.Errorf("port rate %q: %q is not a rate", s, num)
-	}
-	return v, nil
-}
-
-// ParsePortState reads ports/<n>/state ("4: ACTIVE") and returns the name.
-func ParsePortState(s string) (string, error) {
-	num, name, ok := strings.Cut(strings.TrimSpace(s), ": ")
-	if !ok {
-		return "", fmt.Errorf("port state %q: want \"<n>: <NAME>\"", s)
-	}
-	if _, err := strconv.Atoi(num); err != nil {
-		return "", fmt.Errorf("port state %q: want \"<n>: <NAME>\"", s)
-	}
-	return name, nil
-}

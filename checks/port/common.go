@@ -57,23 +57,13 @@ func noPorts(inv *inventory.Inventory) []report.Finding {
 		Summary: "no port to check: " + why + " (see the driver layer)"}}
 }
 
-// states reads state and phys_state; errors name the file.
-func states(h *host.Host, p portRef) (st, phys State, err error) {
-	s, err := h.ReadString(p.file("state"))
-	if err != nil {
+// states reads state and phys_state now, through the inventory's parser; errors name the file.
+func states(h *host.Host, p portRef) (st, phys inventory.PortState, err error) {
+	if st, err = p.port.ReadState(h, p.dev.Name); err != nil {
 		return st, phys, err
 	}
-	if st, err = ParseState(s); err != nil {
-		return st, phys, fmt.Errorf("%s: %w", p.file("state"), err)
-	}
-	s, err = h.ReadString(p.file("phys_state"))
-	if err != nil {
-		return st, phys, err
-	}
-	if phys, err = ParseState(s); err != nil {
-		return st, phys, fmt.Errorf("%s: %w", p.file("phys_state"), err)
-	}
-	return st, phys, nil
+	phys, err = p.port.ReadPhysState(h, p.dev.Name)
+	return st, phys, err
 }
 
 // Port state numbers (enum ib_port_state) and physical state numbers (IBTA PortPhysicalState).

@@ -7,43 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/rdmadiag/rdmadiag/inventory"
 )
-
-// State is a parsed "%d: %s" file (state, phys_state).
-type State struct {
-	Num  int
-	Name string
-}
-
-func (s State) String() string { return fmt.Sprintf("%d: %s", s.Num, s.Name) }
-
-// ParseState reads state ("4: ACTIVE") and phys_state ("5: LinkUp"). Kernels before the
-// phys_state table rework printed the same "N: Name" shape, so one parser covers both
-// (drivers/infiniband/core/sysfs.c state_show/phys_state_show).
-func ParseState(s string) (State, error) {
-	s = strings.TrimSpace(s)
-	num, name, ok := strings.Cut(s, ":")
-	if !ok {
-		return State{}, fmt.Errorf("%q is not \"N: NAME\"", s)
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(num))
-	if err != nil || n < 0 || n > 255 {
-		return State{}, fmt.Errorf("%q: state number %q is not 0-255", s, num)
-	}
-	name = strings.TrimSpace(name)
-	if name == "" {
-		return State{}, fmt.Errorf("%q has no state name", s)
-	}
-	return State{Num: n, Name: name}, nil
-}
-
-// Rate is a parsed rate file; the parser lives with the inventory, which reads every port's rate.
-type Rate = inventory.Rate
-
-// ParseRate parses the rate file (inventory.ParseRate).
-func ParseRate(s string) (Rate, error) { return inventory.ParseRate(s) }
 
 // ParseLID reads lid and sm_lid ("0x%x").
 func ParseLID(s string) (uint32, error) {

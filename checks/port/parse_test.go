@@ -4,35 +4,6 @@ import (
 	"testing"
 )
 
-func TestParseState(t *testing.T) {
-	for _, tc := range []struct {
-		in      string
-		num     int
-		name    string
-		wantErr bool
-	}{
-		{"4: ACTIVE", 4, "ACTIVE", false},
-		{"1: DOWN\n", 1, "DOWN", false},
-		{"5: LinkUp", 5, "LinkUp", false},
-		{"0: <unknown>", 0, "<unknown>", false},
-		{"4: ACTIVE_DEFER", 4, "ACTIVE_DEFER", false},
-		{"ACTIVE", 0, "", true},
-		{"x: ACTIVE", 0, "", true},
-		{"4:", 0, "", true},
-		{"-1: DOWN", 0, "", true},
-		{"", 0, "", true},
-	} {
-		got, err := ParseState(tc.in)
-		if (err != nil) != tc.wantErr {
-			t.Errorf("ParseState(%q) error = %v, want error %v", tc.in, err, tc.wantErr)
-			continue
-		}
-		if err == nil && (got.Num != tc.num || got.Name != tc.name) {
-			t.Errorf("ParseState(%q) = %+v, want %d %q", tc.in, got, tc.num, tc.name)
-		}
-	}
-}
-
 func TestParseLID(t *testing.T) {
 	for _, tc := range []struct {
 		in      string
@@ -99,30 +70,6 @@ func TestRoCEMTU(t *testing.T) {
 			t.Errorf("RoCEMTU(%d) = %d, want %d", tc.netdev, got, tc.want)
 		}
 	}
-}
-
-func FuzzParseRate(f *testing.F) {
-	for _, s := range []string{"100 Gb/sec (4X EDR)", "10 Gb/sec (4X)", "2.5 Gb/sec (1X SDR)", "(", "1 (", "1 (X)", "1e400 Gb/sec"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		r, err := ParseRate(s)
-		if err == nil && (r.Gbps < 0 || r.Width < 0 || r.Width > 32) {
-			t.Fatalf("ParseRate(%q) = %+v", s, r)
-		}
-	})
-}
-
-func FuzzParseState(f *testing.F) {
-	for _, s := range []string{"4: ACTIVE", "5: LinkUp", ":", "9999: X", "1:"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		st, err := ParseState(s)
-		if err == nil && (st.Num < 0 || st.Num > 255 || st.Name == "") {
-			t.Fatalf("ParseState(%q) = %+v", s, st)
-		}
-	})
 }
 
 func FuzzParseCounterAndLID(f *testing.F) {

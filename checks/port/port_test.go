@@ -178,7 +178,7 @@ func TestIdenticalCardsDiffer(t *testing.T) {
 	mk := func(name string, gb float64) *rateInfo {
 		p := portRef{dev: &inventory.Device{Name: name, PCI: &inventory.PCIFunction{BDF: "0000:01:00.0"}},
 			port: &inventory.Port{Num: 1, LinkLayer: "InfiniBand"}, dir: "/x"}
-		return &rateInfo{p: p, raw: Rate{Gbps: gb, Width: 4, Speed: "HDR"}, effective: gb, group: "15b3:1021 MT_1 InfiniBand"}
+		return &rateInfo{p: p, raw: inventory.Rate{Gbps: gb, Width: 4, Speed: "HDR"}, effective: gb, group: "15b3:1021 MT_1 InfiniBand"}
 	}
 	fast, slow := mk("mlx5_0", 400), mk("mlx5_1", 200)
 	judgeRate(expectation{}, slow, fast)
@@ -221,7 +221,7 @@ func TestLabRecordings(t *testing.T) {
 func TestEthDownCauses(t *testing.T) {
 	yes, no := true, false
 	p := portRef{dev: &inventory.Device{Name: "mlx5_1"}, port: &inventory.Port{Num: 1, LinkLayer: "Ethernet"}, dir: "/x"}
-	down := State{1, "DOWN"}
+	down := inventory.PortState{Num: 1, Name: "DOWN"}
 	for _, tc := range []struct {
 		nd        netdevInfo
 		summary   string
@@ -232,7 +232,7 @@ func TestEthDownCauses(t *testing.T) {
 		{netdevInfo{name: "ens2", operstate: "lowerlayerdown"}, "ens2 is lowerlayerdown", "ip link set ens2 up"},
 	} {
 		f := report.Finding{}
-		judgeEthState(p, down, State{3, "Disabled"}, []netdevInfo{tc.nd}, &f)
+		judgeEthState(p, down, inventory.PortState{Num: 3, Name: "Disabled"}, []netdevInfo{tc.nd}, &f)
 		if f.Severity != report.Critical || !strings.Contains(f.Summary, tc.summary) || !strings.Contains(f.Remediation, tc.fixSubstr) {
 			t.Errorf("%+v: %s %q / %q", tc.nd, f.Severity, f.Summary, f.Remediation)
 		}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/rdmadiag/rdmadiag/checks"
+	"github.com/rdmadiag/rdmadiag/inventory"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -23,7 +24,7 @@ func init() {
 type rateInfo struct {
 	p         portRef
 	f         report.Finding
-	raw       Rate
+	raw       inventory.Rate
 	effective float64 // Gb/s; 0 = unknown
 	group     string  // identical-card key; "" = not comparable
 }
@@ -53,15 +54,13 @@ func runRate(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 			out = append(out, f)
 			continue
 		}
-		s, err := h.ReadString(p.file("rate"))
+		r, s, err := p.port.ReadRate(h, p.dev.Name)
 		if err != nil {
-			f.Severity, f.Summary = report.Unknown, p.name()+": rate unreadable: "+err.Error()
-			out = append(out, f)
-			continue
-		}
-		r, err := ParseRate(s)
-		if err != nil {
-			f.Severity, f.Summary = report.Unknown, fmt.Sprintf("%s: %s: %v", p.name(), p.file("rate"), err)
+			if s == "" { // nothing read
+				f.Severity, f.Summary = report.Unknown, p.name()+": rate unreadable: "+err.Error()
+			} else {
+				f.Severity, f.Summary = report.Unknown, fmt.Sprintf("%s: %v", p.name(), err)
+			}
 			out = append(out, f)
 			continue
 		}

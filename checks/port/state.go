@@ -7,6 +7,7 @@ import (
 
 	"github.com/rdmadiag/rdmadiag/checks"
 	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/inventory"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -100,7 +101,7 @@ func judgeState(env *checks.Env, p portRef) report.Finding {
 	return f
 }
 
-func judgeIBState(h *host.Host, p portRef, st, phys State, f *report.Finding) {
+func judgeIBState(h *host.Host, p portRef, st, phys inventory.PortState, f *report.Finding) {
 	lid, _ := h.ReadString(p.file("lid"))
 	sm, _ := h.ReadString(p.file("sm_lid"))
 	switch {
@@ -127,7 +128,7 @@ func judgeIBState(h *host.Host, p portRef, st, phys State, f *report.Finding) {
 	}
 }
 
-func judgeEthState(p portRef, st, phys State, nds []netdevInfo, f *report.Finding) {
+func judgeEthState(p portRef, st, phys inventory.PortState, nds []netdevInfo, f *report.Finding) {
 	var down, fixes []string
 	for _, nd := range nds {
 		if nd.operstate == "up" || nd.operstate == "" {

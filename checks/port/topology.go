@@ -221,11 +221,7 @@ func readTopoPort(env *checks.Env, p portRef) topoPort {
 	if st.Num != stateActive {
 		return t
 	}
-	s, err := env.Host.ReadString(p.file("rate"))
-	if err != nil {
-		return t
-	}
-	r, err := ParseRate(s)
+	r, _, err := p.port.ReadRate(env.Host, p.dev.Name)
 	if err != nil {
 		return t
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/rdmadiag/rdmadiag/checks"
-	"github.com/rdmadiag/rdmadiag/checks/qp/rdmares"
+	"github.com/rdmadiag/rdmadiag/checks/rdmares"
 	"github.com/rdmadiag/rdmadiag/host"
 	"github.com/rdmadiag/rdmadiag/report"
 )

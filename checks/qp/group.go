@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rdmadiag/rdmadiag/checks/qp/rdmares"
+	"github.com/rdmadiag/rdmadiag/checks/rdmares"
 	"github.com/rdmadiag/rdmadiag/internal/nldev"
 )
 

@@ -4,7 +4,7 @@
 // net/devlink reports them, the same source iproute2's devlink tool reads.
 //
 // The transport is a host.NetlinkConn over NETLINK_GENERIC: a live socket (Dial), a recorder that
-// saves every raw reply next to a snapshot, or a replay of one (nldev.NewRecorder/NewReplay,
+// saves every raw reply next to a snapshot, or a replay of one (netlinkraw.NewRecorder/NewReplay,
 // which are protocol-neutral). The devlink family's message type is assigned by the kernel when
 // the family registers, so it differs between machines; the Client resolves it through the same
 // connection (CTRL_CMD_GETFAMILY to the fixed nlctrl type), which a recording stores like any

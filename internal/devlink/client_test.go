@@ -9,7 +9,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/host"
 	"github.com/rdmadiag/rdmadiag/internal/devlink"
 	"github.com/rdmadiag/rdmadiag/internal/devlink/dltest"
-	"github.com/rdmadiag/rdmadiag/internal/nldev"
+	"github.com/rdmadiag/rdmadiag/internal/netlinkraw"
 )
 
 var (
@@ -100,7 +100,7 @@ func TestNoDevlink(t *testing.T) {
 // carry it and find their answers.
 func TestRecordReplayKeepsFamilyID(t *testing.T) {
 	dir := t.TempDir()
-	rec := devlink.NewClient(nldev.NewRecorder(sampleModel().Conn(), dir))
+	rec := devlink.NewClient(netlinkraw.NewRecorder(sampleModel().Conn(), dir))
 	if _, err := rec.Devices(); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestRecordReplayKeepsFamilyID(t *testing.T) {
 	rec.Reporters()
 	rec.Diagnose(pf0, "vnic")
 	rec.Diagnose(pf1, "vnic")
-	replay := devlink.NewClient(nldev.NewReplay(dir))
+	replay := devlink.NewClient(netlinkraw.NewReplay(dir))
 	fam, err := replay.Family()
 	if err != nil || fam != 0x1b {
 		t.Fatalf("replayed family %#x %v", fam, err)
@@ -134,8 +134,8 @@ func TestRecordReplayKeepsFamilyID(t *testing.T) {
 	}
 	// A kernel without devlink replays as one too.
 	dir2 := t.TempDir()
-	devlink.NewClient(nldev.NewRecorder(dltest.Model{}.Conn(), dir2)).Devices()
-	if _, err := devlink.NewClient(nldev.NewReplay(dir2)).Devices(); !errors.Is(err, devlink.ErrNoDevlink) {
+	devlink.NewClient(netlinkraw.NewRecorder(dltest.Model{}.Conn(), dir2)).Devices()
+	if _, err := devlink.NewClient(netlinkraw.NewReplay(dir2)).Devices(); !errors.Is(err, devlink.ErrNoDevlink) {
 		t.Errorf("replayed ENOENT: %v", err)
 	}
 }

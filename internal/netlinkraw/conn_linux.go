@@ -18,8 +18,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/rdmadiag/rdmadiag/host"
 )
 
 // DefaultTimeout bounds each receive on a live socket: a kernel that stops answering (a wedged
@@ -65,7 +63,7 @@ type Conn struct {
 	buf     []byte
 }
 
-var _ host.NetlinkConn = (*Conn)(nil)
+var _ Exchanger = (*Conn)(nil)
 
 // Dial opens a netlink socket of protocol proto (unix.NETLINK_GENERIC, 20 for NETLINK_RDMA...).
 // protoName names the protocol in errors ("NETLINK_RDMA"); label prefixes every error of the
@@ -129,7 +127,7 @@ func (c *Conn) Close() error {
 // when req asks for one, and otherwise until the first message that is not part of a multipart
 // reply (or the NLMSG_DONE that ends one: devlink's health diagnose answers a plain request
 // with NLM_F_MULTI messages and NLMSG_DONE).
-func (c *Conn) Exchange(req host.Request) ([]byte, error) {
+func (c *Conn) Exchange(req Request) ([]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out, err := c.exchange(req)
@@ -137,12 +135,12 @@ func (c *Conn) Exchange(req host.Request) ([]byte, error) {
 	if _, kernel := err.(unix.Errno); err != nil && !kernel {
 		return nil, fmt.Errorf("%s request %s: %w", c.label, req.Key(), err)
 	}
-	// A kernel error stays a bare errno, as host.NetlinkConn promises, so that recorders and
+	// A kernel error stays a bare errno, as Exchanger promises, so that recorders and
 	// callers can store and compare it.
 	return out, err
 }
 
-func (c *Conn) exchange(req host.Request) ([]byte, error) {
+func (c *Conn) exchange(req Request) ([]byte, error) {
 	if c.fd < 0 {
 		return nil, errors.New("socket closed")
 	}

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/rdmadiag/rdmadiag/host"
 )
 
 // The exchange logic does not depend on the protocol, so NETLINK_ROUTE, which every Linux test
@@ -61,7 +59,7 @@ func splitMessages(t *testing.T, b []byte) []rawMsg {
 func TestExchangeDumpEndsWithDone(t *testing.T) {
 	c := routeConn(t, time.Second)
 	for round := 0; round < 2; round++ {
-		b, err := c.Exchange(host.Request{Type: rtmGetLink, Flags: FlagDump, Payload: ifinfo(0)})
+		b, err := c.Exchange(Request{Type: rtmGetLink, Flags: FlagDump, Payload: ifinfo(0)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +87,7 @@ func TestExchangeDumpEndsWithDone(t *testing.T) {
 
 func TestExchangeKernelErrorIsBareErrno(t *testing.T) {
 	c := routeConn(t, time.Second)
-	_, err := c.Exchange(host.Request{Type: rtmGetLink, Payload: ifinfo(0x7ffffff0)})
+	_, err := c.Exchange(Request{Type: rtmGetLink, Payload: ifinfo(0x7ffffff0)})
 	if e, ok := err.(syscall.Errno); !ok || e != syscall.ENODEV {
 		t.Fatalf("GETLINK of a missing ifindex: %v (%T), want bare ENODEV", err, err)
 	}
@@ -97,14 +95,14 @@ func TestExchangeKernelErrorIsBareErrno(t *testing.T) {
 
 func TestExchangeSingleReplyAndAck(t *testing.T) {
 	c := routeConn(t, time.Second)
-	b, err := c.Exchange(host.Request{Type: rtmGetLink, Payload: ifinfo(1)})
+	b, err := c.Exchange(Request{Type: rtmGetLink, Payload: ifinfo(1)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if msgs := splitMessages(t, b); len(msgs) != 1 || msgs[0].h.Type != rtmNewLink {
 		t.Fatalf("doit reply: %+v", msgs)
 	}
-	b, err = c.Exchange(host.Request{Type: rtmGetLink, Flags: FlagAck, Payload: ifinfo(1)})
+	b, err = c.Exchange(Request{Type: rtmGetLink, Flags: FlagAck, Payload: ifinfo(1)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +116,7 @@ func TestExchangeTimesOutAndDropsStaleReplies(t *testing.T) {
 	c := routeConn(t, 200*time.Millisecond)
 	// The kernel answers NLMSG_NOOP only when asked for an ack, so this waits for nothing.
 	start := time.Now()
-	_, err := c.Exchange(host.Request{Type: MsgNoop})
+	_, err := c.Exchange(Request{Type: MsgNoop})
 	if !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("unanswered request: %v, want a deadline error", err)
 	}
@@ -138,7 +136,7 @@ func TestExchangeTimesOutAndDropsStaleReplies(t *testing.T) {
 	if err := unix.Sendto(c.fd, stale, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		t.Fatal(err)
 	}
-	b, err := c.Exchange(host.Request{Type: rtmGetLink, Flags: FlagAck, Payload: ifinfo(1)})
+	b, err := c.Exchange(Request{Type: rtmGetLink, Flags: FlagAck, Payload: ifinfo(1)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +155,7 @@ func TestExchangeAfterClose(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	if _, err := c.Exchange(host.Request{Type: rtmGetLink}); err == nil || !strings.Contains(err.Error(), "closed") {
+	if _, err := c.Exchange(Request{Type: rtmGetLink}); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Errorf("Exchange after Close: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/internal/netlinkraw"
 	"github.com/rdmadiag/rdmadiag/internal/nldev"
 	"github.com/rdmadiag/rdmadiag/internal/nldev/nltest"
 )
@@ -18,7 +19,7 @@ import (
 // the QEMU lab (rxe-vm.sh) while ibv_rc_pingpong's server held a QP. The expectations are what
 // `rdma -j -d dev/link/res show` printed in the same guest at the same moment.
 func TestReplayRealKernel(t *testing.T) {
-	c := nldev.NewClient(nldev.NewReplay(filepath.Join("testdata", "rxe0-6.1")))
+	c := nldev.NewClient(netlinkraw.NewReplay(filepath.Join("testdata", "rxe0-6.1")))
 
 	devs, err := c.Devices()
 	if err != nil {
@@ -122,8 +123,8 @@ func TestRecordReplayRoundTrip(t *testing.T) {
 	live := m.Conn()
 	live.Fail(nldev.PDsRequest(3), syscall.EOPNOTSUPP)
 	dir := t.TempDir()
-	rec := nldev.NewClient(nldev.NewRecorder(live, dir))
-	replay := nldev.NewClient(nldev.NewReplay(dir))
+	rec := nldev.NewClient(netlinkraw.NewRecorder(live, dir))
+	replay := nldev.NewClient(netlinkraw.NewReplay(dir))
 
 	type result struct {
 		v   any
@@ -177,7 +178,7 @@ func TestRecordReplayRoundTrip(t *testing.T) {
 
 func TestReplayErrors(t *testing.T) {
 	dir := t.TempDir()
-	r := nldev.NewReplay(dir)
+	r := netlinkraw.NewReplay(dir)
 	req := nldev.QPsRequest(5)
 	_, err := r.Exchange(req)
 	if !errors.Is(err, host.ErrNotRecorded) || !strings.Contains(err.Error(), req.Key()) {
@@ -187,7 +188,7 @@ func TestReplayErrors(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, req.Key()+".err"), []byte(bad), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := r.Exchange(req); !errors.Is(err, nldev.ErrMalformed) {
+		if _, err := r.Exchange(req); !errors.Is(err, netlinkraw.ErrMalformedRecording) {
 			t.Errorf(".err holding %q: %v, want ErrMalformed", bad, err)
 		}
 	}
@@ -202,7 +203,7 @@ func TestReplayErrors(t *testing.T) {
 
 func TestRecorderDoesNotRecordTransportErrors(t *testing.T) {
 	dir := t.TempDir()
-	rec := nldev.NewRecorder(nltest.NewConn(), dir) // answers nothing: ErrNotRecorded
+	rec := netlinkraw.NewRecorder(nltest.NewConn(), dir) // answers nothing: ErrNotRecorded
 	if _, err := rec.Exchange(nldev.DevicesRequest()); !errors.Is(err, host.ErrNotRecorded) {
 		t.Fatalf("got %v", err)
 	}
@@ -211,7 +212,7 @@ func TestRecorderDoesNotRecordTransportErrors(t *testing.T) {
 	}
 	// A recording that cannot be written is an error, not a silently incomplete snapshot.
 	live := nltest.Model{}.Conn()
-	rec = nldev.NewRecorder(live, filepath.Join(dir, "missing"))
+	rec = netlinkraw.NewRecorder(live, filepath.Join(dir, "missing"))
 	if _, err := rec.Exchange(nldev.DevicesRequest()); err == nil {
 		t.Error("recording into a missing directory succeeded")
 	}

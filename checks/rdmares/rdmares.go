@@ -124,7 +124,7 @@ func read[T any](env *checks.Env, dump func(*nldev.Client, uint32) ([]T, error),
 // when /proc/<pid>/status names our process as its thread group. Snapshots hold no resources
 // of the analysing process, so there is nothing to filter (and a pid there may equal ours by chance).
 func selfFilter(h *host.Host) func(pid uint32) bool {
-	if h.Kind() != host.KindLive {
+	if !h.SeesOwnResources() {
 		return nil
 	}
 	me := os.Getpid()

@@ -1,4 +1,4 @@
-package nldev
+package netlinkraw
 
 import (
 	"errors"
@@ -9,32 +9,26 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-
-	"github.com/rdmadiag/rdmadiag/host"
-	"github.com/rdmadiag/rdmadiag/internal/netlinkraw"
 )
 
-// MaxReplySize bounds the bytes one reply may have, live or recorded (see netlinkraw).
-const MaxReplySize = netlinkraw.MaxReplySize
-
-// Recorder passes requests to a connection and saves each answer in a directory (it knows nothing
-// of nldev, so the devlink recording uses it too): the reply as <key>.bin, a kernel error as <key>.err holding the decimal errno. Other failures (timeouts,
+// Recorder passes requests to a connection and saves each answer in a directory (it knows no
+// protocol, so RDMA netlink, devlink and ethtool netlink recordings all use it): the reply as <key>.bin, a kernel error as <key>.err holding the decimal errno. Other failures (timeouts,
 // socket errors) are not recorded, so a replay reports them as not recorded rather than as
 // something the kernel said.
 type Recorder struct {
-	conn host.NetlinkConn
+	conn Exchanger
 	dir  string
 }
 
 // NewRecorder records conn's answers into dir, which must exist.
-func NewRecorder(conn host.NetlinkConn, dir string) *Recorder {
+func NewRecorder(conn Exchanger, dir string) *Recorder {
 	return &Recorder{conn: conn, dir: dir}
 }
 
 // Exchange asks the wrapped connection and records the answer. A failure to write the
 // recording is returned: a snapshot silently missing replies would later read as "not
 // recorded" instead of showing the host as it was.
-func (r *Recorder) Exchange(req host.Request) ([]byte, error) {
+func (r *Recorder) Exchange(req Request) ([]byte, error) {
 	reply, err := r.conn.Exchange(req)
 	var errno syscall.Errno
 	switch {
@@ -56,10 +50,10 @@ type replay struct {
 
 // NewReplay returns a connection that answers from a directory written by a Recorder: the
 // recorded reply, or the recorded kernel error as a syscall.Errno. A request that was never
-// recorded fails with an error wrapping host.ErrNotRecorded.
-func NewReplay(dir string) host.NetlinkConn { return &replay{dir: dir} }
+// recorded fails with an error wrapping ErrNotRecorded.
+func NewReplay(dir string) Exchanger { return &replay{dir: dir} }
 
-func (r *replay) Exchange(req host.Request) ([]byte, error) {
+func (r *replay) Exchange(req Request) ([]byte, error) {
 	key := req.Key()
 	reply, err := readBounded(filepath.Join(r.dir, key+".bin"))
 	if err == nil {
@@ -71,14 +65,14 @@ func (r *replay) Exchange(req host.Request) ([]byte, error) {
 	errPath := filepath.Join(r.dir, key+".err")
 	b, err := readBounded(errPath)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("netlink replay of request %s from %s: %w", key, r.dir, host.ErrNotRecorded)
+		return nil, fmt.Errorf("netlink replay of request %s from %s: %w", key, r.dir, ErrNotRecorded)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("netlink replay of request %s: %w", key, err)
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil || n <= 0 || n > 4095 {
-		return nil, fmt.Errorf("netlink replay of request %s: %s holds %q, not an errno: %w", key, errPath, b, ErrMalformed)
+		return nil, fmt.Errorf("netlink replay of request %s: %s holds %q, not an errno: %w", key, errPath, b, ErrMalformedRecording)
 	}
 	return nil, syscall.Errno(n)
 }
@@ -94,14 +88,14 @@ func readBounded(path string) ([]byte, error) {
 	if st, err := f.Stat(); err != nil {
 		return nil, err
 	} else if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file: %w", path, ErrMalformed)
+		return nil, fmt.Errorf("%s: not a regular file: %w", path, ErrMalformedRecording)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxReplySize+1))
 	if err != nil {
 		return nil, err
 	}
 	if len(b) > MaxReplySize {
-		return nil, fmt.Errorf("%s: larger than %d bytes: %w", path, MaxReplySize, ErrMalformed)
+		return nil, fmt.Errorf("%s: larger than %d bytes: %w", path, MaxReplySize, ErrMalformedRecording)
 	}
 	return b, nil
 }

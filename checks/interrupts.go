@@ -1,0 +1,28 @@
+package checks
+
+import "github.com/rdmadiag/rdmadiag/internal/procirq"
+
+// InterruptTable is /proc/interrupts as a run first read it: the parsed table, or why it could
+// not be read or parsed (Err wraps the host's error, which names the path).
+type InterruptTable struct {
+	procirq.Table
+	Err error
+}
+
+// Interrupts is the interrupt table of the run, read and parsed once for every check that
+// judges vectors (driver.interrupts, cq.vectors), so that they count the same lines. A check
+// that compares two readings (--interval) takes its second one with ReadInterrupts.
+var Interrupts = NewFact("interrupt table", func(e *Env) InterruptTable {
+	t, err := ReadInterrupts(e)
+	return InterruptTable{Table: t, Err: err}
+})
+
+// ReadInterrupts reads and parses /proc/interrupts now, without sharing the result: for the
+// second reading of an interval only.
+func ReadInterrupts(e *Env) (procirq.Table, error) {
+	b, err := e.Host.ReadFile(procirq.Path)
+	if err != nil {
+		return procirq.Table{}, err
+	}
+	return procirq.Parse(b)
+}
