@@ -23,7 +23,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/ethtoolnl/ethtooltest"
 )
 
-var gen = flag.Bool("gen", false, "rewrite the synthetic fixtures port-fec-errors and port-fec-ok")
+var gen = flag.Bool("gen", false, "rewrite the synthetic fixtures this package generates (port-fec-*, port-xcvr-*)")
 
 // ethtoolFamily is the id the recorded kernel gave the ethtool family; any value above nlctrl's
 // 0x10 is what a kernel hands out, and replay uses the recorded one.
