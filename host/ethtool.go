@@ -3,8 +3,6 @@ package host
 import (
 	"fmt"
 	"strings"
-
-	"github.com/safchain/ethtool"
 )
 
 // EthtoolStats returns a netdev's driver statistics as `ethtool -S` shows them (the driver's own
@@ -30,13 +28,4 @@ func ValidNetdevName(n string) error {
 		return fmt.Errorf("%q is not a valid netdev name", n)
 	}
 	return nil
-}
-
-// LiveEthtoolStats reads a netdev's statistics with safchain/ethtool (a maintained ioctl wrapper).
-func LiveEthtoolStats(netdev string) (map[string]uint64, error) {
-	st, err := ethtool.Stats(netdev)
-	if err != nil {
-		return nil, fmt.Errorf("ethtool -S %s: %w", netdev, err)
-	}
-	return st, nil
 }

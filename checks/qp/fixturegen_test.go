@@ -197,7 +197,7 @@ func (s synth) files() map[string]string {
 	meta := map[string]any{"format": "rdmadiag-snapshot/1", "tool_version": "synthetic", "time": "2026-01-01T00:00:00Z",
 		"redacted": false, "synthetic": true, "sources": sources, "description": s.desc}
 	if s.unprivileged {
-		// The reason is the *os.PathError host.ReadKmsg returns for an EPERM open.
+		// The reason is the *os.PathError live.ReadKmsg returns for an EPERM open.
 		meta["unreadable"] = []host.Unreadable{{Path: "kmsg", Reason: "open /dev/kmsg: operation not permitted"}}
 	}
 	f["meta.json"] = checktest.JSON(meta)

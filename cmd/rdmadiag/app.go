@@ -19,6 +19,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/host"
 	"github.com/rdmadiag/rdmadiag/internal/devlink"
 	"github.com/rdmadiag/rdmadiag/internal/ethtoolnl"
+	"github.com/rdmadiag/rdmadiag/internal/live"
 	"github.com/rdmadiag/rdmadiag/internal/nldev"
 	"github.com/rdmadiag/rdmadiag/report"
 	"github.com/rdmadiag/rdmadiag/snapshot"
@@ -178,7 +179,7 @@ func (s *source) open() (*host.Host, func(), error) {
 	var nl host.NetlinkConn
 	var conn *nldev.SocketConn
 	err := errIBCoreAbsent
-	if host.IBCorePresent("/") {
+	if live.IBCorePresent("/") {
 		conn, err = nldev.Dial()
 	}
 	if err != nil {
@@ -206,7 +207,7 @@ func (s *source) open() (*host.Host, func(), error) {
 			dconn.Close()
 		}
 	}
-	h, err := host.Live(nl, dl, econn)
+	h, err := live.Live(nl, dl, econn)
 	if err != nil {
 		closeAll()
 		return nil, nil, err

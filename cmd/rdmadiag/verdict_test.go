@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/internal/live"
 	"github.com/rdmadiag/rdmadiag/report"
 	"github.com/rdmadiag/rdmadiag/snapshot"
 )
@@ -306,7 +307,7 @@ func TestIBCorePresent(t *testing.T) {
 		for _, d := range tc.dirs {
 			os.MkdirAll(filepath.Join(root, d), 0o755)
 		}
-		if got := host.IBCorePresent(root); got != tc.want {
+		if got := live.IBCorePresent(root); got != tc.want {
 			t.Errorf("%v: %v, want %v", tc.dirs, got, tc.want)
 		}
 	}

@@ -1,10 +1,13 @@
-package host
+package live
 
-import "github.com/rdmadiag/rdmadiag/internal/verbs"
+import (
+	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/internal/verbs"
+)
 
 // queryVerbsDevices opens each device, asks ibv_query_device and closes it again. A device that
 // fails is listed with its error; a missing library or device list is the returned error text.
-func queryVerbsDevices() ([]VerbsDevice, string) {
+func queryVerbsDevices() ([]host.VerbsDevice, string) {
 	lib, err := verbs.Load()
 	if err != nil {
 		return nil, err.Error()
@@ -13,9 +16,9 @@ func queryVerbsDevices() ([]VerbsDevice, string) {
 	if err != nil {
 		return nil, err.Error()
 	}
-	out := make([]VerbsDevice, 0, len(infos))
+	out := make([]host.VerbsDevice, 0, len(infos))
 	for _, in := range infos {
-		vd := VerbsDevice{Name: in.Name}
+		vd := host.VerbsDevice{Name: in.Name}
 		ctx, err := lib.OpenDevice(in.Name)
 		if err != nil {
 			vd.Error = err.Error()

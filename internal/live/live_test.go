@@ -1,0 +1,35 @@
+package live
+
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestReadKmsgMissing(t *testing.T) {
+	if _, err := ReadKmsg(filepath.Join(t.TempDir(), "nope")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("got %v", err)
+	}
+}
+
+// Only uverbs nodes are opened: opening issmN would make the port advertise IsSM to the subnet.
+func TestOnlyVerbsNodesAreOpened(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"issm0", "umad0", "rdma_cm", "uverbs0"} {
+		// /dev/null's numbers: a real character device that is harmless if opened by mistake.
+		if err := syscall.Mknod(filepath.Join(dir, n), syscall.S_IFCHR|0o666, 1<<8|3); err != nil {
+			t.Skip("mknod needs root:", err)
+		}
+	}
+	var opened []string
+	devs := liveCharDevs(dir, func(p string) error {
+		opened = append(opened, filepath.Base(p))
+		return nil
+	})
+	if len(devs) != 4 || strings.Join(opened, ",") != "uverbs0" {
+		t.Errorf("listed %d nodes, opened %v; want all four listed and only uverbs0 opened", len(devs), opened)
+	}
+}
