@@ -99,7 +99,7 @@ fuzz:
 	done
 
 bench:
-	$(GO) test -run XXX -bench . -benchmem ./internal/nldev/... ./checks/...
+	$(GO) test -run XXX -bench . -benchmem ./internal/nldev/... ./internal/checks/...
 
 clean:
 	rm -rf bin build lab/out

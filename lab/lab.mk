@@ -18,7 +18,7 @@
 # Not in the default set: probe-bandwidth, the strict bandwidth comparison, too close to its limit
 # under emulation for CI (`make e2e-bandwidth`); devlink-netdevsim, which first builds netdevsim.ko
 # out of tree from Debian's kernel source (`make e2e-devlink`). Its recorded replies are replayed
-# by `make test` (snapshot/devlink_lab_test.go), so the devlink decoders meet real kernel bytes in
+# by `make test` (internal/snapshot/devlink_lab_test.go), so the devlink decoders meet real kernel bytes in
 # every CI run anyway.
 LAB_OPTIONAL ?= probe-bandwidth devlink-netdevsim
 LAB_SCENARIOS ?= $(filter-out $(LAB_OPTIONAL),$(sort $(basename $(notdir $(wildcard lab/scenarios/*.sh)))))

@@ -14,15 +14,15 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
-	"github.com/rdmadiag/rdmadiag/checks"
-	_ "github.com/rdmadiag/rdmadiag/checks/all" // registers every layer's checks
-	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/internal/checks"
+	_ "github.com/rdmadiag/rdmadiag/internal/checks/all" // registers every layer's checks
 	"github.com/rdmadiag/rdmadiag/internal/devlink"
 	"github.com/rdmadiag/rdmadiag/internal/ethtoolnl"
+	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/live"
 	"github.com/rdmadiag/rdmadiag/internal/nldev"
+	"github.com/rdmadiag/rdmadiag/internal/snapshot"
 	"github.com/rdmadiag/rdmadiag/report"
-	"github.com/rdmadiag/rdmadiag/snapshot"
 )
 
 // App is the CLI with its dependencies injected, so tests run it in-process with a fixed clock.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmadiag/rdmadiag/internal/snapshot"
 	"github.com/rdmadiag/rdmadiag/report"
-	"github.com/rdmadiag/rdmadiag/snapshot"
 )
 
 func decode(t *testing.T, out string) report.Report {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rdmadiag/rdmadiag/internal/snapshot"
 	"github.com/rdmadiag/rdmadiag/report"
-	"github.com/rdmadiag/rdmadiag/snapshot"
 )
 
 // labRoot unpacks the healthy lab recording (rxe0) and returns its root/ tree, a plain

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/internal/host"
 )
 
 // accessLog is a live host on the healthy fixture's tree that records every read and query the

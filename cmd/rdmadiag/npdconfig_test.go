@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmadiag/rdmadiag/checks"
+	"github.com/rdmadiag/rdmadiag/internal/checks"
 )
 
 const npdConfigFile = "../../deploy/npd/rdmadiag-plugin-monitor.json"

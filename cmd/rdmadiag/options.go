@@ -1,8 +1,8 @@
 package main
 
 import (
-	"github.com/rdmadiag/rdmadiag/checks"
-	"github.com/rdmadiag/rdmadiag/checks/firmware"
+	"github.com/rdmadiag/rdmadiag/internal/checks"
+	"github.com/rdmadiag/rdmadiag/internal/checks/firmware"
 	"github.com/rdmadiag/rdmadiag/internal/optfile"
 )
 

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/live"
+	"github.com/rdmadiag/rdmadiag/internal/snapshot"
 	"github.com/rdmadiag/rdmadiag/report"
-	"github.com/rdmadiag/rdmadiag/snapshot"
 )
 
 // unpackHealthy lays the healthy fixture out as a directory and returns the snapshot directory.

@@ -22,7 +22,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/netlinkraw"
 )
 

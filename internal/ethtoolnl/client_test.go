@@ -7,9 +7,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/rdmadiag/rdmadiag/host"
 	"github.com/rdmadiag/rdmadiag/internal/ethtoolnl"
 	"github.com/rdmadiag/rdmadiag/internal/ethtoolnl/ethtooltest"
+	"github.com/rdmadiag/rdmadiag/internal/host"
 )
 
 // module is a 256-byte page view whose every byte says where it is: page<<8|offset, low byte.

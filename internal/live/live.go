@@ -17,7 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/internal/host"
 )
 
 // Live returns the running machine. nl (RDMA netlink), dl (generic netlink, for devlink) and enl

@@ -1,7 +1,7 @@
 package live
 
 import (
-	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/verbs"
 )
 

@@ -10,7 +10,7 @@ package nldev
 import (
 	"fmt"
 
-	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/netlinkraw"
 )
 

@@ -36,8 +36,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rdmadiag/rdmadiag/internal/probe"
 	"github.com/rdmadiag/rdmadiag/internal/verbs"
-	"github.com/rdmadiag/rdmadiag/probe"
 )
 
 func main() {

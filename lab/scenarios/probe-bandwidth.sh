@@ -8,7 +8,7 @@
 # difference). Too close to the limit for CI to depend on;
 # probe-lab asserts a 0.5 floor instead, which catches a probe that stops measuring the DMA path.
 # Otherwise as probe-lab: the verbs probes against the healthy guest's rxe0, driven by lab/labtest: every probe
-# passes; the median of the rounds' probe/ib_write_bw ratios is within 20%
+# passes; the median of the rounds' internal/probe/ib_write_bw ratios is within 20%
 # in the same boot (same message size, writes in flight and iterations, every write signaled, both
 # in MiB/s); 20 probe runs cut short at different stages (injected error, deadline, Ctrl-C) leave no
 # QP, CQ, MR or PD of the process behind according to `rdma res show` (matched by the process's

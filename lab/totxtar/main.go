@@ -19,7 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/rdmadiag/rdmadiag/snapshot"
+	"github.com/rdmadiag/rdmadiag/internal/snapshot"
 )
 
 func main() {

@@ -9,9 +9,9 @@ import (
 	"encoding/binary"
 	"syscall"
 
-	"github.com/rdmadiag/rdmadiag/host"
 	"github.com/rdmadiag/rdmadiag/internal/devlink/dltest"
 	"github.com/rdmadiag/rdmadiag/internal/ethtoolnl"
+	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/netlinkraw"
 	"github.com/rdmadiag/rdmadiag/internal/nldev/nltest"
 )

@@ -10,7 +10,7 @@ import (
 	"sort"
 	"syscall"
 
-	"github.com/rdmadiag/rdmadiag/host"
+	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/netlinkraw"
 	"github.com/rdmadiag/rdmadiag/internal/nldev"
 )

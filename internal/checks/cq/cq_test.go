@@ -1,0 +1,263 @@
+package cq_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rdmadiag/rdmadiag/internal/checks"
+	"github.com/rdmadiag/rdmadiag/internal/checks/checktest"
+	"github.com/rdmadiag/rdmadiag/internal/checks/cq"
+	_ "github.com/rdmadiag/rdmadiag/internal/checks/qp"
+	"github.com/rdmadiag/rdmadiag/internal/checks/qp/qptest"
+	"github.com/rdmadiag/rdmadiag/internal/host"
+	"github.com/rdmadiag/rdmadiag/internal/kmsg"
+	"github.com/rdmadiag/rdmadiag/internal/nldev"
+	"github.com/rdmadiag/rdmadiag/internal/nldev/nltest"
+	"github.com/rdmadiag/rdmadiag/internal/optfile"
+	"github.com/rdmadiag/rdmadiag/report"
+)
+
+func one(t *testing.T, fs []report.Finding, id, subject string, want report.Severity) report.Finding {
+	t.Helper()
+	f := checktest.One(t, fs, id, subject)
+	if f.Severity != want {
+		t.Fatalf("%s@%s: severity %s, want %s (%s)", id, subject, f.Severity, want, f.Summary)
+	}
+	return f
+}
+
+func ev(t *testing.T, f report.Finding, name string) string {
+	t.Helper()
+	v, ok := checktest.Evidence(f, name)
+	if !ok {
+		t.Fatalf("no evidence %q in %+v", name, f.Evidence)
+	}
+	return v
+}
+
+func TestRecommended(t *testing.T) {
+	for _, c := range []struct{ conc, want int64 }{
+		{256, 512}, // README "How CQ depth is judged": 256 gives 512
+		{1, 2}, {2, 4}, {3, 8}, {100, 256}, {128, 256}, {129, 512}, {1000, 2048}, {0, 0}, {-5, 0},
+	} {
+		if got := cq.Recommended(c.conc); got != c.want {
+			t.Errorf("Recommended(%d) = %d, want %d", c.conc, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		cqe, conc int64
+		want      bool
+	}{{128, 256, true}, {255, 256, true}, {256, 256, false}, {512, 256, false}} {
+		if got := cq.Overruns(c.cqe, c.conc); got != c.want {
+			t.Errorf("Overruns(%d, %d) = %v", c.cqe, c.conc, got)
+		}
+	}
+}
+
+// The documented case must come out exactly: depth 128, 256 concurrent work requests.
+func TestDepthDocumentedCase(t *testing.T) {
+	fs := checktest.Run(t, "cq-depth-128", checks.Options{WRConcurrency: 256}, "cq.depth")
+	f := one(t, fs, "cq.depth", "mlx5_0 pid 4242 (trainer) cqe 128", report.Critical)
+	if got := ev(t, f, "recommended cqe"); got != "512" {
+		t.Errorf("recommended %q", got)
+	}
+	if got := ev(t, f, "concurrency"); got != "256, declared by --wr-concurrency" {
+		t.Errorf("concurrency %q", got)
+	}
+	if f.Subject.Kind != "cq" || f.Subject.Device != "mlx5_0" || f.Subject.PCI != "0000:3b:00.0" || f.Fault != "cq-eq" {
+		t.Errorf("subject %+v fault %s", f.Subject, f.Fault)
+	}
+	// The kernel's own CQ is not judged against an application figure.
+	if n := len(checktest.Find(fs, "cq.depth", "")); n != 1 {
+		t.Errorf("%d cq.depth findings, want only the undersized CQ", n)
+	}
+	// Without a declared concurrency nothing is judged, and the finding says why.
+	f = one(t, checktest.Run(t, "cq-depth-128", checks.Options{}, "cq.depth"), "cq.depth", "mlx5_0", report.Skipped)
+	if !strings.Contains(ev(t, f, "concurrency"), "not derived") {
+		t.Errorf("%+v", f.Evidence)
+	}
+	// Enough depth: OK.
+	one(t, checktest.Run(t, "cq-depth-128", checks.Options{WRConcurrency: 128}, "cq.depth"), "cq.depth", "mlx5_0", report.OK)
+}
+
+func TestDepthLabRecording(t *testing.T) {
+	// rxe granted 255 for a requested 128; one short of 256.
+	f := one(t, checktest.Run(t, "cq-depth-rxe", checks.Options{WRConcurrency: 256}, "cq.depth"), "cq.depth", "rxe0 pid * (labqp) cqe 255", report.Critical)
+	if got := ev(t, f, "recommended cqe"); got != "512" {
+		t.Errorf("recommended %q", got)
+	}
+}
+
+func TestDepthProfile(t *testing.T) {
+	prof, err := optfile.DecodeWRProfile([]byte(`{"applications": {"trainer": 100, "[ib_core]": 2048}}`), "profile.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := checktest.Run(t, "cq-depth-128", checks.Options{WRProfile: prof, WRProfileFile: "profile.json", WRConcurrency: 4096}, "cq.depth")
+	// The profile entry (100) wins over the flag for trainer; [ib_core] is judged by its entry.
+	f := one(t, fs, "cq.depth", "mlx5_0 [ib_core] cqe 1023", report.Critical)
+	if got := ev(t, f, "concurrency"); got != `2048, declared by --wr-profile entry "[ib_core]"` {
+		t.Errorf("%q", got)
+	}
+	if got := checktest.Find(fs, "cq.depth", "mlx5_0 pid 4242 (trainer) cqe 128"); len(got) != 0 {
+		t.Errorf("trainer's CQ of 128 holds its 100 declared work requests: %+v", got)
+	}
+}
+
+func TestClassify(t *testing.T) {
+	for _, c := range []struct {
+		text, dev, kind, meaning string
+		sev                      report.Severity
+	}{
+		{"mlx5_core 0000:3b:00.0: cq_err_event_notifier:735:(pid 0): CQ error on CQN 0x407, syndrome 0x1", "0000:3b:00.0", "cq_error", "CQ overrun", report.Critical},
+		{"mlx5_core 0000:3b:00.0: cq_err_event_notifier:735:(pid 0): CQ error on CQN 0x407, syndrome 0x2", "0000:3b:00.0", "cq_error", "CQ access violation", report.Critical},
+		{"mlx5_core 0000:3b:00.0: cq_err_event_notifier:735:(pid 0): CQ error on CQN 0x407, syndrome 0x9", "0000:3b:00.0", "cq_error", "CQ error", report.Critical},
+		{"infiniband rxe0: cq#5 rxe_cq_post: queue full", "rxe0", "cq_full", "CQ overrun (completion dropped)", report.Critical},
+		{"mlx5_core 0000:3b:00.0: mlx5_eq_cq_get:96:(pid 0): Async event for bogus CQ 0x1f", "0000:3b:00.0", "bogus_cq", "event for a CQ the driver does not know (destroyed while events were pending)", report.Warning},
+		{"mlx5_core 0000:3b:00.0: mlx5_eq_comp_int:120:(pid 0): Recovered 3 EQEs on cmd_eq", "0000:3b:00.0", "eq_recovered", "3 EQE(s) recovered on cmd_eq after a missed interrupt", report.Warning},
+		{"mlx5_core 0000:3b:00.0: print_health_info:425:(pid 0): Health issue observed, async EQ buffer overrun, severity(3) ERROR:", "0000:3b:00.0", "eq_error", "async EQ buffer overrun", report.Critical},
+	} {
+		e, ok := cq.Classify(kmsg.Record{Text: c.text})
+		if !ok || e.Kind != c.kind || e.Meaning != c.meaning || e.Severity != c.sev || e.Device != c.dev {
+			t.Errorf("Classify(%q) = %+v %v", c.text, e, ok)
+		}
+	}
+	for _, text := range []string{"mlx5_core 0000:3b:00.0: Link down", "CQ error on CQN garbage", "queue full of nothing", ""} {
+		if e, ok := cq.Classify(kmsg.Record{Text: text}); ok {
+			t.Errorf("Classify(%q) = %+v, want no event", text, e)
+		}
+	}
+	// The dictionary names the device even when the text does not.
+	e, _ := cq.Classify(kmsg.Record{Text: "cq#5 rxe_cq_post: queue full", Device: "+infiniband:rxe0"})
+	if e.Device != "rxe0" {
+		t.Errorf("device %q", e.Device)
+	}
+}
+
+func TestErrorsFixture(t *testing.T) {
+	fs := checktest.Run(t, "cq-error-logged", checks.Options{}, "cq.errors")
+	f := one(t, fs, "cq.errors", "mlx5_0", report.Critical)
+	if got := ev(t, f, "cq_error"); !strings.Contains(got, "CQ error on CQN 0x407, syndrome 0x1") || !strings.HasPrefix(got, "[86400.123456]") {
+		t.Errorf("%q", got)
+	}
+	if !strings.Contains(f.Summary, "CQ overrun x1") {
+		t.Errorf("%q", f.Summary)
+	}
+	// mlx5 has devlink health, which this snapshot did not record: said once, as skipped.
+	one(t, fs, "cq.errors", "devlink health", report.Skipped)
+	// The lab recording (rxe, no error logged): OK and no devlink note.
+	fs = checktest.Run(t, "qp-err", checks.Options{}, "cq.errors")
+	one(t, fs, "cq.errors", "rxe0", report.OK)
+	if len(fs) != 1 {
+		t.Errorf("%d findings", len(fs))
+	}
+}
+
+func TestErrorsNoKernelLog(t *testing.T) {
+	h := qptest.Host{SoftDevices: []string{"rxe0"}}
+	one(t, h.Run(t, checks.Options{}, "cq.errors"), "cq.errors", "", report.Skipped)
+	// An unattributed record (no device the inventory knows) is still reported.
+	h.Kmsg = "3,10,100,-;mlx5_core 0000:99:00.0: cq_err_event_notifier:735:(pid 0): CQ error on CQN 0x1, syndrome 0x1\n"
+	fs := h.Run(t, checks.Options{}, "cq.errors")
+	one(t, fs, "cq.errors", "kernel log", report.Critical)
+	one(t, fs, "cq.errors", "rxe0", report.OK)
+}
+
+func FuzzClassify(f *testing.F) {
+	f.Add("mlx5_core 0000:3b:00.0: x:1:(pid 0): CQ error on CQN 0x407, syndrome 0x1", "")
+	f.Add("infiniband rxe0: cq#5 rxe_cq_post: queue full", "+infiniband:rxe0")
+	f.Add("Recovered 3 EQEs on cmd_eq", "+pci:0000:3b:00.0")
+	f.Fuzz(func(t *testing.T, text, dev string) { _, _ = cq.Classify(kmsg.Record{Text: text, Device: dev}) })
+}
+
+func TestVectors(t *testing.T) {
+	fs := checktest.Run(t, "cq-depth-128", checks.Options{}, "cq.vectors")
+	f := one(t, fs, "cq.vectors", "mlx5_0", report.OK)
+	if got := ev(t, f, "num_comp_vectors"); got != "4" {
+		t.Errorf("%q", got)
+	}
+	if got := ev(t, f, "MSI/MSI-X vectors"); got != "5" {
+		t.Errorf("%q", got)
+	}
+	if got := ev(t, f, "IRQs"); !strings.HasPrefix(got, "5: mlx5_async0@pci:0000:3b:00.0 mlx5_comp0@pci:0000:3b:00.0") {
+		t.Errorf("%q", got)
+	}
+	// On a snapshot, --interval cannot be judged: one reading.
+	fs = checktest.Run(t, "cq-depth-128", checks.Options{Interval: 1}, "cq.vectors")
+	if len(fs) != 2 || fs[1].Severity != report.Skipped || !strings.Contains(fs[1].Summary, "one reading") {
+		t.Errorf("want the device finding and one skipped interval finding: %+v", fs)
+	}
+	// A device whose verbs query reports no completion vector.
+	h := qptest.Host{SoftDevices: []string{"rxe0"}, Facts: &host.Facts{VerbsDevices: []host.VerbsDevice{{Name: "rxe0", MaxQP: 10}}}}
+	one(t, h.Run(t, checks.Options{}, "cq.vectors"), "cq.vectors", "rxe0", report.Critical)
+}
+
+// counting answers the CQ dump from a model and counts how often it is asked.
+type counting struct {
+	*nltest.Conn
+	n map[string]int
+}
+
+func (c *counting) Exchange(req host.Request) ([]byte, error) {
+	c.n[req.Key()]++
+	return c.Conn.Exchange(req)
+}
+
+// One run dumps each table once, however many checks judge it.
+func TestOneDumpPerRun(t *testing.T) {
+	m := &nltest.Model{Devices: []nldev.Device{qptest.RXE()}, QPs: []nldev.QP{qptest.GSI()},
+		CQs: []nldev.CQ{{CQN: 0, CQE: 1023, KernName: "ib_core", HasPollCtx: true, PollCtx: 2}}}
+	c := &counting{Conn: m.Conn(), n: map[string]int{}}
+	h := qptest.Host{Conn: c, SoftDevices: []string{"rxe0"}, Facts: &host.Facts{}}
+	h.Run(t, checks.Options{WRConcurrency: 8}, "qp", "cq")
+	for _, req := range []host.Request{nldev.DevicesRequest(), nldev.QPsRequest(0), nldev.CQsRequest(0)} {
+		if c.n[req.Key()] != 1 {
+			t.Errorf("request %s sent %d times", req.Key(), c.n[req.Key()])
+		}
+	}
+}
+
+// No completion vector: critical; when driver.interrupts ran and saw the same, it is the cause.
+func TestNoCompletionVectors(t *testing.T) {
+	f := one(t, checktest.Run(t, "cq-no-vectors", checks.Options{}, "cq.vectors"), "cq.vectors", "mlx5_0", report.Critical)
+	checktest.WantEvidence(t, f, "num_comp_vectors", "0")
+	if len(f.ExplainedBy) != 1 || f.ExplainedBy[0] != "driver.interrupts@mlx5_0" {
+		t.Errorf("cq.vectors should name driver.interrupts as its cause: %v", f.ExplainedBy)
+	}
+}
+
+// --raw-contexts on an mlx5 snapshot: the application CQ below its QPs' capacity is a warning
+// (not the certain overrun of a declared concurrency), the one above it passes, and a declared
+// concurrency still wins where given.
+func TestDepthFromRawContexts(t *testing.T) {
+	fs := checktest.Run(t, "cq-raw-mlx5", checks.Options{RawContexts: true}, "cq.depth")
+	f := one(t, fs, "cq.depth", "mlx5_0 pid 4242 (trainer) cqe 255", report.Warning)
+	if got := ev(t, f, "recommended cqe"); got != "512" {
+		t.Errorf("recommended %s, want 512 (the receive queues' exact 512; a capacity needs no headroom factor)", got)
+	}
+	if got := ev(t, f, "capacity"); !strings.HasPrefix(got, "1024, capacity of the 4 QP queue(s) attached") || !strings.Contains(got, "512 of it exact") {
+		t.Errorf("capacity evidence %q", got)
+	}
+	// Only the send queues' block count exceeds the 512-entry CQ: info, not a warning.
+	one(t, fs, "cq.depth", "mlx5_0 pid 4242 (trainer) cqe 511", report.Info)
+	if len(fs) != 2 {
+		t.Errorf("%d findings, want the two undersized CQs (the cqe 1023 CQ holds its 768): %+v", len(fs), fs)
+	}
+
+	// Without the flag the same snapshot is not judged, and says how it could be.
+	f = one(t, checktest.Run(t, "cq-raw-mlx5", checks.Options{}, "cq.depth"), "cq.depth", "mlx5_0", report.Skipped)
+	if got := ev(t, f, "concurrency"); !strings.Contains(got, "--raw-contexts") {
+		t.Errorf("concurrency evidence %q does not point at --raw-contexts", got)
+	}
+
+	// A declared concurrency is what the application really keeps outstanding: it wins, and
+	// above the depth it is critical.
+	fs = checktest.Run(t, "cq-raw-mlx5", checks.Options{RawContexts: true, WRConcurrency: 300}, "cq.depth")
+	one(t, fs, "cq.depth", "mlx5_0 pid 4242 (trainer) cqe 255", report.Critical)
+
+	// A snapshot recorded without raw contexts says so instead of guessing.
+	f = one(t, checktest.Run(t, "cq-depth-128", checks.Options{RawContexts: true}, "cq.depth"), "cq.depth", "mlx5_0", report.Skipped)
+	if got := ev(t, f, "raw contexts"); !strings.Contains(got, "recorded without --raw-contexts") {
+		t.Errorf("raw contexts evidence %q", got)
+	}
+}

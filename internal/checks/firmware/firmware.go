@@ -1,0 +1,483 @@
+// Package firmware holds the firmware-layer checks: the firmware of each RDMA device against the
+// compatibility matrix of its family and driver, drift between identical cards and the fleet
+// policy, and pending (flashed, not yet running) firmware.
+package firmware
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/rdmadiag/rdmadiag/internal/checks"
+	"github.com/rdmadiag/rdmadiag/internal/inventory"
+	"github.com/rdmadiag/rdmadiag/internal/optfile"
+	"github.com/rdmadiag/rdmadiag/report"
+)
+
+func init() {
+	checks.Register(checks.Check{
+		ID:          "firmware.version",
+		Description: "Firmware version of each device against the family/driver compatibility matrix (embedded, extended by --matrix)",
+		Fault:       "firmware",
+		Run:         runVersion,
+	})
+	checks.Register(checks.Check{
+		ID:          "firmware.consistency",
+		Description: "Identical cards run the same firmware and PSID; allowed PSIDs and minimum versions of the fleet policy (--policy)",
+		Fault:       "firmware",
+		Run:         runConsistency,
+	})
+	checks.Register(checks.Check{
+		ID:          "firmware.pending",
+		Description: "Running versus stored firmware (devlink info): a flashed update waiting for a reset",
+		Fault:       "firmware",
+		Run:         runPending,
+	})
+}
+
+// nvidiaVendor is the PCI vendor id of Mellanox/NVIDIA.
+const nvidiaVendor = 0x15b3
+
+// loadMatrix returns the embedded matrix merged with the --matrix rows (decoded before the run).
+func loadMatrix(o checks.Options) (*Matrix, error) {
+	m, err := DefaultMatrix()
+	if err != nil {
+		return nil, err
+	}
+	if len(o.MatrixAdditions) == 0 {
+		return m, nil
+	}
+	return m.Merge(&Matrix{Rows: o.MatrixAdditions}), nil
+}
+
+func devSubject(d *inventory.Device) report.Subject {
+	s := report.Subject{Kind: "device", Name: d.Name, Device: d.Name}
+	if d.PCI != nil {
+		s.PCI = d.PCI.BDF
+	}
+	return s
+}
+
+func classPath(d *inventory.Device, file string) string {
+	return inventory.ClassDir + "/" + d.Name + "/" + file
+}
+
+// identity is the evidence every firmware finding starts with.
+func identity(d *inventory.Device) []report.Evidence {
+	ev := []report.Evidence{
+		report.Ev("fw_ver", orNone(d.FWVer), classPath(d, "fw_ver")),
+		report.Ev("board_id (PSID)", orNone(d.BoardID), classPath(d, "board_id")),
+		report.Ev("hca_type", orNone(d.HCAType), classPath(d, "hca_type")),
+	}
+	if d.PCI != nil {
+		ev = append(ev, report.Ev("pci id", fmt.Sprintf("%04x:%04x", d.PCI.Vendor, d.PCI.DeviceID), d.PCI.SysPath+"/{vendor,device}"))
+	}
+	return ev
+}
+
+func noDevices(inv *inventory.Inventory) []report.Finding {
+	if len(inv.Devices) > 0 {
+		return nil
+	}
+	return []report.Finding{{Subject: report.Subject{Kind: "host"}, Severity: report.Skipped,
+		Summary: "skipped: no RDMA device to check (see driver.devices)"}}
+}
+
+func runVersion(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+	inv := env.Inventory()
+	if f := noDevices(inv); f != nil {
+		return f, nil
+	}
+	m, err := loadMatrix(env.Opts)
+	if err != nil {
+		return nil, err
+	}
+	var out []report.Finding
+	for _, d := range inv.Devices {
+		out = append(out, judgeVersion(env, m, d))
+	}
+	return out, nil
+}
+
+func judgeVersion(env *checks.Env, m *Matrix, d *inventory.Device) report.Finding {
+	f := report.Finding{Subject: devSubject(d)}
+	if d.Software() {
+		f.Severity = report.Skipped
+		f.Summary = fmt.Sprintf("skipped: %s is a software device (%s) and has no firmware", d.Name, orNone(d.Driver))
+		f.Evidence = []report.Evidence{report.Ev("fw_ver", orNone(d.FWVer), classPath(d, "fw_ver"))}
+		return f
+	}
+	f.Evidence = identity(d)
+	if d.PCI.Vendor != nvidiaVendor {
+		// No compatibility matrix exists for other vendors, and --matrix cannot add one (rows are
+		// keyed by NVIDIA firmware majors): nothing failed, so this is information, not "unknown".
+		f.Severity = report.Info
+		f.Summary = fmt.Sprintf("%s: firmware %s not judged: rdmadiag has a firmware/driver matrix for NVIDIA/Mellanox (vendor 15b3) only, not for vendor %04x (driver %s)",
+			d.Name, orNone(d.FWVer), d.PCI.Vendor, orNone(d.Driver))
+		f.Remediation = "Compare the firmware with the release notes of the vendor's driver for this kernel."
+		return f
+	}
+	v, err := ParseVersion(d.FWVer)
+	if err != nil {
+		f.Severity = report.Unknown
+		f.Summary = fmt.Sprintf("%s: firmware version not judged: %v", d.Name, err)
+		f.Remediation = "Read the version with another tool (ethtool -i <netdev>, mlxfwmanager --query) and check why the driver reports this one; a query failure can mean the firmware is not responding."
+		return f
+	}
+	fam, ok := FamilyOf(v.Major)
+	if !ok {
+		f.Severity = report.Unknown
+		f.Summary = fmt.Sprintf("%s: firmware %s: family %d is not in the matrix (unknown device family), not judged", d.Name, v, v.Major)
+		f.Remediation = "Add the family's rows to a --matrix file, citing the vendor's release notes."
+		return f
+	}
+	f.Evidence = append(f.Evidence, report.Ev("family", fmt.Sprintf("%s (firmware major %d)", fam.Name, fam.Major), classPath(d, "fw_ver")))
+	// The firmware major must match the silicon: a mismatch means the wrong image or a corrupt query.
+	mismatch := ""
+	if !d.PCI.IsVF() {
+		if pf, ok := familyOfPCI(d.PCI.DeviceID); ok && pf.Major != fam.Major {
+			mismatch = fmt.Sprintf("PCI device id %04x is a %s but the firmware major %d is a %s", d.PCI.DeviceID, pf.Name, fam.Major, fam.Name)
+		}
+		if id, err := ParseHCAType(d.HCAType); err == nil && d.HCAType != "" {
+			if hf, ok := familyOfPCI(id); ok && hf.Major != fam.Major && mismatch == "" {
+				mismatch = fmt.Sprintf("hca_type %s is a %s but the firmware major %d is a %s", d.HCAType, hf.Name, fam.Major, fam.Name)
+			}
+		}
+	}
+	drv, derr := detectDriver(env.Host, d.Driver)
+	if derr != nil {
+		f.Severity = report.Unknown
+		f.Summary = fmt.Sprintf("%s: firmware %s (%s): driver version unknown: %v", d.Name, v, fam.Name, derr)
+		return f
+	}
+	f.Evidence = append(f.Evidence, report.Ev("driver", drv.String(), drv.Source))
+	row, ok := m.Lookup(fam.Major, drv)
+	judgeRow(&f, d, v, fam, drv, row, ok, mismatch)
+	return f
+}
+
+// judgeRow sets the verdict of a parsed firmware version against the matrix row for its family
+// and driver (found says whether there is one); f already carries the identity evidence.
+func judgeRow(f *report.Finding, d *inventory.Device, v Version, fam Family, drv Driver, row Entry, found bool, mismatch string) {
+	reflash := "Query the card (mlxfwmanager --query -d " + d.PCI.BDF + ") and reflash the image for its PSID."
+	if !found {
+		switch {
+		case mismatch != "":
+			f.Severity = report.Warning
+			f.Summary = fmt.Sprintf("%s: %s", d.Name, mismatch)
+			f.Remediation = reflash
+		case drv.Kind == KindInbox:
+			// NVIDIA states no minimum firmware for any family on the in-box driver, so a family
+			// without a row hides no known incompatibility: only the newest firmware is not known.
+			f.Severity = report.Info
+			f.Summary = fmt.Sprintf("%s: firmware %s (%s) on %s: NVIDIA documents no minimum firmware for the in-box driver; the matrix lists no newest firmware for %s",
+				d.Name, v, fam.Name, drv, fam.Name)
+		default:
+			// The driver release is one whose bundled firmware the matrix does not know: whether
+			// this firmware fits it was not checked, so the host cannot be called healthy.
+			f.Severity = report.Unknown
+			f.Summary = fmt.Sprintf("%s: firmware %s (%s): the matrix has no row for %s, compatibility not judged", d.Name, v, fam.Name, drv)
+			f.Remediation = fmt.Sprintf("Add a row for family %d and this driver release to a --matrix file, from the release's documentation (\"General Support\" or \"Legal Notices and 3rd Party Licenses\" name the bundled firmware).", fam.Major)
+		}
+		return
+	}
+	src := row.From + ": " + row.Source
+	if row.Unsupported {
+		f.Evidence = append(f.Evidence, report.Ev("matrix", "not supported", src))
+		f.Severity = report.Warning
+		f.Summary = fmt.Sprintf("%s: %s is not supported by %s", d.Name, fam.Name, drv)
+		f.Remediation = "Run a driver that supports this card"
+		if row.Note != "" {
+			f.Remediation += ": " + row.Note
+		}
+		f.Remediation += "."
+		return
+	}
+	f.Evidence = append(f.Evidence, report.Ev("matrix", matrixValue(row.Row, drv), src))
+	target := row.Recommended
+	if row.min != nil {
+		target = row.Min
+	}
+	// A VF runs its PF's firmware: the card is flashed and reset through the PF.
+	bdf := d.PCI.BDF
+	if d.PCI.IsVF() {
+		bdf = d.PCI.PF
+	}
+	fix := fmt.Sprintf("update the firmware with mlxup, or mlxfwmanager --online -u -d %s, to %s or newer", bdf, target)
+	if row.rec != nil && row.Recommended != target {
+		fix += fmt.Sprintf(" (recommended %s)", row.Recommended)
+	}
+	if row.Note != "" {
+		fix += "; " + row.Note
+	}
+	fix += fmt.Sprintf(", then reset the card (mlxfwreset -d %s reset, or reboot) so that the new image runs.", bdf)
+	noMin := ""
+	if row.min == nil {
+		noMin = "; no minimum is documented"
+	}
+	switch {
+	case row.min != nil && v.Less(*row.min):
+		f.Severity = report.Critical
+		f.Summary = fmt.Sprintf("%s: firmware %s is older than %s, the minimum for %s on %s", d.Name, v, row.Min, fam.Name, drv)
+		f.Remediation = capitalize(fix)
+	case mismatch != "":
+		f.Severity = report.Warning
+		f.Summary = fmt.Sprintf("%s: %s", d.Name, mismatch)
+		f.Remediation = reflash
+	case row.rec != nil && v.Less(*row.rec) && drv.Kind == KindInbox:
+		// Being behind the newest firmware is worth knowing, not a fault: no document ties the
+		// in-box driver to a firmware version.
+		f.Severity = report.Info
+		f.Summary = fmt.Sprintf("%s: firmware %s (%s) on %s: NVIDIA documents no minimum firmware for the in-box driver; the newest firmware it publishes for %s is %s",
+			d.Name, v, fam.Name, drv, fam.Name, row.Recommended)
+		f.Remediation = "Optional: " + fix
+	case row.rec != nil && v.Less(*row.rec):
+		// NVIDIA validates each release with the firmware it bundles and documents no minimum,
+		// so being behind it is notable, not a fault.
+		f.Severity = report.Info
+		f.Summary = fmt.Sprintf("%s: firmware %s (%s) is older than %s, bundled with MLNX_OFED/DOCA-OFED %s (running %s %s)%s",
+			d.Name, v, fam.Name, row.Recommended, row.DriverVersion, drv.Module, drv.Version, noMin)
+		f.Remediation = capitalize(fix)
+	case row.rec != nil:
+		f.Severity = report.OK
+		if drv.Kind == KindInbox {
+			f.Summary = fmt.Sprintf("%s: firmware %s (%s) is at or past %s, the newest firmware NVIDIA publishes for %s; no minimum is documented for %s",
+				d.Name, v, fam.Name, row.Recommended, fam.Name, drv)
+		} else {
+			f.Summary = fmt.Sprintf("%s: firmware %s (%s) is at or past %s, bundled with MLNX_OFED/DOCA-OFED %s (running %s %s)%s",
+				d.Name, v, fam.Name, row.Recommended, row.DriverVersion, drv.Module, drv.Version, noMin)
+		}
+	default:
+		f.Severity = report.OK
+		f.Summary = fmt.Sprintf("%s: firmware %s (%s) meets the minimum %s for %s", d.Name, v, fam.Name, row.Min, drv)
+	}
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// matrixValue says what the row gives: the minimum (only a --matrix file sets one) and the
+// firmware bundled with the release, or the newest one NVIDIA publishes for the in-box driver.
+func matrixValue(row Row, drv Driver) string {
+	var parts []string
+	if row.Min != "" {
+		parts = append(parts, "min "+row.Min)
+	} else {
+		parts = append(parts, "no minimum documented")
+	}
+	if row.Recommended != "" {
+		if drv.Kind == KindInbox {
+			parts = append(parts, "newest "+row.Recommended)
+		} else {
+			parts = append(parts, "bundled "+row.Recommended)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// group is identical cards: same PCI id and hca_type.
+type group struct {
+	key  string
+	name string
+	devs []*inventory.Device
+}
+
+func runConsistency(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+	inv := env.Inventory()
+	if f := noDevices(inv); f != nil {
+		return f, nil
+	}
+	var pol *optfile.FirmwarePolicy
+	if env.Opts.Policy != nil {
+		pol = env.Opts.Policy.Firmware
+	}
+	groups := map[string]*group{}
+	var keys []string
+	var out []report.Finding
+	for _, d := range inv.Devices {
+		// VFs report their PF's firmware; software devices have none.
+		if d.Software() || d.PCI.IsVF() {
+			continue
+		}
+		k := fmt.Sprintf("%04x:%04x %s", d.PCI.Vendor, d.PCI.DeviceID, d.HCAType)
+		g, ok := groups[k]
+		if !ok {
+			name := fmt.Sprintf("%04x:%04x", d.PCI.Vendor, d.PCI.DeviceID)
+			if fam, ok := familyOfPCI(d.PCI.DeviceID); ok && d.PCI.Vendor == nvidiaVendor {
+				name = fam.Name + " " + name
+			}
+			g = &group{key: k, name: name}
+			groups[k] = g
+			keys = append(keys, k)
+		}
+		g.devs = append(g.devs, d)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out = append(out, judgeGroup(groups[k]))
+	}
+	if pol != nil {
+		for _, d := range inv.Devices {
+			if d.Software() || d.PCI.IsVF() {
+				continue
+			}
+			out = append(out, judgePolicy(pol, env.Opts.PolicyFile, d))
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, report.Finding{Subject: report.Subject{Kind: "host"}, Severity: report.Skipped,
+			Summary: "skipped: no hardware RDMA device (software devices and VFs have no firmware of their own)"})
+	}
+	return out, nil
+}
+
+func judgeGroup(g *group) report.Finding {
+	fws, psids := map[string][]string{}, map[string][]string{}
+	for _, d := range g.devs {
+		fws[d.FWVer] = append(fws[d.FWVer], d.Name)
+		psids[d.BoardID] = append(psids[d.BoardID], d.Name)
+	}
+	f := report.Finding{Subject: report.Subject{Kind: "host", Name: g.name}}
+	for _, d := range g.devs {
+		f.Evidence = append(f.Evidence, report.Ev(d.Name, fmt.Sprintf("fw %s, PSID %s", orNone(d.FWVer), orNone(d.BoardID)), classPath(d, "{fw_ver,board_id}")))
+	}
+	// The PFs of a multi-port card (0000:3b:00.0 and .1) are one card with one flash: count
+	// cards by PCI slot (domain:bus:device), not by function.
+	slots := map[string]bool{}
+	for _, d := range g.devs {
+		bdf := d.PCI.BDF
+		if i := strings.LastIndexByte(bdf, '.'); i > 0 {
+			bdf = bdf[:i]
+		}
+		slots[bdf] = true
+	}
+	cards := fmt.Sprintf("%d identical cards", len(slots))
+	if len(slots) != len(g.devs) {
+		cards = fmt.Sprintf("%d identical card(s) with %d PCI functions", len(slots), len(g.devs))
+	}
+	if len(g.devs) == 1 {
+		f.Severity = report.OK
+		f.Summary = fmt.Sprintf("%s: one card (%s), nothing to compare", g.name, g.devs[0].Name)
+		return f
+	}
+	if len(slots) == 1 && len(fwsOf(g.devs)) == 1 && len(psidsOf(g.devs)) == 1 {
+		f.Severity = report.OK
+		f.Summary = fmt.Sprintf("%s: one card with %d PCI functions (%s), firmware %s and PSID %s, nothing to compare with",
+			g.name, len(g.devs), deviceNames(g.devs), g.devs[0].FWVer, orNone(g.devs[0].BoardID))
+		return f
+	}
+	var drift []string
+	if len(fws) > 1 {
+		drift = append(drift, "firmware "+describeSplit(fws))
+	}
+	if len(psids) > 1 {
+		drift = append(drift, "PSID "+describeSplit(psids))
+	}
+	if len(drift) == 0 {
+		f.Severity = report.OK
+		f.Summary = fmt.Sprintf("%s: %s run the same firmware %s and PSID %s", g.name, cards, g.devs[0].FWVer, orNone(g.devs[0].BoardID))
+		return f
+	}
+	// Tie the finding to the card with the oldest firmware so that its consequences link to it.
+	oldest := g.devs[0]
+	for _, d := range g.devs[1:] {
+		a, errA := ParseVersion(d.FWVer)
+		b, errB := ParseVersion(oldest.FWVer)
+		if errA == nil && (errB != nil || a.Less(b)) {
+			oldest = d
+		}
+	}
+	f.Subject.Kind, f.Subject.Device = "device", oldest.Name
+	if oldest.PCI != nil {
+		f.Subject.PCI = oldest.PCI.BDF
+	}
+	f.Severity = report.Warning
+	f.Summary = fmt.Sprintf("%s: %s differ: %s", g.name, cards, strings.Join(drift, "; "))
+	f.Remediation = "Identical cards should run the same image: update the older ones with mlxup/mlxfwmanager to the fleet's version (same PSID image), then reset them; " +
+		"a different PSID means a different board SKU or OEM configuration, which may be intended: check before reflashing."
+	return f
+}
+
+func fwsOf(devs []*inventory.Device) map[string]bool {
+	m := map[string]bool{}
+	for _, d := range devs {
+		m[d.FWVer] = true
+	}
+	return m
+}
+
+func psidsOf(devs []*inventory.Device) map[string]bool {
+	m := map[string]bool{}
+	for _, d := range devs {
+		m[d.BoardID] = true
+	}
+	return m
+}
+
+func deviceNames(devs []*inventory.Device) string {
+	n := make([]string, len(devs))
+	for i, d := range devs {
+		n[i] = d.Name
+	}
+	return strings.Join(n, ", ")
+}
+
+func describeSplit(m map[string][]string) string {
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s on %s", orNone(k), strings.Join(m[k], ",")))
+	}
+	return strings.Join(parts, " vs ")
+}
+
+func judgePolicy(p *optfile.FirmwarePolicy, from string, d *inventory.Device) report.Finding {
+	f := report.Finding{Subject: report.Subject{Kind: "device", Name: d.Name + " policy", Device: d.Name, PCI: d.PCI.BDF}, Evidence: identity(d)}
+	if !p.Allows(d.BoardID) {
+		f.Severity = report.Warning
+		f.Summary = fmt.Sprintf("%s: PSID %s is not among the fleet's allowed PSIDs", d.Name, orNone(d.BoardID))
+		f.Evidence = append(f.Evidence, report.EvExp("PSID", orNone(d.BoardID), strings.Join(p.AllowedPSIDs, " or "), from))
+		f.Remediation = "A PSID outside the policy is a board SKU or firmware configuration the fleet has not qualified: replace the card or add the PSID to the policy after qualifying it."
+		return f
+	}
+	fleetMin, ok := p.MinVersion[d.BoardID]
+	if !ok {
+		f.Severity = report.OK
+		f.Summary = fmt.Sprintf("%s: PSID %s is allowed by the fleet policy (no minimum firmware set for it)", d.Name, orNone(d.BoardID))
+		return f
+	}
+	minV := Version(fleetMin)
+	v, err := ParseVersion(d.FWVer)
+	if err != nil {
+		f.Severity = report.Unknown
+		f.Summary = fmt.Sprintf("%s: fleet minimum %s for PSID %s not judged: %v", d.Name, minV, d.BoardID, err)
+		return f
+	}
+	f.Evidence = append(f.Evidence, report.EvExp("firmware vs fleet minimum", v.String(), ">= "+minV.String(), from))
+	if v.Less(minV) {
+		// The operator wrote this minimum as a fleet requirement, so missing it is a failure.
+		f.Severity = report.Critical
+		f.Summary = fmt.Sprintf("%s: firmware %s is below the fleet minimum %s for PSID %s", d.Name, v, minV, d.BoardID)
+		f.Remediation = fmt.Sprintf("Update with mlxup or mlxfwmanager --online -u -d %s to %s or newer, then reset the card (mlxfwreset -d %s reset, or reboot).", d.PCI.BDF, minV, d.PCI.BDF)
+		return f
+	}
+	f.Severity = report.OK
+	f.Summary = fmt.Sprintf("%s: firmware %s meets the fleet minimum %s for PSID %s", d.Name, v, minV, d.BoardID)
+	return f
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

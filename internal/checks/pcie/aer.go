@@ -1,0 +1,284 @@
+package pcie
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/rdmadiag/rdmadiag/internal/checks"
+	"github.com/rdmadiag/rdmadiag/internal/host"
+	"github.com/rdmadiag/rdmadiag/report"
+)
+
+// CorrectableWarnSinceBoot is the count of correctable AER errors since boot above which a
+// function's link is called marginal. Correctable errors (BadTLP, BadDLLP, RxErr, Replay
+// Timer Timeout) are repaired by the data link layer's replay, so a few (link retraining,
+// hot-plug, a single burst) cost nothing; the counters run since boot and the kernel only
+// rate-limits their log lines. 100 is a judgment call, not a standard: high enough that a
+// handful of events over months of uptime stays quiet, low enough that a link replaying
+// continuously (thousands per day) is flagged. With --interval any growth is a rate and is
+// flagged instead: a healthy link produces none within seconds.
+const CorrectableWarnSinceBoot = 100
+
+// aerFiles are the per-function counters (drivers/pci/pcie/aer.c), in severity order.
+var aerFiles = []struct{ file, kind string }{
+	{"aer_dev_fatal", "fatal"},
+	{"aer_dev_nonfatal", "non-fatal"},
+	{"aer_dev_correctable", "correctable"},
+}
+
+// aerSnap is one read of a function's AER counters.
+type aerSnap struct {
+	node
+	// Totals by kind; Present is false when the function exposes no AER files.
+	Totals  map[string]uint64
+	Bits    map[string][]string
+	Root    map[string]uint64 // aer_rootport_total_err_* (root ports only)
+	Present bool
+	Errs    []error
+}
+
+func readAER(h *host.Host, n node) aerSnap {
+	s := aerSnap{node: n, Totals: map[string]uint64{}, Bits: map[string][]string{}, Root: map[string]uint64{}}
+	for _, a := range aerFiles {
+		p := path.Join(n.Dir, a.file)
+		b, err := h.ReadFile(p)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				s.Errs = append(s.Errs, err)
+			}
+			continue
+		}
+		s.Present = true
+		c, order, err := ParseAER(b)
+		if err != nil {
+			s.Errs = append(s.Errs, fmt.Errorf("%s: %w", p, err))
+			continue
+		}
+		s.Totals[a.kind] = c.Total
+		s.Bits[a.kind] = c.NonZero(order)
+	}
+	for _, k := range []struct{ file, kind string }{
+		{"aer_rootport_total_err_fatal", "fatal"},
+		{"aer_rootport_total_err_nonfatal", "non-fatal"},
+		{"aer_rootport_total_err_cor", "correctable"},
+	} {
+		p := path.Join(n.Dir, k.file)
+		v, err := h.ReadString(p)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				s.Errs = append(s.Errs, err)
+			}
+			continue
+		}
+		c, err := ParseCount(v)
+		if err != nil {
+			s.Errs = append(s.Errs, fmt.Errorf("%s: %w", p, err))
+			continue
+		}
+		s.Root[k.kind] = c
+	}
+	return s
+}
+
+// aerLine matches the AER lines of drivers/pci/pcie/aer.c (with "Root Port link has been reset"),
+// the recovery lines of pcie_do_recovery() in drivers/pci/pcie/err.c ("device recovery
+// successful/failed") and pciehp's "Slot(%s): Link Down" (drivers/pci/hotplug/pciehp_ctrl.c);
+// fault table row pcie-interface.
+// "AER: enabled with IRQ" is not an error, so AER lines must also mention one.
+func aerLine(s string) bool {
+	if strings.Contains(s, "AER:") && strings.Contains(s, "rror") {
+		return true
+	}
+	return containsAny(s, []string{"Bus Error: severity=", "Link Down", "link has been reset", "device recovery"})
+}
+
+func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
+	inv := env.Inventory()
+	if f := noDevices(inv); f != nil {
+		return f, nil
+	}
+	ts, out := resolveTargets(env.Host, inv)
+	klog := kernelLog(env)
+	// Each function is judged once even when several devices share a root port.
+	seen := map[string]bool{}
+	type item struct {
+		t *target
+		n node
+	}
+	var items []item
+	for _, t := range ts {
+		for _, n := range t.Nodes {
+			if seen[n.BDF] {
+				continue
+			}
+			seen[n.BDF] = true
+			items = append(items, item{t, n})
+		}
+	}
+	first := make([]aerSnap, len(items))
+	for i, it := range items {
+		first[i] = readAER(env.Host, it.n)
+	}
+	var second []aerSnap
+	out = append(out, checks.IntervalNotApplied(env, "the AER counters")...)
+	again, err := env.SecondReading(ctx, "AER")
+	if err != nil {
+		return nil, err
+	}
+	if again {
+		second = make([]aerSnap, len(items))
+		for i, it := range items {
+			second[i] = readAER(env.Host, it.n)
+		}
+	}
+	anyPresent := false
+	var logOnly []int // findings known only from the kernel log
+	for i, it := range items {
+		s := first[i]
+		lines := recordsFor(klog.recs, []string{s.BDF}, aerLine)
+		if !s.Present && len(s.Errs) == 0 && len(s.Root) == 0 {
+			if len(lines) > 0 {
+				// No counters (no AER capability, as the lab's virtio endpoint), but the kernel
+				// logged AER events for it: that is the only evidence there is, so report it.
+				anyPresent = true
+				logOnly = append(logOnly, len(out))
+				out = append(out, report.Finding{
+					Subject:     report.Subject{Kind: "pci", Name: s.BDF, Device: it.t.Device(), PCI: s.BDF},
+					Severity:    report.Warning,
+					Summary:     fmt.Sprintf("%s: no AER counters, but the kernel log has %d AER/link line(s) for it", s.BDF, len(lines)),
+					Evidence:    append([]report.Evidence{report.Ev("aer_dev_* files", "absent", s.Dir)}, klog.evidence("kernel log", lines, 5)...),
+					Remediation: "Read the kernel log lines: a failed recovery or a link down means the function may have lost transactions; reseat or replace the card if they recur.",
+					LogSpan:     checks.LogSpan(lines),
+				})
+			}
+			continue
+		}
+		anyPresent = true
+		var later *aerSnap
+		if second != nil {
+			later = &second[i]
+		}
+		out = append(out, judgeAER(it.t, s, later, env.Opts.Interval, klog.evidence("kernel log", lines, 5)))
+	}
+	if !anyPresent {
+		for _, t := range ts {
+			f := report.Finding{
+				Subject:  t.subject(),
+				Severity: report.Skipped,
+				Summary:  fmt.Sprintf("skipped: no AER counters on %s or its upstream ports (kernel without CONFIG_PCIEAER, or no AER capability on the path)", t.BDF),
+				Evidence: append(viaEvidence(t), report.Ev("aer_dev_* files", "absent", t.Nodes[0].Dir)),
+			}
+			if lines := recordsFor(klog.recs, bdfList(t), aerLine); len(lines) > 0 {
+				f.Severity = report.Warning
+				f.Summary = fmt.Sprintf("%s: no AER counters, but the kernel log has %d AER/link lines for the path", t.BDF, len(lines))
+				f.Evidence = append(f.Evidence, klog.evidence("kernel log", lines, 5)...)
+				f.Remediation = "Read the kernel log lines: uncorrectable errors or link downs mean reseat the card or replace card/riser; see the fault table's PCIe row."
+				logOnly = append(logOnly, len(out))
+			}
+			out = append(out, f)
+		}
+	}
+	linkLogOnly(out, logOnly)
+	// The counters are judged without the log; only its AER and link-down lines are missing.
+	if klog.err != nil {
+		out = append(out, checks.KernelLogFinding(klog.err, "AER and link-down lines"))
+	}
+	return out, nil
+}
+
+// linkLogOnly marks a function known only from the kernel log (no AER counters of its own) as a
+// consequence of uncorrectable errors counted on its path: the log lines of an endpoint without
+// AER ("can't recover", "device recovery failed") are the kernel handling the upstream error.
+func linkLogOnly(out []report.Finding, logOnly []int) {
+	for _, i := range logOnly {
+		for j := range out {
+			if out[j].Severity == report.Critical && out[j].Subject.Device == out[i].Subject.Device && i != j {
+				out[i].ExplainedBy = append(out[i].ExplainedBy, report.RefOf("pcie.aer", out[j].Subject.Name))
+			}
+		}
+	}
+}
+
+// judgeAER judges one function's AER counters; logLines is the evidence of its kernel log lines.
+func judgeAER(t *target, s aerSnap, later *aerSnap, interval time.Duration, logLines []report.Evidence) report.Finding {
+	role := "function"
+	if s.BDF != t.BDF {
+		role = "upstream port of " + t.BDF
+	}
+	f := report.Finding{
+		Subject: report.Subject{Kind: "pci", Name: s.BDF, Device: t.Device(), PCI: s.BDF},
+	}
+	if s.BDF == t.BDF {
+		f.Evidence = viaEvidence(t)
+	}
+	for _, a := range aerFiles {
+		v, ok := s.Totals[a.kind]
+		if !ok {
+			continue
+		}
+		obs := fmt.Sprintf("%d since boot", v)
+		if bits := s.Bits[a.kind]; len(bits) > 0 {
+			obs += " (" + strings.Join(bits, ", ") + ")"
+		}
+		if later != nil {
+			obs += fmt.Sprintf("; +%d in %s", delta(later.Totals[a.kind], v), interval)
+		}
+		f.Evidence = append(f.Evidence, report.EvExp(a.kind+" errors", obs, "0", path.Join(s.Dir, a.file)))
+	}
+	for _, k := range []string{"fatal", "non-fatal", "correctable"} {
+		if v, ok := s.Root[k]; ok {
+			f.Evidence = append(f.Evidence, report.Ev("root port total "+k, fmt.Sprintf("%d since boot (errors reported by all functions below)", v), s.Dir+"/aer_rootport_total_err_*"))
+		}
+	}
+	f.Evidence = append(f.Evidence, logLines...)
+	fatal, nonfatal, cor := s.Totals["fatal"], s.Totals["non-fatal"], s.Totals["correctable"]
+	// Root-port totals count what the functions below reported, including ones not on any
+	// inventory path; an uncorrectable error there is the same link's problem.
+	rFatal, rNonfatal := s.Root["fatal"], s.Root["non-fatal"]
+	switch {
+	case fatal > 0 || nonfatal > 0 || rFatal > 0 || rNonfatal > 0:
+		f.Severity = report.Critical
+		f.Summary = fmt.Sprintf("%s (%s): uncorrectable PCIe errors since boot: %d fatal, %d non-fatal", s.BDF, role, max(fatal, rFatal), max(nonfatal, rNonfatal))
+		f.Remediation = "Uncorrectable PCIe errors corrupt or drop transactions (the driver may have reset the device). Drain the node, reseat the card, replace the riser/card if they recur; " +
+			"check the kernel log for the reporting device and error bits."
+	case later != nil && delta(later.Totals["correctable"], cor) > 0:
+		d := delta(later.Totals["correctable"], cor)
+		f.Severity = report.Warning
+		f.Summary = fmt.Sprintf("%s (%s): %d correctable PCIe errors in %s (%.2f/s): the link is replaying", s.BDF, role, d, interval, float64(d)/interval.Seconds())
+		f.Remediation = "A link that keeps replaying loses bandwidth and may degrade further: reseat the card, check the riser and slot; watch the rate after the fix."
+	case later != nil && cor > CorrectableWarnSinceBoot:
+		f.Severity = report.Info
+		f.Summary = fmt.Sprintf("%s (%s): %d correctable PCIe errors since boot but none during the %s interval: not growing now", s.BDF, role, cor, interval)
+	case cor > CorrectableWarnSinceBoot:
+		f.Severity = report.Warning
+		f.Summary = fmt.Sprintf("%s (%s): %d correctable PCIe errors since boot (above %d; counters are since boot, use --interval for a rate)", s.BDF, role, cor, CorrectableWarnSinceBoot)
+		f.Remediation = "Run again with --interval 60s to see whether they are still growing; if so reseat the card and check the riser and slot."
+	case cor > 0:
+		f.Severity = report.Info
+		f.Summary = fmt.Sprintf("%s (%s): %d correctable PCIe error(s) since boot, not above the %d that would mean a marginal link; no uncorrectable errors", s.BDF, role, cor, CorrectableWarnSinceBoot)
+	default:
+		f.Severity = report.OK
+		f.Summary = fmt.Sprintf("%s (%s): no PCIe errors since boot", s.BDF, role)
+	}
+	if len(s.Errs) > 0 && f.Severity < report.Warning {
+		f.Severity = report.Unknown
+		f.Summary = fmt.Sprintf("%s (%s): AER counters could not be read: %v", s.BDF, role, s.Errs[0])
+	}
+	for _, e := range s.Errs {
+		f.Evidence = append(f.Evidence, report.Ev("read error", e.Error(), ""))
+	}
+	return f
+}
+
+func delta(now, then uint64) uint64 {
+	if now < then {
+		// Counters only reset with the function (hot-plug, driver reload); report what grew since.
+		return now
+	}
+	return now - then
+}

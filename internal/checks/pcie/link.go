@@ -1,0 +1,405 @@
+package pcie
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/rdmadiag/rdmadiag/internal/checks"
+	"github.com/rdmadiag/rdmadiag/internal/host"
+	"github.com/rdmadiag/rdmadiag/internal/kmsg"
+	"github.com/rdmadiag/rdmadiag/report"
+)
+
+// linkState is what one function says about its link.
+type linkState struct {
+	node
+	CurSpeed, MaxSpeed Speed
+	CurWidth, MaxWidth int
+	// NoLink is set when the function has no link files at all (conventional PCI, VFs).
+	NoLink bool
+	Cap    *ExpressCap
+	// CapErr says why the config space gave no PCIe capability (not root, short read).
+	CapErr error
+	Errs   []error
+}
+
+func (l linkState) cur() string { return linkString(l.CurSpeed, l.CurWidth) }
+func (l linkState) max() string { return linkString(l.MaxSpeed, l.MaxWidth) }
+
+func linkString(s Speed, w int) string {
+	ws := "x?"
+	if w > 0 {
+		ws = fmt.Sprintf("x%d", w)
+	}
+	return s.String() + " " + ws
+}
+
+// gbps is the usable bandwidth of a speed and width; 0 when either is unknown.
+func gbps(s Speed, w int) float64 { return s.LaneGbps() * float64(w) }
+
+func readLinkState(h *host.Host, n node) linkState {
+	l := linkState{node: n}
+	read := func(file string) (string, bool) {
+		s, err := h.ReadString(path.Join(n.Dir, file))
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				l.Errs = append(l.Errs, err)
+			}
+			return "", false
+		}
+		return s, true
+	}
+	cs, ok1 := read("current_link_speed")
+	cw, ok2 := read("current_link_width")
+	ms, ok3 := read("max_link_speed")
+	mw, ok4 := read("max_link_width")
+	if !ok1 && !ok2 && !ok3 && !ok4 && len(l.Errs) == 0 {
+		l.NoLink = true
+	}
+	parse := func(file, s string, ok bool, sp *Speed, w *int) {
+		if !ok {
+			return
+		}
+		var err error
+		if sp != nil {
+			*sp, err = ParseSpeed(s)
+		} else {
+			*w, err = ParseWidth(s)
+		}
+		if err != nil {
+			l.Errs = append(l.Errs, fmt.Errorf("%s: %w", path.Join(n.Dir, file), err))
+		}
+	}
+	parse("current_link_speed", cs, ok1, &l.CurSpeed, nil)
+	parse("current_link_width", cw, ok2, nil, &l.CurWidth)
+	parse("max_link_speed", ms, ok3, &l.MaxSpeed, nil)
+	parse("max_link_width", mw, ok4, nil, &l.MaxWidth)
+	if b, err := h.ReadFile(path.Join(n.Dir, "config")); err == nil {
+		c, err := ParseConfig(b)
+		if err == nil {
+			l.Cap = &c
+			// The sysfs files are primary; config space fills what they leave unknown.
+			if l.CurSpeed == 0 {
+				l.CurSpeed = c.StaSpeed
+			}
+			if l.CurWidth == 0 {
+				l.CurWidth = c.StaWidth
+			}
+			if l.MaxSpeed == 0 {
+				l.MaxSpeed = c.CapSpeed
+			}
+			if l.MaxWidth == 0 {
+				l.MaxWidth = c.CapWidth
+			}
+		} else {
+			l.CapErr = fmt.Errorf("%s: %w", path.Join(n.Dir, "config"), err)
+		}
+	}
+	return l
+}
+
+// link is one physical link of the path: the function facing up (endpoint or switch upstream
+// port) and the port above it (root or switch downstream port). Both report the same trained
+// link in current_link_*; each reports its own capability in max_link_*.
+type link struct {
+	Child, Port linkState
+}
+
+// pairLinks groups the path's functions into links. Port types come from config space when it
+// is readable; otherwise the usual alternation is assumed (endpoint, downstream port, upstream
+// port, downstream port, ..., root port), which is how switches appear in sysfs.
+func pairLinks(ls []linkState) []link {
+	var out []link
+	for i := 0; i < len(ls); i++ {
+		if ls[i].NoLink {
+			continue
+		}
+		if ls[i].Cap != nil && ls[i].Cap.Downstream() {
+			// A downstream port with no child on the path (the judged function itself is a
+			// bridge): its link is still worth showing, alone.
+			out = append(out, link{Child: ls[i], Port: ls[i]})
+			continue
+		}
+		if i+1 < len(ls) {
+			out = append(out, link{Child: ls[i], Port: ls[i+1]})
+			i++
+			continue
+		}
+		out = append(out, link{Child: ls[i], Port: ls[i]})
+	}
+	return out
+}
+
+// verdict of one link.
+type linkVerdict struct {
+	L        link
+	Severity report.Severity
+	Trained  string
+	Why      string // one line
+	Fix      string
+	GBps     float64 // usable Gb/s of the trained link
+}
+
+func minKnownSpeed(a, b Speed) Speed {
+	switch {
+	case a == 0:
+		return b
+	case b == 0:
+		return a
+	case a < b:
+		return a
+	}
+	return b
+}
+
+func minKnownWidth(a, b int) int {
+	switch {
+	case a == 0:
+		return b
+	case b == 0:
+		return a
+	case a < b:
+		return a
+	}
+	return b
+}
+
+func judgeLink(l link) linkVerdict {
+	c, p := l.Child, l.Port
+	sp, w := c.CurSpeed, c.CurWidth
+	if sp == 0 {
+		sp = p.CurSpeed
+	}
+	if w == 0 {
+		w = p.CurWidth
+	}
+	v := linkVerdict{L: l, Trained: linkString(sp, w), GBps: gbps(sp, w)}
+	at := fmt.Sprintf("link %s <-> %s", c.BDF, p.BDF)
+	if c.BDF == p.BDF {
+		at = "link at " + c.BDF
+	}
+	if sp == 0 || w == 0 {
+		v.Severity = report.Unknown
+		v.Why = at + ": the trained speed or width is unknown (the kernel reports \"Unknown\" or 0)"
+		return v
+	}
+	expS := minKnownSpeed(c.MaxSpeed, p.MaxSpeed)
+	expW := minKnownWidth(c.MaxWidth, p.MaxWidth)
+	if c.BDF == p.BDF {
+		expS, expW = c.MaxSpeed, c.MaxWidth
+	}
+	if expS == 0 || expW == 0 {
+		v.Severity = report.Unknown
+		v.Why = at + ": neither end reports its capability (max_link_speed/width unknown)"
+		return v
+	}
+	target := Speed(0)
+	for _, e := range []linkState{c, p} {
+		if e.Cap != nil && e.Cap.TargetSpeed != 0 && (target == 0 || e.Cap.TargetSpeed < target) {
+			target = e.Cap.TargetSpeed
+		}
+	}
+	switch {
+	case sp < expS || w < expW:
+		v.Severity = report.Warning
+		v.Why = fmt.Sprintf("%s trained at %s although both ends support %s", at, linkString(sp, w), linkString(expS, expW))
+		switch {
+		case target != 0 && target < expS && sp <= target:
+			v.Why += fmt.Sprintf(" (Target Link Speed is set to %s)", target)
+			v.Fix = fmt.Sprintf("The link's Target Link Speed (LnkCtl2) is %s: raise the slot's PCIe speed setting in the BIOS (often \"PCIe Link Speed\" per slot, or Auto) and reboot.", target)
+		case w < expW:
+			v.Fix = "Lanes failed to train: power down, reseat the card, check or replace the riser/cable, try another slot; if it persists the card or slot is faulty (signal integrity)."
+		default:
+			v.Fix = "The link trained below the speed both ends support (signal integrity): reseat the card, check the riser/retimer and the slot's BIOS speed setting; if it persists try another slot or card."
+		}
+	case c.BDF != p.BDF && p.MaxSpeed != 0 && p.MaxWidth != 0 && c.MaxSpeed != 0 && c.MaxWidth != 0 &&
+		(p.MaxSpeed < c.MaxSpeed || p.MaxWidth < c.MaxWidth):
+		v.Severity = report.Warning
+		v.Why = fmt.Sprintf("%s: the upstream port %s is capable of only %s but %s is capable of %s; the slot limits the card",
+			at, p.BDF, p.max(), c.BDF, c.max())
+		v.Fix = fmt.Sprintf("Move the card to a slot whose port supports %s (check the board manual for which slots are wired x16 and to which CPU), or accept the lower bandwidth.", c.max())
+	default:
+		v.Severity = report.OK
+		v.Why = fmt.Sprintf("%s trained at %s, the most both ends support", at, linkString(sp, w))
+		if c.BDF != p.BDF && p.MaxSpeed != 0 && c.MaxSpeed != 0 && (p.MaxSpeed > c.MaxSpeed || p.MaxWidth > c.MaxWidth) {
+			v.Why += fmt.Sprintf(" (the port is capable of %s; the card's own maximum %s sets the link)", p.max(), c.max())
+		}
+	}
+	return v
+}
+
+// limitedRe matches the kernel's __pcie_print_link_status() line (drivers/pci/pci.c: "%u.%03u
+// Gb/s available PCIe bandwidth, limited by %s x%d link at %s (capable of ...)").
+var limitedRe = regexp.MustCompile(`available PCIe bandwidth, limited by (.+?) x(\d+) link at ([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])`)
+
+// pcieLog is the run's kernel log as the pcie checks use it: its records, the source lines are
+// cited by, and the error that kept it away (the records are then empty).
+type pcieLog struct {
+	recs []kmsg.Record
+	cite string
+	err  error
+	log  *kmsg.Log
+}
+
+func kernelLog(env *checks.Env) pcieLog {
+	l, err := env.KernelLog()
+	if err != nil {
+		return pcieLog{err: err, cite: "kmsg"}
+	}
+	return pcieLog{recs: l.Records, cite: l.Cite, log: l}
+}
+
+// recordsFor returns the records that concern one of the BDFs (by dictionary, dev_printk prefix
+// or the address appearing in the text) and match one of the substrings.
+func recordsFor(recs []kmsg.Record, bdfs []string, match func(string) bool) []kmsg.Record {
+	var out []kmsg.Record
+	for _, r := range recs {
+		if !match(r.Text) {
+			continue
+		}
+		b := r.BDF()
+		for _, x := range bdfs {
+			if b == x || strings.Contains(r.Text, x) {
+				out = append(out, r)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, x := range subs {
+		if strings.Contains(s, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// evidence quotes the last max of recs (lines of this log) under name.
+func (l pcieLog) evidence(name string, recs []kmsg.Record, max int) []report.Evidence {
+	var ev []report.Evidence
+	start := 0
+	if len(recs) > max {
+		start = len(recs) - max
+		ev = append(ev, report.Ev(name, fmt.Sprintf("%d matching lines; the last %d follow", len(recs), max), l.cite))
+	}
+	for _, r := range recs[start:] {
+		ev = append(ev, report.Ev(name, l.log.Quote(r), l.cite))
+	}
+	return ev
+}
+
+func runLink(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+	inv := env.Inventory()
+	if f := noDevices(inv); f != nil {
+		return f, nil
+	}
+	ts, out := resolveTargets(env.Host, inv)
+	klog := kernelLog(env)
+	for _, t := range ts {
+		out = append(out, judgePath(env.Host, t, klog))
+	}
+	// The links are judged from sysfs alone; only the kernel's own bandwidth report is missing.
+	if klog.err != nil && len(ts) > 0 {
+		out = append(out, checks.KernelLogFinding(klog.err, "the kernel's PCIe bandwidth reports (\"limited by\" lines)"))
+	}
+	return out, nil
+}
+
+func judgePath(h *host.Host, t *target, klog pcieLog) report.Finding {
+	f := report.Finding{Subject: t.subject(), Evidence: viaEvidence(t)}
+	var states []linkState
+	for _, n := range t.Nodes {
+		states = append(states, readLinkState(h, n))
+	}
+	var readErrs []error
+	for _, s := range states {
+		readErrs = append(readErrs, s.Errs...)
+		role := "function"
+		if s.BDF != t.BDF {
+			role = "bridge"
+			if s.Dir == t.Nodes[len(t.Nodes)-1].Dir {
+				role = "root port"
+			}
+		}
+		if s.Cap != nil {
+			role = s.Cap.PortTypeName()
+		}
+		if s.NoLink {
+			f.Evidence = append(f.Evidence, report.Ev("link at "+s.BDF+" ("+role+")", "no link files (not a PCIe link)", s.Dir))
+			continue
+		}
+		f.Evidence = append(f.Evidence, report.EvExp("link at "+s.BDF+" ("+role+")", "trained "+s.cur(), "up to "+s.max()+", its capability",
+			s.Dir+"/{current,max}_link_{speed,width}"))
+		if s.Cap != nil {
+			c := s.Cap
+			obs := fmt.Sprintf("LnkCap %s, LnkSta %s", linkString(c.CapSpeed, c.CapWidth), linkString(c.StaSpeed, c.StaWidth))
+			if c.TargetSpeed != 0 {
+				obs += ", target speed " + c.TargetSpeed.String()
+			}
+			obs += fmt.Sprintf(", MaxPayload %d (supported %d), MaxReadReq %d", c.MaxPayload, c.MaxPayloadSupported, c.MaxReadRequest)
+			f.Evidence = append(f.Evidence, report.Ev("config space at "+s.BDF, obs, s.Dir+"/config"))
+		}
+	}
+	if len(t.Nodes) == 1 {
+		f.Evidence = append(f.Evidence, report.Ev("upstream path", "none: the function sits directly on the root complex", t.Nodes[0].Dir))
+	}
+	links := pairLinks(states)
+	var worst *linkVerdict
+	var vs []linkVerdict
+	for _, l := range links {
+		vs = append(vs, judgeLink(l))
+	}
+	for i := range vs {
+		v := &vs[i]
+		if worst == nil || v.Severity > worst.Severity ||
+			(v.Severity == worst.Severity && v.GBps > 0 && (worst.GBps == 0 || v.GBps < worst.GBps)) {
+			worst = v
+		}
+	}
+	if lim := recordsFor(klog.recs, bdfList(t), func(s string) bool { return strings.Contains(s, "available PCIe bandwidth") }); len(lim) > 0 {
+		f.Evidence = append(f.Evidence, klog.evidence("kernel link report", lim, 2)...)
+		if m := limitedRe.FindStringSubmatch(lim[len(lim)-1].Text); m != nil {
+			f.Evidence = append(f.Evidence, report.Ev("kernel names the limiting hop", m[3]+" ("+m[1]+" x"+m[2]+")", klog.cite))
+		}
+	} else if klog.err != nil {
+		f.Evidence = append(f.Evidence, checks.KernelLogNote(klog.err))
+	}
+	switch {
+	case len(readErrs) > 0 && (worst == nil || worst.Severity < report.Warning):
+		f.Severity = report.Unknown
+		f.Summary = fmt.Sprintf("PCIe link of %s (%s) could not be read: %v", t.BDF, t.deviceNames(), readErrs[0])
+		for _, e := range readErrs {
+			f.Evidence = append(f.Evidence, report.Ev("read error", e.Error(), ""))
+		}
+	case worst == nil:
+		f.Severity = report.Skipped
+		f.Summary = fmt.Sprintf("skipped: %s (%s) has no PCIe link files", t.BDF, t.deviceNames())
+	default:
+		f.Severity = worst.Severity
+		f.Summary = fmt.Sprintf("%s (%s): %s", t.BDF, t.deviceNames(), worst.Why)
+		f.Remediation = worst.Fix
+		for _, v := range vs {
+			if v.Severity >= report.Warning && v.Why != worst.Why {
+				f.Evidence = append(f.Evidence, report.Ev("also", v.Why, ""))
+			}
+		}
+		f.Evidence = append(f.Evidence, report.Ev("limiting hop", worst.Trained+fmt.Sprintf(" = %.1f Gb/s usable", worst.GBps), worst.L.Port.Dir))
+	}
+	return f
+}
+
+func bdfList(t *target) []string {
+	out := make([]string, len(t.Nodes))
+	for i, n := range t.Nodes {
+		out[i] = n.BDF
+	}
+	return out
+}

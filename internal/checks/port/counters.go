@@ -1,0 +1,362 @@
+package port
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rdmadiag/rdmadiag/internal/checks"
+	"github.com/rdmadiag/rdmadiag/internal/host"
+	"github.com/rdmadiag/rdmadiag/internal/inventory"
+	"github.com/rdmadiag/rdmadiag/report"
+)
+
+func init() {
+	checks.Register(checks.Check{
+		ID:          "port.counters",
+		Description: "Port error counters (PMA counters/ and driver hw_counters/): since boot, or rates and flaps over --interval",
+		Fault:       "port-link",
+		Run:         runCounters,
+	})
+}
+
+// counterDef says how one counter is read and judged.
+type counterDef struct {
+	name string
+	dir  string // "counters" (PMA) or "hw_counters"
+	// bits is the width of the hardware counter. PMA error counters are 4 to 16 bits wide and
+	// saturate at all-ones (IBTA PortCounters; widths from the pma_table in
+	// drivers/infiniband/core/sysfs.c); mlx5 Q counters are 32-bit and wrap
+	// (mlx5_ib_query_q_counters() in drivers/infiniband/hw/mlx5/counters.c reads each as a
+	// __be32); the rest are 64-bit.
+	bits      int
+	saturates bool
+	// bootWarn is the since-boot count at or above which a single reading is a warning; 0 = a
+	// single reading is only informative.
+	bootWarn uint64
+	// perHourWarn, when set, judges the count per hour of uptime instead of the absolute count.
+	perHourWarn float64
+	// deltaSev is the severity of any increase over --interval (Info = notable, not a fault).
+	deltaSev report.Severity
+	why      string
+}
+
+// The thresholds: symbol errors at 120 per hour is NVSentinel's symbol_error_fatal line, which it
+// derives from the IBTA bit-error-rate limit of 1e-12 (NVIDIA/NVSentinel
+// docs/configuration/nic-health-monitor.md, "Default Counter Configuration"; description in
+// health-monitors/nic-health-monitor/pkg/config/config.go). Any link_downed,
+// local_link_integrity_errors or excessive_buffer_overrun_errors increase while watched is what
+// NVSentinel treats as fatal (the same table: delta threshold 0); over a whole boot a few link
+// downs come from switch maintenance, so a single reading warns from 3. link_error_recovery:
+// NVSentinel flags more than 5 retrainings per minute as degradation (the same table, non-fatal);
+// one reading has no rate, so warning from 10 since boot is this tool's own line, and any
+// retraining while watched warns. Application-level
+// counters (retries, CQE errors) count since boot what every job did, so one reading of them is
+// information, never a fault.
+var counterDefs = []counterDef{
+	{name: "symbol_error", dir: "counters", bits: 16, saturates: true, perHourWarn: 120, deltaSev: report.Warning,
+		why: "bit errors on the wire: a dirty or failing cable or transceiver"},
+	{name: "link_downed", dir: "counters", bits: 8, saturates: true, bootWarn: 3, deltaSev: report.Critical,
+		why: "the link went down and retrained: a flapping link"},
+	{name: "link_error_recovery", dir: "counters", bits: 8, saturates: true, bootWarn: 10, deltaSev: report.Warning,
+		why: "the link retrained to recover from errors"},
+	{name: "port_rcv_errors", dir: "counters", bits: 16, saturates: true, deltaSev: report.Warning,
+		why: "malformed or corrupted packets received"},
+	{name: "port_xmit_discards", dir: "counters", bits: 16, saturates: true, deltaSev: report.Info,
+		why: "packets dropped on transmit (congestion or a port going down)"},
+	{name: "excessive_buffer_overrun_errors", dir: "counters", bits: 4, saturates: true, bootWarn: 1, deltaSev: report.Warning,
+		why: "receive buffer overruns: flow control between the port and its partner is broken"},
+	{name: "local_link_integrity_errors", dir: "counters", bits: 4, saturates: true, bootWarn: 1, deltaSev: report.Warning,
+		why: "the local physical errors threshold was exceeded: a marginal link"},
+	// mlx5 hw_counters (drivers/infiniband/hw/mlx5/counters.c).
+	{name: "out_of_sequence", dir: "hw_counters", bits: 32, deltaSev: report.Warning, why: "packets arrived out of order: packet loss on the fabric"},
+	{name: "packet_seq_err", dir: "hw_counters", bits: 32, deltaSev: report.Warning, why: "NAK sequence errors received: packet loss"},
+	{name: "implied_nak_seq_err", dir: "hw_counters", bits: 32, deltaSev: report.Warning, why: "implied NAK sequence errors: packet loss"},
+	{name: "local_ack_timeout_err", dir: "hw_counters", bits: 32, deltaSev: report.Warning, why: "ACK timeouts: retransmissions after loss or a dead peer"},
+	{name: "rnr_nak_retry_err", dir: "hw_counters", bits: 32, deltaSev: report.Warning, why: "RNR NAK retries exhausted: a receiver without posted buffers"},
+	{name: "req_transport_retries_exceeded", dir: "hw_counters", bits: 32, deltaSev: report.Warning, why: "transport retries exhausted: QPs went to error"},
+	{name: "req_cqe_error", dir: "hw_counters", bits: 32, deltaSev: report.Warning, why: "requester completions with error"},
+	{name: "resp_cqe_error", dir: "hw_counters", bits: 32, deltaSev: report.Warning, why: "responder completions with error"},
+	{name: "np_cnp_sent", dir: "hw_counters", bits: 64, deltaSev: report.Info, why: "congestion notifications sent: ECN marks seen, congestion control at work"},
+	{name: "rp_cnp_handled", dir: "hw_counters", bits: 64, deltaSev: report.Info, why: "congestion notifications handled: this port was slowed by congestion control"},
+	// rdma_rxe hw_counters (drivers/infiniband/sw/rxe/rxe_hw_counters.c): 64-bit atomics.
+	{name: "link_downed", dir: "hw_counters", bits: 64, bootWarn: 3, deltaSev: report.Critical, why: "the netdev under the soft device went down"},
+	{name: "rcvd_seq_err", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "sequence errors received: packet loss"},
+	{name: "out_of_seq_request", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "out-of-sequence requests: packet loss"},
+	{name: "retry_exceeded_err", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "transport retries exhausted"},
+	{name: "retry_rnr_exceeded_err", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "RNR retries exhausted"},
+	// rxe counts a completer retry each time its retransmit timer fires with requests unacked,
+	// and the timer also fires spuriously on a healthy link (rxe_completer() in
+	// drivers/infiniband/sw/rxe/rxe_comp.c: "some timeouts are spurious"), so a retry while
+	// watched is notable, not a fault; retries that fail are retry_exceeded_err.
+	{name: "completer_retry_err", dir: "hw_counters", bits: 64, deltaSev: report.Info, why: "completer retries"},
+	{name: "send_err", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "packets the soft device failed to send"},
+}
+
+// reading is one port's counters at one moment.
+type reading struct {
+	vals   map[string]uint64 // key dir/name
+	noPMA  []string
+	failed map[string]error
+}
+
+func (d counterDef) key() string { return d.dir + "/" + d.name }
+
+func readCounters(h *host.Host, p portRef) reading {
+	r := reading{vals: map[string]uint64{}, failed: map[string]error{}}
+	for _, d := range counterDefs {
+		pth := p.file(d.key())
+		s, err := h.ReadString(pth)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // this driver does not have the counter
+		}
+		if err == nil {
+			var v uint64
+			v, err = ParseCounter(s)
+			if errors.Is(err, ErrNoPMA) {
+				r.noPMA = append(r.noPMA, d.name)
+				continue
+			}
+			if err == nil {
+				r.vals[d.key()] = v
+				continue
+			}
+			err = fmt.Errorf("%s: %w", pth, err)
+		}
+		r.failed[d.key()] = err
+	}
+	return r
+}
+
+func runCounters(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
+	inv := env.Inventory()
+	ports := allPorts(inv)
+	if len(ports) == 0 {
+		return noPorts(inv), nil
+	}
+	h := env.Host
+	first := make([]reading, len(ports))
+	for i, p := range ports {
+		first[i] = readCounters(h, p)
+	}
+	out := checks.IntervalNotApplied(env, "the port counters")
+	iv := env.Opts.Interval
+	var second []reading
+	again, err := env.SecondReading(ctx, "counter")
+	if err != nil {
+		return nil, err
+	}
+	if again {
+		second = make([]reading, len(ports))
+		for i, p := range ports {
+			second[i] = readCounters(h, p)
+		}
+	}
+	uptime := readUptime(h)
+	for i, p := range ports {
+		var fs []report.Finding
+		if second != nil {
+			fs = judgeDeltas(p, first[i], second[i], iv)
+		} else {
+			fs = judgeBoot(p, first[i], uptime)
+		}
+		if len(first[i].noPMA) > 0 {
+			notAvailable(inv, p, first[i].noPMA, &fs[0])
+		}
+		out = append(out, fs...)
+	}
+	return out, nil
+}
+
+// notAvailable says which counters the function does not provide ("N/A (no PMA)"): they are
+// not available by design, not unreadable, so they make nothing unknown. A VF's link is its
+// PF's link, so the PF port is named where those counters can be read.
+func notAvailable(inv *inventory.Inventory, p portRef, names []string, f *report.Finding) {
+	where := "this function's driver answers no performance-management queries (no PMA)"
+	if p.dev.PCI != nil && p.dev.PCI.IsVF() {
+		where = "a virtual function has no PMA; its link is its PF's " + p.dev.PCI.PF
+		for _, d := range inv.Devices {
+			if d.PCI != nil && d.PCI.BDF == p.dev.PCI.PF {
+				where = fmt.Sprintf("a virtual function has no PMA; its link is its PF's: read them on %s/%d", d.Name, p.port.Num)
+			}
+		}
+	}
+	f.Evidence = append(f.Evidence, report.Ev("not available", strings.Join(names, ", ")+": N/A (no PMA)", p.file("counters")))
+	f.Summary += fmt.Sprintf("; %d link counter(s) not available (%s)", len(names), where)
+}
+
+// readUptime returns the seconds since boot from /proc/uptime, 0 when unknown.
+func readUptime(h *host.Host) float64 {
+	s, err := h.ReadString("/proc/uptime")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(s)
+	if len(f) == 0 {
+		return 0
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil || v <= 0 {
+		return 0
+	}
+	return v
+}
+
+func saturated(d counterDef, v uint64) bool {
+	return d.saturates && d.bits < 64 && v == 1<<d.bits-1
+}
+
+// unreadable turns failed counters into one Unknown finding for the port: those counters are
+// unknown, the others are still judged (node_exporter#3265: one EINVAL must not hide the rest).
+func unreadable(p portRef, r reading) []report.Finding {
+	if len(r.failed) == 0 {
+		return nil
+	}
+	f := report.Finding{Subject: p.subject(), Severity: report.Unknown}
+	var names []string
+	for k, err := range r.failed {
+		names = append(names, k)
+		f.Evidence = append(f.Evidence, report.Ev(k, "unknown: "+err.Error(), p.file(k)))
+	}
+	sort.Strings(names)
+	sort.Slice(f.Evidence, func(i, j int) bool { return f.Evidence[i].Name < f.Evidence[j].Name })
+	f.Summary = fmt.Sprintf("%s: %d counter(s) unreadable, so unknown: %s", p.name(), len(names), strings.Join(names, ", "))
+	return []report.Finding{f}
+}
+
+func judgeBoot(p portRef, r reading, uptime float64) []report.Finding {
+	f := report.Finding{Subject: p.subject(), Severity: report.OK}
+	var alarms, notes []string
+	for _, d := range counterDefs {
+		v, ok := r.vals[d.key()]
+		if !ok {
+			continue
+		}
+		exp := "0"
+		obs := strconv.FormatUint(v, 10)
+		sev := report.OK
+		switch {
+		case saturated(d, v):
+			sev = report.Warning
+			obs += " (saturated: the counter stopped counting)"
+		case d.perHourWarn > 0 && uptime > 0:
+			rate := float64(v) / (uptime / 3600)
+			obs += fmt.Sprintf(" (%.1f/h over %.1f h of uptime)", rate, uptime/3600)
+			exp = fmt.Sprintf("below %g/h", d.perHourWarn)
+			if rate >= d.perHourWarn && v > 0 {
+				sev = report.Warning
+			}
+		case d.bootWarn > 0:
+			exp = fmt.Sprintf("below %d since boot", d.bootWarn)
+			if v >= d.bootWarn {
+				sev = report.Warning
+			}
+		}
+		if sev == report.OK && v > 0 {
+			sev = report.Info
+		}
+		f.Evidence = append(f.Evidence, report.EvExp(d.name, obs, exp, p.file(d.key())))
+		switch sev {
+		case report.Warning:
+			alarms = append(alarms, fmt.Sprintf("%s %s (%s)", d.name, obs, d.why))
+		case report.Info:
+			notes = append(notes, fmt.Sprintf("%s %d", d.name, v))
+		}
+		if sev > f.Severity {
+			f.Severity = sev
+		}
+	}
+	switch {
+	case len(r.vals) == 0:
+		f.Severity = report.Skipped
+		f.Summary = p.name() + ": no error counter available for this port"
+	case len(alarms) > 0:
+		f.Summary = p.name() + " since boot: " + strings.Join(alarms, "; ")
+		f.Remediation = "Watch whether they still grow: rdmadiag check --interval 60s. Symbol errors, link-integrity and buffer-overrun errors point at the cable or transceiver (reseat or replace it, then clear with perfquery -R); link_downed means flaps."
+	case len(notes) > 0:
+		f.Summary = p.name() + " since boot (not alarming on one reading): " + strings.Join(notes, ", ")
+	default:
+		f.Summary = fmt.Sprintf("%s: %d error counter(s) read, all zero since boot", p.name(), len(r.vals))
+	}
+	return append([]report.Finding{f}, unreadable(p, r)...)
+}
+
+// delta returns b-a for a counter, handling 32-bit wrap; ok is false when the counter went
+// backwards in a way a wrap cannot explain (reset with perfquery -R, driver reload) or was
+// saturated at the first reading (no increase can be seen).
+func delta(d counterDef, a, b uint64) (uint64, bool) {
+	if saturated(d, a) {
+		return 0, false
+	}
+	if b >= a {
+		return b - a, true
+	}
+	if d.bits == 32 && !d.saturates && a <= 1<<32-1 {
+		return b + 1<<32 - a, true
+	}
+	return 0, false
+}
+
+func judgeDeltas(p portRef, a, b reading, iv time.Duration) []report.Finding {
+	f := report.Finding{Subject: p.subject(), Severity: report.OK}
+	var alarms, notes, unknown []string
+	hours := iv.Hours()
+	for _, d := range counterDefs {
+		k := d.key()
+		va, okA := a.vals[k]
+		vb, okB := b.vals[k]
+		if !okA || !okB {
+			if okA != okB {
+				unknown = append(unknown, d.name)
+			}
+			continue
+		}
+		dv, ok := delta(d, va, vb)
+		if !ok {
+			unknown = append(unknown, d.name)
+			f.Evidence = append(f.Evidence, report.Ev(d.name, fmt.Sprintf("%d -> %d: reset or saturated, increase unknown", va, vb), p.file(k)))
+			continue
+		}
+		sev := report.OK
+		if dv > 0 {
+			sev = d.deltaSev
+			if d.perHourWarn > 0 && float64(dv)/hours < d.perHourWarn {
+				sev = report.Info
+			}
+		}
+		f.Evidence = append(f.Evidence, report.EvExp(d.name, fmt.Sprintf("+%d in %s (%d -> %d)", dv, iv, va, vb), "+0", p.file(k)))
+		if sev == report.OK {
+			continue
+		}
+		text := fmt.Sprintf("%s +%d in %s (%s)", d.name, dv, iv, d.why)
+		if sev >= report.Warning {
+			alarms = append(alarms, text)
+		} else {
+			notes = append(notes, fmt.Sprintf("%s +%d", d.name, dv))
+		}
+		if sev > f.Severity {
+			f.Severity = sev
+		}
+	}
+	switch {
+	case len(a.vals) == 0:
+		f.Severity = report.Skipped
+		f.Summary = p.name() + ": no error counter available for this port"
+	case len(alarms) > 0:
+		f.Summary = p.name() + " over " + iv.String() + ": " + strings.Join(alarms, "; ")
+		f.Remediation = "Errors that grow while watched are a live fault: check and replace the cable or transceiver (mlxlink -d <pci> for BER and the module), and the switch port; link_downed growing means the link is flapping."
+	case len(notes) > 0:
+		f.Summary = p.name() + " over " + iv.String() + ": " + strings.Join(notes, ", ")
+	default:
+		f.Summary = fmt.Sprintf("%s: no error counter increased in %s (%d read)", p.name(), iv, len(a.vals))
+	}
+	if len(unknown) > 0 {
+		f.Evidence = append(f.Evidence, report.Ev("unknown", strings.Join(unknown, ", "), ""))
+	}
+	return append([]report.Finding{f}, unreadable(p, b)...)
+}

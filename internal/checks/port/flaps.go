@@ -1,0 +1,386 @@
+package port
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rdmadiag/rdmadiag/internal/checks"
+	"github.com/rdmadiag/rdmadiag/internal/host"
+	"github.com/rdmadiag/rdmadiag/internal/kmsg"
+	"github.com/rdmadiag/rdmadiag/report"
+)
+
+func init() {
+	checks.Register(checks.Check{
+		ID:          "port.flaps",
+		Description: "Link flap history without --interval: link down/up lines in the kernel log with their times, netdev carrier counters and link_downed, since boot and in the last 24 h",
+		Fault:       "port-link",
+		Run:         runFlaps,
+	})
+}
+
+// Flap thresholds. The peers count link-down events in a window and disagree on its size:
+//   - GPUd (leptonai/gpud components/accelerator/nvidia/infiniband/store/scan_flaps.go,
+//     defaultIbPortFlapBackToActiveThreshold): a port that came back to ACTIVE after being down
+//     at least 3 times in the last 12 hours is flapping.
+//   - NVIDIA NVSentinel (docs, "NIC Health Monitor: Link State Detection" §6.3, analyzer rule
+//     RepeatedNICLinkFlap): 3 or more link_downed events within 10 minutes are fatal.
+//   - Azure azurehpc-health-checks (customTests/azure_ib_link_flapping.nhc,
+//     check_ib_link_flapping, TIME_INTERVAL_HOURS default 6): a second "ib... lost carrier" line
+//     within 6 hours of the previous one fails the node.
+//
+// rdmadiag takes GPUd's and NVSentinel's count, 3, over the last 24 hours (a day's history covers
+// GPUd's and Azure's windows; fewer are reported as information), and NVSentinel's 10-minute
+// burst as critical: such a link drops traffic every few minutes.
+const (
+	flapWindowUsec    = 24 * 3600 * 1000 * 1000
+	flapWarnCount     = 3
+	flapBurstUsec     = 10 * 60 * 1000 * 1000
+	flapBurstCritical = 3
+)
+
+// linkFamily is one driver's way of logging link transitions. netdev and dev name the submatch
+// that names the interface or the RDMA device; up and down are the words that mean each.
+type linkFamily struct {
+	id string
+	re *regexp.Regexp
+	// src cites the function that prints the message.
+	src string
+	// byDevice is set when the message names the RDMA device (ibdev/dev_printk on the ib_device),
+	// not a netdev.
+	byDevice bool
+}
+
+// The families. netdev_printk (net/core/dev.c __netdev_printk) prefixes "<driver> <bus-id>
+// <netdev>: "; pr_info-style drivers print "<netdev>: " themselves; dev_printk on an
+// ib_device prints "infiniband <dev>: ". Submatch 1 is the interface or device, 2 the state.
+var linkFamilies = []linkFamily{
+	// mlx5e_update_carrier() in drivers/net/ethernet/mellanox/mlx5/core/en_main.c:
+	// netdev_info(priv->netdev, "Link up\n") / "Link down\n"; ionic_link_status_check() in
+	// drivers/net/ethernet/pensando/ionic/ionic_lif.c prints the same words.
+	{id: "mlx5e-link", re: regexp.MustCompile(`(?:^|\s)([^\s:]+): Link (up|down)$`),
+		src: "drivers/net/ethernet/mellanox/mlx5/core/en_main.c mlx5e_update_carrier()"},
+	// mlx4_en_linkstate() in drivers/net/ethernet/mellanox/mlx4/en_netdev.c: en_info(priv,
+	// "Link Up\n") / "Link Down\n", printed as "mlx4_en: <netdev>: Link Down".
+	{id: "mlx4en-link", re: regexp.MustCompile(`(?:^|\s)([^\s:]+): Link (Up|Down)$`),
+		src: "drivers/net/ethernet/mellanox/mlx4/en_netdev.c mlx4_en_linkstate()"},
+	// Intel and Broadcom: ixgbe_watchdog_link_is_up/down() (ixgbe_main.c, "NIC Link is Up %s,
+	// Flow Control: %s", "NIC Link is Down"), i40e_print_link_message() (i40e_main.c, "NIC
+	// Link is Up, %sbps Full Duplex, ..."), ice_print_link_msg() (ice_main.c, "NIC Link is up
+	// %sbps Full Duplex, ..."), bnxt_report_link() (drivers/net/ethernet/broadcom/bnxt/bnxt.c,
+	// "NIC Link is Up, %u Mbps %s%s duplex, Flow control: %s", "NIC Link is Down"). irdma runs
+	// on ice and i40e netdevs and bnxt_re on bnxt_en's, so their ports flap with these lines.
+	{id: "nic-link-is", re: regexp.MustCompile(`(?:^|\s)([^\s:]+):? NIC Link is ([Uu]p|[Dd]own)\b`),
+		src: "ixgbe_main.c ixgbe_watchdog_link_is_up(), i40e_main.c i40e_print_link_message(), ice_main.c ice_print_link_msg(), bnxt.c bnxt_report_link()"},
+	// hns3_link_status_change() in drivers/net/ethernet/hisilicon/hns3/hns3_enet.c:
+	// netdev_info(netdev, "link up\n") / "link down\n" (hns_roce's netdev).
+	{id: "hns3-link", re: regexp.MustCompile(`(?:^|\s)([^\s:]+): link (up|down)$`),
+		src: "drivers/net/ethernet/hisilicon/hns3/hns3_enet.c hns3_link_status_change()"},
+	// rxe_port_up()/rxe_port_down() in drivers/infiniband/sw/rxe/rxe_net.c: dev_info on the
+	// ib_device, "set active" / "set down" (lab kmsg: "infiniband rxe0: set down").
+	{id: "rxe-port", re: regexp.MustCompile(`^infiniband ([^\s:]+): set (active|down)$`), byDevice: true,
+		src: "drivers/infiniband/sw/rxe/rxe_net.c rxe_port_up(), rxe_port_down()"},
+}
+
+// linkEvent is one link transition logged by the kernel.
+type linkEvent struct {
+	rec    kmsg.Record
+	name   string // netdev or RDMA device the line names
+	bdf    string
+	down   bool
+	family *linkFamily
+}
+
+// parseLinkEvents finds the link up/down lines in the log.
+func parseLinkEvents(recs []kmsg.Record) []linkEvent {
+	var out []linkEvent
+	for _, r := range recs {
+		for i := range linkFamilies {
+			f := &linkFamilies[i]
+			m := f.re.FindStringSubmatch(r.Text)
+			if m == nil {
+				continue
+			}
+			out = append(out, linkEvent{rec: r, name: m[1], bdf: r.BDF(), down: strings.EqualFold(m[2], "down"), family: f})
+			break
+		}
+	}
+	return out
+}
+
+// flapSource is one way of counting a port's link-down transitions.
+type flapSource struct {
+	what  string
+	downs int // transitions down after the link had been up, since boot
+	where string
+}
+
+func runFlaps(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+	inv := env.Inventory()
+	ports := allPorts(inv)
+	if len(ports) == 0 {
+		return noPorts(inv), nil
+	}
+	h := env.Host
+	uptime := readUptime(h)
+	klog, logErr := env.KernelLog()
+	var events []linkEvent
+	cite := "kmsg"
+	if logErr == nil {
+		events = parseLinkEvents(klog.Records)
+		cite = klog.Cite
+	}
+	var out []report.Finding
+	if logErr != nil {
+		out = append(out, checks.KernelLogFinding(logErr, "link down/up lines and their times"))
+	}
+	for _, p := range ports {
+		out = append(out, judgeFlaps(h, p, events, logErr == nil, cite, uptime))
+	}
+	return out, nil
+}
+
+// portEvents picks the events that belong to a port: lines naming one of its netdevs or its
+// RDMA device, or, for a device with a single port, lines from its PCI function.
+func portEvents(p portRef, events []linkEvent) []linkEvent {
+	names := map[string]bool{}
+	for _, n := range p.port.Netdevs {
+		names[n] = true
+	}
+	bdf := ""
+	if p.dev.PCI != nil && len(p.dev.Ports) == 1 {
+		bdf = p.dev.PCI.BDF
+	}
+	var out []linkEvent
+	for _, e := range events {
+		switch {
+		case e.family.byDevice && e.name == p.dev.Name && len(p.dev.Ports) == 1:
+		case !e.family.byDevice && names[e.name]:
+		case !e.family.byDevice && bdf != "" && e.bdf == bdf:
+		default:
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// logDowns returns the times of the transitions to down that followed an up: a driver that
+// logs "Link down" while the interface is first opened has not lost a link.
+func logDowns(evs []linkEvent) []kmsg.Record {
+	var downs []kmsg.Record
+	wasUp := false
+	for _, e := range evs {
+		if !e.down {
+			wasUp = true
+			continue
+		}
+		if wasUp {
+			downs = append(downs, e.rec)
+		}
+		wasUp = false
+	}
+	return downs
+}
+
+// maxBurst is the most downs within any flapBurstUsec span, and where it starts.
+func maxBurst(downs []kmsg.Record) (n int, at kmsg.Record) {
+	j := 0
+	for i := range downs {
+		for downs[i].Usec-downs[j].Usec > flapBurstUsec {
+			j++
+		}
+		if i-j+1 > n {
+			n, at = i-j+1, downs[j]
+		}
+	}
+	return n, at
+}
+
+// carrierDowns counts a netdev's transitions down after its carrier first came up, from
+// carrier_up_count and carrier_down_count (net/core/net-sysfs.c, since Linux 4.16) or, on older
+// kernels, carrier_changes. Drivers switch the carrier off while probing (virtnet_probe,
+// mlx5e_nic_enable), which the down count includes, so the ups tell the flaps: every up after
+// the first followed a down, and a carrier down now adds the last one.
+func carrierDowns(h *host.Host, netdev string) (flapSource, bool, error) {
+	dir := "/sys/class/net/" + netdev
+	src := flapSource{where: dir}
+	carrier, cerr := readUint(h, dir+"/carrier")
+	up, uerr := readUint(h, dir+"/carrier_up_count")
+	down, derr := readUint(h, dir+"/carrier_down_count")
+	if uerr == nil && derr == nil {
+		n := int(up)
+		if cerr == nil && carrier == 1 && n > 0 {
+			n--
+		}
+		src.what = fmt.Sprintf("%s carrier_up_count %d, carrier_down_count %d", netdev, up, down)
+		src.downs = n
+		src.where = dir + "/carrier_up_count"
+		return src, true, nil
+	}
+	changes, err := readUint(h, dir+"/carrier_changes")
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return src, false, nil
+		}
+		return src, false, err
+	}
+	// carrier_changes counts ups and downs together: a probe's off and the first on are two.
+	n := 0
+	if changes > 2 {
+		n = int(changes-2+1) / 2
+	}
+	src.what = fmt.Sprintf("%s carrier_changes %d (carrier_up_count not available: estimated)", netdev, changes)
+	src.downs = n
+	src.where = dir + "/carrier_changes"
+	return src, true, nil
+}
+
+func readUint(h *host.Host, path string) (uint64, error) {
+	s, err := h.ReadString(path)
+	if err != nil {
+		return 0, err
+	}
+	v, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %q is not a count", path, s)
+	}
+	return v, nil
+}
+
+// linkDowned reads the port's link_downed: the PMA counter on InfiniBand (IBTA
+// LinkDownedCounter, 8 bits, saturating) or rxe's hw_counters/link_downed.
+func linkDowned(h *host.Host, p portRef) (flapSource, bool, error) {
+	for _, f := range []string{"counters/link_downed", "hw_counters/link_downed"} {
+		s, err := h.ReadString(p.file(f))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return flapSource{}, false, err
+		}
+		v, err := ParseCounter(s)
+		if errors.Is(err, ErrNoPMA) {
+			continue
+		}
+		if err != nil {
+			return flapSource{}, false, fmt.Errorf("%s: %w", p.file(f), err)
+		}
+		return flapSource{what: fmt.Sprintf("%s link_downed %d", p.name(), v), downs: int(min(v, 1<<31)), where: p.file(f)}, true, nil
+	}
+	return flapSource{}, false, nil
+}
+
+func judgeFlaps(h *host.Host, p portRef, events []linkEvent, haveLog bool, cite string, uptimeSec float64) report.Finding {
+	f := report.Finding{Subject: p.subject(), Severity: report.OK}
+	var srcs []flapSource
+	var unreadable []string
+	for _, nd := range p.port.Netdevs {
+		s, ok, err := carrierDowns(h, nd)
+		if err != nil {
+			unreadable = append(unreadable, err.Error())
+			continue
+		}
+		if ok {
+			srcs = append(srcs, s)
+		}
+	}
+	if s, ok, err := linkDowned(h, p); err != nil {
+		unreadable = append(unreadable, err.Error())
+	} else if ok {
+		srcs = append(srcs, s)
+	}
+	evs := portEvents(p, events)
+	downs := logDowns(evs)
+
+	// Since boot: the largest count any source gives. The sources see the same transitions
+	// (an rxe "set down" is also a link_downed increment), so they are not added up.
+	sinceBoot := len(downs)
+	for _, s := range srcs {
+		sinceBoot = max(sinceBoot, s.downs)
+		f.Evidence = append(f.Evidence, report.Ev("counter", s.what, s.where))
+	}
+	for _, u := range unreadable {
+		f.Evidence = append(f.Evidence, report.Ev("unreadable", u, p.dir))
+	}
+	nowUsec := uint64(uptimeSec * 1e6)
+	if uptimeSec > 0 {
+		f.Evidence = append(f.Evidence, report.Ev("uptime", time.Duration(uptimeSec*float64(time.Second)).Round(time.Second).String(), "/proc/uptime"))
+	}
+	var inWindow []kmsg.Record
+	for _, d := range downs {
+		if uptimeSec == 0 || d.Usec+flapWindowUsec >= nowUsec {
+			inWindow = append(inWindow, d)
+		}
+	}
+	if haveLog {
+		f.Evidence = append(f.Evidence, report.Ev("log link-down lines", fmt.Sprint(len(downs)), cite))
+		for i, d := range downs {
+			if i == 6 {
+				f.Evidence = append(f.Evidence, report.Ev("more", fmt.Sprintf("%d more, the last: [%s] %s", len(downs)-i, downs[len(downs)-1].Timestamp(), downs[len(downs)-1].Text), cite))
+				break
+			}
+			f.Evidence = append(f.Evidence, report.Ev("link down", "["+d.Timestamp()+"] "+d.Text, cite))
+		}
+	}
+	if len(srcs) == 0 && !haveLog {
+		f.Severity = report.Unknown
+		if len(unreadable) == 0 {
+			f.Severity = report.Skipped
+			f.Summary = p.name() + ": no link-down count: no carrier counters, no link_downed and no kernel log"
+			return f
+		}
+		f.Summary = p.name() + ": link flap counters unreadable: " + strings.Join(unreadable, "; ")
+		return f
+	}
+
+	// Within the window: log lines have times. Counters have none, but when the host has been
+	// up less than the window every transition they count is inside it.
+	window := len(inWindow)
+	counted := "kernel log lines"
+	if uptimeSec > 0 && uptimeSec*1e6 <= flapWindowUsec && sinceBoot > window {
+		window, counted = sinceBoot, "counters since boot (the host has been up less than 24 h)"
+	}
+	burst, burstAt := maxBurst(downs)
+	name := p.name()
+	nds := ""
+	if len(p.port.Netdevs) > 0 {
+		nds = " (" + strings.Join(p.port.Netdevs, ", ") + ")"
+	}
+	f.Evidence = append(f.Evidence,
+		report.EvExp("link downs in the last 24 h", fmt.Sprint(window), fmt.Sprintf("below %d", flapWarnCount), counted),
+		report.Ev("link downs since boot", fmt.Sprint(sinceBoot), "largest of the sources above"))
+	switch {
+	case burst >= flapBurstCritical:
+		f.Severity = report.Critical
+		f.Summary = fmt.Sprintf("%s%s is flapping: its link went down %d times within 10 minutes from %ss after boot (%d in the last 24 h, %d since boot)",
+			name, nds, burst, burstAt.Timestamp(), window, sinceBoot)
+		f.Evidence = append(f.Evidence, report.EvExp("link downs within 10 minutes", fmt.Sprint(burst), fmt.Sprintf("below %d", flapBurstCritical), cite))
+	case window >= flapWarnCount:
+		f.Severity = report.Warning
+		f.Summary = fmt.Sprintf("%s%s flapped: its link went down %d times in the last 24 h (%d since boot)", name, nds, window, sinceBoot)
+	case sinceBoot >= flapWarnCount && uptimeSec == 0:
+		f.Severity = report.Info
+		f.Summary = fmt.Sprintf("%s%s: its link went down %d times since boot; without /proc/uptime their age is unknown", name, nds, sinceBoot)
+	case sinceBoot > 0:
+		f.Severity = report.Info
+		f.Summary = fmt.Sprintf("%s%s: its link went down %d time(s) since boot, %d in the last 24 h", name, nds, sinceBoot, window)
+		if !haveLog && window < sinceBoot {
+			f.Summary = fmt.Sprintf("%s%s: its link went down %d time(s) since boot; without the kernel log their times are unknown", name, nds, sinceBoot)
+		}
+	default:
+		f.Summary = fmt.Sprintf("%s%s: no link down since boot", name, nds)
+	}
+	if f.Severity.Problem() {
+		f.Remediation = "A link that keeps going down is a bad cable, transceiver or switch port, or a peer being reset: " +
+			"check the module (`ethtool -m`, `mlxlink -d <pci> -m`) and the switch port's log, reseat or replace the cable; " +
+			"an interface someone set down and up by hand counts too, so rule that out first."
+	}
+	return f
+}

@@ -1,0 +1,166 @@
+package port
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/rdmadiag/rdmadiag/internal/checks"
+	"github.com/rdmadiag/rdmadiag/internal/host"
+	"github.com/rdmadiag/rdmadiag/internal/inventory"
+	"github.com/rdmadiag/rdmadiag/report"
+)
+
+func init() {
+	checks.Register(checks.Check{
+		ID:          "port.state",
+		Description: "Port logical state ACTIVE and physical state LinkUp; why not (subnet manager, cable, netdev)",
+		Fault:       "port-link",
+		Run:         runState,
+	})
+}
+
+func runState(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+	inv := env.Inventory()
+	ports := allPorts(inv)
+	if len(ports) == 0 {
+		return noPorts(inv), nil
+	}
+	pol := portsPolicy(env.Opts)
+	var out []report.Finding
+	for _, p := range ports {
+		f := judgeState(env, p)
+		if pol != nil && pol.LinkLayer != "" && f.Severity != report.Unknown {
+			judgeLinkLayer(env.Opts.PolicyFile, pol.LinkLayer, p, &f)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// judgeLinkLayer holds a port to the policy's link layer. A VPI card (ConnectX-4 and later)
+// runs either protocol per port as its firmware configuration says; one in the wrong mode cannot
+// join the fabric it is cabled to, whatever its state, so the mismatch leads the finding.
+func judgeLinkLayer(from, want string, p portRef, f *report.Finding) {
+	got := p.port.LinkLayer
+	f.Evidence = append(f.Evidence, report.EvExp("policy link_layer", orNone(got), want, "policy "+from+" ports.link_layer"))
+	if got == want {
+		return
+	}
+	was := *f
+	f.Severity = report.Critical
+	f.Summary = fmt.Sprintf("%s runs %s but the fleet policy expects %s: it cannot join the %s fabric", p.name(), orNone(got), want, want)
+	if was.Severity.Problem() {
+		f.Summary += "; also: " + was.Summary
+	}
+	switch {
+	case p.dev.Software():
+		f.Remediation = fmt.Sprintf("%s is a software RDMA device (%s), Ethernet only: use a hardware port for %s, or correct the policy for this host.", p.dev.Name, p.dev.Driver, want)
+	default:
+		mode := map[string]int{"InfiniBand": 1, "Ethernet": 2}[want]
+		f.Remediation = fmt.Sprintf("Set the port's protocol in the firmware configuration: mlxconfig -d %s set LINK_TYPE_P%d=%d (1 = IB, 2 = ETH), then reset the card (mlxfwreset) or reboot.",
+			p.dev.PCI.BDF, p.port.Num, mode)
+	}
+}
+
+func judgeState(env *checks.Env, p portRef) report.Finding {
+	h := env.Host
+	f := report.Finding{Subject: p.subject()}
+	st, phys, err := states(h, p)
+	if err != nil {
+		f.Severity = report.Unknown
+		f.Summary = p.name() + ": port state unreadable: " + err.Error()
+		return f
+	}
+	f.Evidence = append(f.Evidence,
+		report.EvExp("state", st.String(), "4: ACTIVE", p.file("state")),
+		report.EvExp("phys_state", phys.String(), "5: LinkUp", p.file("phys_state")),
+		report.Ev("link_layer", orNone(p.port.LinkLayer), p.file("link_layer")))
+
+	var nds []netdevInfo
+	if !p.ib() {
+		for _, n := range p.port.Netdevs {
+			nd := readNetdev(h, n)
+			nds = append(nds, nd)
+			f.Evidence = append(f.Evidence, report.EvExp("netdev "+n+" operstate", orNone(nd.operstate), "up", "/sys/class/net/"+n+"/operstate"))
+			if nd.adminUp != nil && nd.operstate != "up" {
+				f.Evidence = append(f.Evidence, report.EvExp("netdev "+n+" administratively up (IFF_UP)", fmt.Sprint(*nd.adminUp), "true", "/sys/class/net/"+n+"/flags"))
+			}
+		}
+	}
+	if st.Num == stateActive && phys.Num == physLinkUp {
+		f.Severity = report.OK
+		f.Summary = fmt.Sprintf("%s is ACTIVE, LinkUp (%s)", p.name(), orNone(p.port.LinkLayer))
+		return f
+	}
+	if p.ib() {
+		judgeIBState(h, p, st, phys, &f)
+		return f
+	}
+	judgeEthState(p, st, phys, nds, &f)
+	return f
+}
+
+func judgeIBState(h *host.Host, p portRef, st, phys inventory.PortState, f *report.Finding) {
+	lid, _ := h.ReadString(p.file("lid"))
+	sm, _ := h.ReadString(p.file("sm_lid"))
+	switch {
+	case (st.Num == stateInit || st.Num == stateArmed) && phys.Num == physLinkUp:
+		f.Severity = report.Critical
+		f.Summary = fmt.Sprintf("%s has link but is %s: waiting for the subnet manager (LID %s, SM LID %s), so it carries no traffic",
+			p.name(), st.Name, orNone(lid), orNone(sm))
+		f.Evidence = append(f.Evidence, report.EvExp("lid", orNone(lid), "non-zero", p.file("lid")),
+			report.EvExp("sm_lid", orNone(sm), "non-zero", p.file("sm_lid")))
+		f.Remediation = "Make sure a subnet manager runs on this fabric (opensm on a host, or the switch/UFM SM) and can reach this port: " +
+			"`sminfo` from this host, the SM's log for this port GUID, and the partition (P_Key) configuration."
+	case phys.Num == physDisabled:
+		f.Severity = report.Warning
+		f.Summary = fmt.Sprintf("%s is %s and physically Disabled: the port was turned off (locally or by the switch)", p.name(), st.Name)
+		f.Remediation = "If the port should carry traffic, enable it (ibportstate <lid> <port> enable, or on the switch side); an intentionally unused port can be ignored."
+	case phys.Num == physPolling:
+		f.Severity = report.Critical
+		f.Summary = fmt.Sprintf("%s is %s, physical state Polling: no link partner (cable unplugged or bad, switch port down)", p.name(), st.Name)
+		f.Remediation = "Check the cable and the switch port (mlxlink -d <pci> for the cable and module); reseat or replace the cable."
+	default:
+		f.Severity = report.Critical
+		f.Summary = fmt.Sprintf("%s is %s, physical state %s: the port carries no traffic", p.name(), st.Name, phys.Name)
+		f.Remediation = "Check the cable, the switch port and the subnet manager; mlxlink -d <pci> shows why the link does not train."
+	}
+}
+
+func judgeEthState(p portRef, st, phys inventory.PortState, nds []netdevInfo, f *report.Finding) {
+	var down, fixes []string
+	for _, nd := range nds {
+		if nd.operstate == "up" || nd.operstate == "" {
+			continue
+		}
+		switch {
+		case nd.adminUp != nil && !*nd.adminUp:
+			down = append(down, nd.name+" was set administratively down")
+			fixes = append(fixes, "Bring "+nd.name+" up: ip link set "+nd.name+" up (and find what set it down: NetworkManager, netplan, a script).")
+		case nd.adminUp != nil:
+			down = append(down, fmt.Sprintf("%s is up but has no link (%s): no carrier from the cable, transceiver or switch port", nd.name, nd.operstate))
+			fixes = append(fixes, "Check the cable, transceiver and switch port of "+nd.name+" (ethtool "+nd.name+": Link detected; mlxlink -d <pci> on ConnectX).")
+		default:
+			down = append(down, fmt.Sprintf("%s is %s", nd.name, nd.operstate))
+			fixes = append(fixes, "Bring "+nd.name+" up (ip link set "+nd.name+" up) and check its cable and switch port (ethtool "+nd.name+": Link detected).")
+		}
+	}
+	switch {
+	case len(down) > 0:
+		f.Severity = report.Critical
+		f.Summary = fmt.Sprintf("%s is %s (physical %s) because its netdev %s", p.name(), st.Name, phys.Name, strings.Join(down, ", "))
+		f.Remediation = strings.Join(fixes, " ")
+	case len(nds) == 0:
+		f.Severity = report.Critical
+		f.Summary = fmt.Sprintf("%s is %s (physical %s) and has no bound netdev: RoCE needs one", p.name(), st.Name, phys.Name)
+		f.Remediation = "Check that the Ethernet driver created the netdev for this function (ip link) and that it is not in another network namespace."
+	case st.Num == stateActive:
+		f.Severity = report.Warning
+		f.Summary = fmt.Sprintf("%s is ACTIVE but its physical state is %s", p.name(), phys.Name)
+	default:
+		f.Severity = report.Critical
+		f.Summary = fmt.Sprintf("%s is %s (physical %s) although its netdev is up", p.name(), st.Name, phys.Name)
+		f.Remediation = "Check the Ethernet link (ethtool <netdev>) and the kernel log for the device."
+	}
+}

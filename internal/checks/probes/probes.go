@@ -1,0 +1,242 @@
+// Package probes turns the verbs loopback probes (package probe) into findings, one probe per
+// layer, each reported under that layer's check id: driver.verbs_probe (open and query),
+// firmware.limits_probe (a QP at the reported limits), qp.loopback_probe (RC self-loopback with
+// WRITE and SEND), cq.completion_probe (N completions, optional overrun) and
+// pcie.bandwidth_probe (RDMA WRITE loopback bandwidth and latency). They live in one package
+// because they share the library handle, the device/port walk and the per-device locks that keep
+// two probes of one device from measuring each other.
+//
+// Probes run only on a live host (a snapshot has no device to open) and only when --no-probe is
+// not given; they create and destroy their own resources and touch nothing else.
+package probes
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rdmadiag/rdmadiag/internal/checks"
+	"github.com/rdmadiag/rdmadiag/internal/checks/pcie"
+	"github.com/rdmadiag/rdmadiag/internal/inventory"
+	"github.com/rdmadiag/rdmadiag/internal/probe"
+	"github.com/rdmadiag/rdmadiag/internal/verbs"
+	"github.com/rdmadiag/rdmadiag/report"
+)
+
+func init() {
+	for _, c := range []checks.Check{
+		{ID: "driver.verbs_probe", Fault: "user-verbs", Description: "open each device through libibverbs and query device and port (fw_ver, limits, MTU, speed, GID)", Run: runDriver},
+		{ID: "firmware.limits_probe", Fault: "firmware", Description: "create a QP at the limits the device reports (EINVAL = firmware/driver inconsistency)", Run: runLimits},
+		{ID: "qp.loopback_probe", Fault: "qp-context", Description: "RC QP connected to itself: RESET->INIT->RTR->RTS, signaled RDMA WRITE and SEND, payloads checked", Run: runLoopback},
+		{ID: "cq.completion_probe", Fault: "cq-eq", Description: "N signaled work requests complete on a CQ sized for them (--probe-cq-overrun: overrun is detected)", Run: runCQ},
+		{ID: "pcie.bandwidth_probe", Fault: "dma-engine", Description: "RDMA WRITE loopback bandwidth and small-message latency across the DMA path", Run: runBandwidth},
+	} {
+		c.Probe = true
+		checks.Register(c)
+	}
+}
+
+// state is shared by the probe checks of one run.
+type state struct {
+	lib *verbs.Lib
+	err error
+	// locks serialise the probes of one device, so that the bandwidth probe is not measured
+	// against the others on the same device; probes of different devices run concurrently.
+	locks deviceLocks
+	// heavy serialises the two heavy probes across devices: the limits probe's QP has the
+	// device's largest queues (max_qp_wr x max_sge; over 500 MB mapped on rxe), and eight at once
+	// exhausted a 1 GiB lab guest; the bandwidth probe saturates the DMA path (and, on a software
+	// device, the CPU), so two at once measure each other: eight concurrent ones on rxe missed
+	// their deadline. The light probes (open and query, loopback, CQ) still run concurrently.
+	heavy deviceLocks
+}
+
+// heavily runs a heavy probe while no other heavy probe runs. It is called while holding the
+// device's lock, never the other way round, so no two probes can wait for each other. A run that
+// ends meanwhile hands the probe an ended context, which it reports at its first stage.
+func (s *state) heavily(ctx context.Context, probe func(ctx context.Context) report.Finding) report.Finding {
+	if unlock, ok := s.heavy.lock(ctx, "heavy probes"); ok {
+		defer unlock()
+	}
+	return probe(ctx)
+}
+
+func shared(env *checks.Env) *state { return stateFact.Get(env) }
+
+var stateFact = checks.NewFact("verbs library and probe locks", func(*checks.Env) *state {
+	lib, err := verbs.Load()
+	return &state{lib: lib, err: err}
+})
+
+func (s *state) options(env *checks.Env) probe.Options {
+	return probe.Options{Timeout: env.Opts.ProbeTimeout, SysfsRoot: filepath.Join(env.Host.Root(), "sys")}
+}
+
+// target is one port of one device.
+type target struct {
+	dev  *inventory.Device
+	port int
+}
+
+func (t target) subject() report.Subject {
+	s := report.Subject{Kind: "port", Name: fmt.Sprintf("%s/%d", t.dev.Name, t.port), Device: t.dev.Name}
+	if t.dev.PCI != nil {
+		s.PCI = t.dev.PCI.BDF
+	}
+	return s
+}
+
+// each runs fn on every port (see schedule), or explains why nothing can be probed; what
+// names the probe in the progress line.
+func each(ctx context.Context, env *checks.Env, what string, fn func(ctx context.Context, s *state, t target) report.Finding) ([]report.Finding, error) {
+	s := shared(env)
+	inv := env.Inventory()
+	if len(inv.Devices) == 0 {
+		return []report.Finding{{Subject: report.Subject{Kind: "host"}, Severity: report.Skipped,
+			Summary: "no RDMA device to probe"}}, nil
+	}
+	if s.err != nil {
+		return []report.Finding{{Subject: report.Subject{Kind: "host"}, Severity: report.Skipped,
+			Summary:     "verbs probes not run: " + s.err.Error(),
+			Evidence:    []report.Evidence{report.Ev("libibverbs", s.err.Error(), "dlopen libibverbs.so.1")},
+			Remediation: "install rdma-core's libibverbs and the provider for this NIC (Debian/Ubuntu: apt install libibverbs1 ibverbs-providers; RHEL: dnf install libibverbs)"}}, nil
+	}
+	var ts []target
+	for _, d := range inv.Devices {
+		for _, p := range d.Ports {
+			ts = append(ts, target{d, p.Num})
+		}
+	}
+	var started atomic.Int32
+	return schedule(ctx, &s.locks, ts, func(ctx context.Context, t target) report.Finding {
+		env.Progressf("%s: probing %s/%d (%d/%d)", what, t.dev.Name, t.port, started.Add(1), len(ts))
+		return fn(ctx, s, t)
+	})
+}
+
+// schedule runs probe on every target: the devices concurrently, each device's ports one after
+// the other, and each probe only while it holds its device's lock, so that the probe checks of a
+// run (which all call schedule) never overlap on one device. The cost of a run thus grows with
+// the busiest device, not with the device count. When ctx ends, probes not yet started are not
+// started (nor waited for: a probe already running ends at its own deadline, which ctx bounds)
+// and the error is ctx's; the findings keep the targets' order.
+func schedule(ctx context.Context, locks *deviceLocks, ts []target, probe func(ctx context.Context, t target) report.Finding) ([]report.Finding, error) {
+	type devRun struct {
+		name string
+		idx  []int // into ts, in order
+	}
+	var runs []*devRun
+	byName := map[string]*devRun{}
+	for i, t := range ts {
+		r := byName[t.dev.Name]
+		if r == nil {
+			r = &devRun{name: t.dev.Name}
+			byName[t.dev.Name] = r
+			runs = append(runs, r)
+		}
+		r.idx = append(r.idx, i)
+	}
+	results := make([]*report.Finding, len(ts))
+	var wg sync.WaitGroup
+	for _, r := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, i := range r.idx {
+				unlock, ok := locks.lock(ctx, r.name)
+				if !ok {
+					return
+				}
+				f := probe(ctx, ts[i])
+				unlock()
+				results[i] = &f
+			}
+		}()
+	}
+	wg.Wait()
+	out := make([]report.Finding, 0, len(ts))
+	for _, f := range results {
+		if f != nil {
+			out = append(out, *f)
+		}
+	}
+	if len(out) < len(ts) {
+		return out, ctx.Err()
+	}
+	return out, nil
+}
+
+// deviceLocks holds one lock per device name; waiting for one gives up when ctx ends.
+type deviceLocks struct {
+	mu sync.Mutex
+	m  map[string]chan struct{}
+}
+
+// lock takes the device's lock, or returns false once ctx has ended (then nothing is held).
+func (l *deviceLocks) lock(ctx context.Context, dev string) (unlock func(), ok bool) {
+	l.mu.Lock()
+	if l.m == nil {
+		l.m = map[string]chan struct{}{}
+	}
+	ch := l.m[dev]
+	if ch == nil {
+		ch = make(chan struct{}, 1)
+		l.m[dev] = ch
+	}
+	l.mu.Unlock()
+	if ctx.Err() != nil {
+		return nil, false
+	}
+	select {
+	case ch <- struct{}{}:
+	case <-ctx.Done():
+		return nil, false
+	}
+	if ctx.Err() != nil {
+		<-ch
+		return nil, false
+	}
+	return func() { <-ch }, true
+}
+
+func runDriver(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
+	return each(ctx, env, "driver.verbs_probe", func(ctx context.Context, s *state, t target) report.Finding {
+		return driverFinding(t, probe.Device(ctx, s.lib, t.dev.Name, t.port, s.options(env)))
+	})
+}
+
+func runLimits(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
+	return each(ctx, env, "firmware.limits_probe", func(ctx context.Context, s *state, t target) report.Finding {
+		return s.heavily(ctx, func(ctx context.Context) report.Finding {
+			return limitsFinding(t, probe.Limits(ctx, s.lib, t.dev.Name, t.port, s.options(env)))
+		})
+	})
+}
+
+func runLoopback(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
+	return each(ctx, env, "qp.loopback_probe", func(ctx context.Context, s *state, t target) report.Finding {
+		return loopbackFinding(t, probe.Loopback(ctx, s.lib, t.dev.Name, t.port, s.options(env)))
+	})
+}
+
+func runCQ(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
+	return each(ctx, env, "cq.completion_probe", func(ctx context.Context, s *state, t target) report.Finding {
+		return cqFinding(t, probe.CQ(ctx, s.lib, t.dev.Name, t.port, env.Opts.ProbeCQOverrun, s.options(env)))
+	})
+}
+
+func runBandwidth(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
+	return each(ctx, env, "pcie.bandwidth_probe", func(ctx context.Context, s *state, t target) report.Finding {
+		// The PCIe layer's budget (narrowest trained link on the path) is the other ceiling the
+		// loopback is judged against; an error leaves it unknown and the port rate alone counts.
+		b, err := pcie.DeviceBudget(env.Host, env.Inventory(), t.dev.Name)
+		if err != nil {
+			b = pcie.Budget{}
+		}
+		return s.heavily(ctx, func(ctx context.Context) report.Finding {
+			return bandwidthFinding(t, probe.Bandwidth(ctx, s.lib, t.dev.Name, t.port, s.options(env)), b)
+		})
+	})
+}

@@ -1,0 +1,21 @@
+package qp
+
+import (
+	"fmt"
+
+	"github.com/rdmadiag/rdmadiag/internal/checks"
+	"github.com/rdmadiag/rdmadiag/internal/checks/rdmares"
+	"github.com/rdmadiag/rdmadiag/report"
+)
+
+func devSubject(env *checks.Env, dev string) report.Subject { return rdmares.DevSubject(env, dev) }
+
+func netlinkUnavailable(env *checks.Env, err error) []report.Finding {
+	return rdmares.Unavailable(env, err)
+}
+
+func noDevices() []report.Finding { return rdmares.NoDevices() }
+
+func pct(n, of int64) string {
+	return fmt.Sprintf("%.1f%%", float64(n)*100/float64(of))
+}
