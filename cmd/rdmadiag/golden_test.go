@@ -131,6 +131,10 @@ func TestGolden(t *testing.T) {
 				}
 				ext := map[string]string{"json": "json", "table": "txt"}[format]
 				golden := filepath.Join(s.dir, "check.golden."+ext)
+				full := out
+				if format == "json" {
+					out = pinFaults(t, out)
+				}
 				if *update {
 					if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
 						t.Fatal(err)
@@ -149,6 +153,7 @@ func TestGolden(t *testing.T) {
 					}
 					continue
 				}
+				out = full
 				var doc any
 				if err := json.Unmarshal([]byte(out), &doc); err != nil {
 					t.Fatal(err)
@@ -197,7 +202,7 @@ func goldenInventory(t *testing.T, s scenario, schema *jsonschema.Schema) {
 			t.Fatalf("%v (run go test ./cmd/rdmadiag -run Golden -update)", err)
 		}
 		if string(want) != out {
-			t.Errorf("%s differs from the golden; got:\n%s", golden, out)
+			t.Errorf("%s differs from the golden (make regen rewrites it; review the diff):\n%s", golden, unifiedDiff(golden, "rdmadiag inventory", string(want), out, maxDiffLines))
 		}
 		if format == "table" {
 			if !strings.Contains(out, "PORT") && !strings.Contains(out, "no RDMA devices") {
@@ -219,6 +224,58 @@ func goldenInventory(t *testing.T, s scenario, schema *jsonschema.Schema) {
 		}
 		if err := schema.Validate(doc.Host.Inventory); err != nil {
 			t.Errorf("host.inventory does not validate against report/schema.json: %v", err)
+		}
+	}
+}
+
+// pinFaults replaces the report's fault-table rows (the last key) by their ids: a golden pins
+// which rows a scenario's findings belong to, and the rows' text is tested once
+// (TestReportCarriesItsFaultRows), so that editing a row does not rewrite every golden.
+func pinFaults(t *testing.T, out string) string {
+	t.Helper()
+	var rep struct {
+		Faults []report.FaultRow `json:"faults"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	i := strings.LastIndex(out, ",\n  \"faults\": ")
+	if i < 0 {
+		t.Fatalf("no faults key at the end of the report:\n%s", out)
+	}
+	ids := make([]string, len(rep.Faults))
+	for k, r := range rep.Faults {
+		ids[k] = r.ID
+	}
+	b, _ := json.Marshal(ids)
+	return out[:i] + ",\n  \"faults\": " + string(b) + "\n}\n"
+}
+
+// TestReportCarriesItsFaultRows: a report's faults section holds, whole and in table order,
+// exactly the rows of the embedded fault table that its findings belong to (tested here once;
+// the goldens pin only the ids).
+func TestReportCarriesItsFaultRows(t *testing.T) {
+	table := report.DefaultFaults()
+	for _, s := range scenarios(t) {
+		out, _, _ := run(t, append([]string{"check", "--snapshot", s.snapshot, "--format", "json"}, s.args...)...)
+		var rep report.Report
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		used := map[string]bool{}
+		for _, f := range rep.Findings {
+			used[f.Fault] = true
+		}
+		var want []report.FaultRow
+		for _, r := range table.Rows {
+			if used[r.ID] {
+				want = append(want, r)
+			}
+		}
+		got, _ := json.Marshal(rep.Faults)
+		exp, _ := json.Marshal(want)
+		if string(got) != string(exp) {
+			t.Errorf("%s: faults section\n%s\nwant\n%s", s.name, got, exp)
 		}
 	}
 }

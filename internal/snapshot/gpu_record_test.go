@@ -29,7 +29,7 @@ func TestRecordKeepsGPUDirectAndRouteSources(t *testing.T) {
 		{"topo-missing-device", []string{"root/proc/net/route"}},
 	} {
 		t.Run(tc.fixture, func(t *testing.T) {
-			b, err := os.ReadFile(filepath.Join("..", "fixtures", "sysfs", tc.fixture, "snapshot.txtar"))
+			b, err := os.ReadFile(filepath.Join("..", "..", "fixtures", "sysfs", tc.fixture, "snapshot.txtar"))
 			if err != nil {
 				t.Fatal(err)
 			}
