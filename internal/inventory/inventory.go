@@ -86,6 +86,8 @@ type Port struct {
 	// judges them. GIDErr is why the table could not be listed.
 	GIDs   []GID
 	GIDErr error
+	// reads keeps state, phys_state and rate as first read in the run (see ReadState).
+	reads *attrReads
 	// GID is the address a RoCE peer reaches the port at (see ReadAttrs); nil on InfiniBand
 	// ports and when the GID table holds no routable entry.
 	GID *GID
@@ -240,7 +242,7 @@ func readDevice(h *host.Host, name string) *Device {
 		if err != nil {
 			continue
 		}
-		p := &Port{Num: num}
+		p := &Port{Num: num, reads: &attrReads{m: map[string]attrRead{}}}
 		pdir := path.Join(dir, "ports", pn)
 		if ll, err := h.ReadString(path.Join(pdir, "link_layer")); err == nil {
 			p.LinkLayer = ll

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/rdmadiag/rdmadiag/internal/host"
 )
@@ -98,19 +99,48 @@ func (p *Port) Dir(device string) string {
 	return path.Join(ClassDir, device, "ports", strconv.Itoa(p.Num))
 }
 
-// ReadState reads and parses the port's state now; an error names the file. Checks call it at
-// check time (Discover does not read it, see ReadAttrs).
+// ReadState reads and parses the port's state, once per run (see attrReads); an error names the
+// file. Checks call it at check time (Discover does not read it, see ReadAttrs).
 func (p *Port) ReadState(h *host.Host, device string) (PortState, error) {
-	return readState(h, path.Join(p.Dir(device), "state"))
+	return p.readState(h, path.Join(p.Dir(device), "state"))
 }
 
-// ReadPhysState reads and parses the port's phys_state now; an error names the file.
+// ReadPhysState reads and parses the port's phys_state, once per run; an error names the file.
 func (p *Port) ReadPhysState(h *host.Host, device string) (PortState, error) {
-	return readState(h, path.Join(p.Dir(device), "phys_state"))
+	return p.readState(h, path.Join(p.Dir(device), "phys_state"))
 }
 
-func readState(h *host.Host, file string) (PortState, error) {
+// attrReads keeps the state, phys_state and rate files of a port as first read in a run (an
+// Inventory is read once per run, and its ports are shared by every check): every check and the
+// report's inventory judge the same reading, and each file is read once per run.
+type attrReads struct {
+	mu sync.Mutex // held during the read, so that concurrent checks wait for the one reading
+	m  map[string]attrRead
+}
+
+type attrRead struct {
+	s   string
+	err error
+}
+
+// readAttr reads one of the port's files once per run (see attrReads); a port built without
+// Discover reads it every time.
+func (p *Port) readAttr(h *host.Host, file string) (string, error) {
+	if p.reads == nil {
+		return h.ReadString(file)
+	}
+	p.reads.mu.Lock()
+	defer p.reads.mu.Unlock()
+	if r, ok := p.reads.m[file]; ok {
+		return r.s, r.err
+	}
 	s, err := h.ReadString(file)
+	p.reads.m[file] = attrRead{s, err}
+	return s, err
+}
+
+func (p *Port) readState(h *host.Host, file string) (PortState, error) {
+	s, err := p.readAttr(h, file)
 	if err != nil {
 		return PortState{}, err
 	}
@@ -125,7 +155,7 @@ func readState(h *host.Host, file string) (PortState, error) {
 // too, for evidence (empty when nothing could be read); an error names the file.
 func (p *Port) ReadRate(h *host.Host, device string) (Rate, string, error) {
 	file := path.Join(p.Dir(device), "rate")
-	s, err := h.ReadString(file)
+	s, err := p.readAttr(h, file)
 	if err != nil {
 		return Rate{}, "", err
 	}
@@ -147,7 +177,14 @@ func (p *Port) ReadAttrs(h *host.Host, device string) {
 
 func readPortAttrs(h *host.Host, p *Port, pdir string) {
 	read := func(file string) (string, bool) {
-		s, err := h.ReadString(path.Join(pdir, file))
+		f := path.Join(pdir, file)
+		var s string
+		var err error
+		if file == "state" || file == "phys_state" || file == "rate" {
+			s, err = p.readAttr(h, f) // the reading the checks judged
+		} else {
+			s, err = h.ReadString(f)
+		}
 		return s, err == nil
 	}
 	if s, ok := read("state"); ok {
