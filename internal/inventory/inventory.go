@@ -242,7 +242,7 @@ func readDevice(h *host.Host, name string) *Device {
 		if err != nil {
 			continue
 		}
-		p := &Port{Num: num, reads: &attrReads{m: map[string]attrRead{}}}
+		p := &Port{Num: num, reads: &attrReads{m: map[string]func() (string, error){}}}
 		pdir := path.Join(dir, "ports", pn)
 		if ll, err := h.ReadString(path.Join(pdir, "link_layer")); err == nil {
 			p.LinkLayer = ll

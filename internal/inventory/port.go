@@ -112,15 +112,11 @@ func (p *Port) ReadPhysState(h *host.Host, device string) (PortState, error) {
 
 // attrReads keeps the state, phys_state and rate files of a port as first read in a run (an
 // Inventory is read once per run, and its ports are shared by every check): every check and the
-// report's inventory judge the same reading, and each file is read once per run.
+// report's inventory judge the same reading, and each file is read once per run. Each file has
+// its own once: a read that blocks (a wedged device) holds only the checks that need that file.
 type attrReads struct {
-	mu sync.Mutex // held during the read, so that concurrent checks wait for the one reading
-	m  map[string]attrRead
-}
-
-type attrRead struct {
-	s   string
-	err error
+	mu sync.Mutex
+	m  map[string]func() (string, error)
 }
 
 // readAttr reads one of the port's files once per run (see attrReads); a port built without
@@ -130,13 +126,13 @@ func (p *Port) readAttr(h *host.Host, file string) (string, error) {
 		return h.ReadString(file)
 	}
 	p.reads.mu.Lock()
-	defer p.reads.mu.Unlock()
-	if r, ok := p.reads.m[file]; ok {
-		return r.s, r.err
+	read, ok := p.reads.m[file]
+	if !ok {
+		read = sync.OnceValues(func() (string, error) { return h.ReadString(file) })
+		p.reads.m[file] = read
 	}
-	s, err := h.ReadString(file)
-	p.reads.m[file] = attrRead{s, err}
-	return s, err
+	p.reads.mu.Unlock()
+	return read()
 }
 
 func (p *Port) readState(h *host.Host, file string) (PortState, error) {

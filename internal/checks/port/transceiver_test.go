@@ -220,3 +220,23 @@ func TestTransceiverRecordReplay(t *testing.T) {
 		t.Errorf("replay differs:\nlive     %+v\nreplayed %+v", live, replayed)
 	}
 }
+
+// An ordinary user is refused the module EEPROM (EPERM): on the live host that is the run's
+// privilege limit, a skip with how to lift it; a recording that says EPERM is not this run's
+// refusal and stays unknown.
+func TestTransceiverPermission(t *testing.T) {
+	m := ethtooltest.Model{Family: 0x14, Netdevs: []ethtooltest.Netdev{{Ifindex: 4, Ifname: "ens1f0np0", EEPROMErrno: syscall.EPERM}}}
+	_, root := xcvrHost(t, m)
+	live, err := host.New(host.Options{Root: root, Kind: host.KindLive, EthtoolNetlink: m.Conn()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := checktest.One(t, runTransceiverOn(t, live), "port.transceiver", "mlx5_0/1")
+	checktest.WantSeverity(t, f, report.Skipped)
+	if f.Limit == nil || f.Limit.Kind != report.LimitPrivilege {
+		t.Errorf("limit %+v, want privilege", f.Limit)
+	}
+	wantSummary(t, f, "needs CAP_NET_ADMIN")
+	rec, _ := xcvrHost(t, m)
+	checktest.WantSeverity(t, checktest.One(t, runTransceiverOn(t, rec), "port.transceiver", "mlx5_0/1"), report.Unknown)
+}
