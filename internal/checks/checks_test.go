@@ -3,6 +3,7 @@ package checks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -230,6 +231,30 @@ func TestRunMarksProbes(t *testing.T) {
 	for _, f := range Run(context.Background(), &Env{}, cs, 2) {
 		if f.Probe != (f.CheckID == "qp.loopback_probe") {
 			t.Errorf("%s: probe %v", f.CheckID, f.Probe)
+		}
+	}
+}
+
+// Checks blocked on the host (a wedged device's file) give their parallel slot back after
+// SlotHold, so the checks behind them still run before the deadline.
+func TestBlockedChecksDoNotStarveTheRest(t *testing.T) {
+	old := SlotHold
+	SlotHold = 20 * time.Millisecond
+	defer func() { SlotHold = old }()
+	block := func(ctx context.Context, _ *Env) ([]report.Finding, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	var cs []Check
+	for i := 0; i < 10; i++ {
+		cs = append(cs, Check{ID: fmt.Sprintf("port.blocked%d", i), Fault: "port-link", Run: block})
+	}
+	cs = append(cs, Check{ID: "driver.quick", Fault: "driver-module", Run: ok})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	for _, f := range Run(ctx, &Env{}, cs, 1) {
+		if f.CheckID == "driver.quick" && f.Severity != report.OK {
+			t.Errorf("the quick check behind blocked ones: %s %s", f.Severity, f.Summary)
 		}
 	}
 }

@@ -176,6 +176,11 @@ func (e *Env) KernelLogSource() string {
 	return ""
 }
 
+// SlotHold is how long a check may hold one of Run's parallel slots: one still running after it
+// is blocked on the host (checks read small files and tables in milliseconds), and the checks
+// behind it must not wait for it.
+var SlotHold = 2 * time.Second
+
 // Run executes checks concurrently (at most parallel at a time) and returns all findings. Probe
 // checks do not count against parallel: they mostly wait for the device (and for each other:
 // package probes serialises each device's probes), so holding a slot would only delay the
@@ -204,13 +209,30 @@ func Run(ctx context.Context, env *Env, cs []Check, parallel int) []report.Findi
 					done <- result{i: i}
 					return
 				}
-				defer func() { <-sem }()
 			}
 			if ctx.Err() != nil {
+				if !c.Probe {
+					<-sem
+				}
 				done <- result{i: i}
 				return
 			}
-			done <- result{i, runOne(ctx, env, c), true}
+			if c.Probe {
+				done <- result{i, runOne(ctx, env, c), true}
+				return
+			}
+			// A check still running after SlotHold is waiting on the host (a wedged device's
+			// sysfs file, a FIFO): it gives its slot back so that the checks behind it run.
+			fin := make(chan []report.Finding, 1)
+			go func() { fin <- runOne(ctx, env, c) }()
+			select {
+			case fs := <-fin:
+				<-sem
+				done <- result{i, fs, true}
+			case <-time.After(SlotHold):
+				<-sem
+				done <- result{i, <-fin, true}
+			}
 		}()
 	}
 	results := make([][]report.Finding, len(cs))
