@@ -71,7 +71,7 @@ func judgeTransceiver(h *host.Host, c *ethtoolnl.Client, p portRef) report.Findi
 	st, phys, stErr := states(h, p)
 	m, err := xcvr.Read(c.PageReader(nd.name))
 	if err != nil {
-		return moduleUnreadable(f, name, src, err, stErr == nil && st.Num == stateActive, h.RefusalsAreThisRun())
+		return moduleUnreadable(f, name, src, err, stErr == nil && st.Num == stateActive, refusalLift(h))
 	}
 
 	f.Evidence = append(f.Evidence, report.Ev("module", xcvr.Summary(m), src))
@@ -248,19 +248,35 @@ func moduleFix(nd string, vs []xcvr.Verdict) string {
 	return strings.Join(fixes, " ")
 }
 
+// refusalLift says how to lift a permission refusal of the module EEPROM, or "" when a refusal
+// is not a privilege limit. Live, the refusal is this run's own. A snapshot replays the refusal
+// its recording user got: recorded without root (facts.json euid), that recording's limit; a root
+// recording that was refused says something about the host, which stays unknown.
+func refusalLift(h *host.Host) string {
+	if h.RefusalsAreThisRun() {
+		return "run rdmadiag as root (or with CAP_NET_ADMIN) to read the module"
+	}
+	if facts, err := h.Facts(); err == nil && facts != nil && facts.EUID != 0 {
+		return fmt.Sprintf("record the snapshot as root (or with CAP_NET_ADMIN): it was recorded by uid %d, whose module EEPROM read was refused", facts.EUID)
+	}
+	return ""
+}
+
 // moduleUnreadable turns a failed read of the module's first pages into a finding: a source
-// without the answers, or a run without the privilege to ask, is a skip held back by that limit,
-// a driver or kernel without module access is information, anything else unknown.
-func moduleUnreadable(f report.Finding, name, src string, err error, active, refusalIsThisRun bool) report.Finding {
+// without the answers, or a run (or recording) without the privilege to ask, is a skip held back
+// by that limit (refusalLift says how to lift it), a driver or kernel without module access is
+// information, anything else unknown.
+func moduleUnreadable(f report.Finding, name, src string, err error, active bool, lift string) report.Finding {
 	en, kernel := ethtoolnl.Errno(err)
 	switch {
-	case kernel && refusalIsThisRun && (en == syscall.EPERM || en == syscall.EACCES):
+	case kernel && lift != "" && (en == syscall.EPERM || en == syscall.EACCES):
 		// Some ethtool "get" requests are admin-only (Documentation/networking/ethtool-netlink.rst,
 		// "Basic information"); Debian's 6.1 refuses MODULE_EEPROM_GET to an ordinary user with
-		// EPERM (lab scenario unprivileged): this run's limit, not the module's state.
+		// EPERM (lab scenario unprivileged): the run's or the recording's limit, not the module's
+		// state.
 		f.Summary = name + ": module EEPROM not read: reading it needs CAP_NET_ADMIN"
 		f.Evidence = append(f.Evidence, report.Ev("module EEPROM", en.Error(), src))
-		return f.SkippedBy(report.LimitPrivilege, "run rdmadiag as root (or with CAP_NET_ADMIN) to read the module")
+		return f.SkippedBy(report.LimitPrivilege, lift)
 	case errors.Is(err, host.ErrNotRecorded):
 		f.Summary = name + ": module EEPROM not recorded in this source"
 		f.Evidence = append(f.Evidence, report.Ev("module EEPROM", "not in this source", src))

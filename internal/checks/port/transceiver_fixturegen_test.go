@@ -2,8 +2,9 @@ package port_test
 
 // The synthetic fixtures port-xcvr-alarm (a QSFP28 optical module on a ConnectX-6 Dx port losing
 // light on one lane and running hot) and port-xcvr-ok (a QSFP56 optical module within all its
-// thresholds, and a passive copper cable on a second port) are generated here: module memory laid
-// out at the SFF-8636 addresses internal/xcvr decodes, served by the ethtool netlink model of
+// thresholds, and a passive copper cable on a second port) are generated here, with port-xcvr-cmis
+// and port-xcvr-eperm (transceiver_cmis_fixturegen_test.go): module memory laid out at the
+// SFF-8636 or CMIS addresses internal/xcvr decodes, served by the ethtool netlink model of
 // internal/ethtoolnl/ethtooltest and kept as the replies to exactly the MODULE_EEPROM_GET reads
 // the transceiver decoder makes. The normal test run checks that the committed snapshot.txtar
 // files are what this generator writes; `make regen` (which `make golden` runs) regenerates them
@@ -12,12 +13,16 @@ package port_test
 //	go test ./checks/port -run TestTransceiverFixtures -gen
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"golang.org/x/tools/txtar"
@@ -155,8 +160,14 @@ type recordingConn struct {
 
 func (c *recordingConn) Exchange(req host.Request) ([]byte, error) {
 	b, err := c.NetlinkConn.Exchange(req)
-	if err != nil {
-		c.t.Fatalf("fixture model refused %s: %v", req.Key(), err)
+	var errno syscall.Errno
+	switch {
+	case errors.As(err, &errno):
+		// A kernel error is kept as netlinkraw.Recorder keeps it: <key>.err, the decimal errno.
+		c.files["ethtool-netlink/"+req.Key()+".err"] = strconv.Itoa(int(errno))
+		return nil, err
+	case err != nil:
+		c.t.Fatalf("fixture model failed %s: %v", req.Key(), err)
 	}
 	c.files["ethtool-netlink/"+req.Key()+".bin.hex"] = checktest.HexLines(b)
 	return b, nil
@@ -165,6 +176,12 @@ func (c *recordingConn) Exchange(req host.Request) ([]byte, error) {
 type xcvrScenario struct {
 	name, base, title, description, values string
 	netdevs                                []ethtooltest.Netdev
+	// edit changes the base fixture's files (changed says what, and cites it); refused is the
+	// errno the module EEPROM read is refused with, if it is.
+	edit    func(t *testing.T, files map[string]string)
+	changed string
+	refused syscall.Errno
+	sources []string
 }
 
 func xcvrScenarios() []xcvrScenario {
@@ -177,11 +194,13 @@ func xcvrScenarios() []xcvrScenario {
 		compliance: 0x41, rateUnits: 212, tempC: 45.0, volts: 3.29,
 		rxDBm: [4]float64{-2.0, -2.1, -1.9, -2.0}, txDBm: [4]float64{-1.0, -1.1, -0.9, -1.0}, biasMA: 8.0,
 		rxThr: [4]float64{5.0, -10.9, 4.0, -7.9}, txThr: [4]float64{5.0, -8.5, 4.0, -6.5}})
-	return []xcvrScenario{
+	return []xcvrScenario{cmisScenario(), epermScenario(),
 		{name: "port-xcvr-alarm", base: "fw-inbox-cx6dx", title: "a QSFP28 optical module losing light on one lane and running hot",
+			sources: sff8636Sources,
 			description: "Synthetic: a ConnectX-6 Dx RoCE port whose QSFP28 100GBASE-SR4 module receives -17 dBm on lane 2, below its low alarm threshold, at 72.5 °C, above its high warning threshold",
 			netdevs:     []ethtooltest.Netdev{{Ifindex: 4, Ifname: "ens1f0np0", EEPROM: alarm.view(false)}},
-			values: `- ens1f0np0: QSFP28 (SFF-8024 Table 4-1 identifier 11h), SFF-8636 Rev 2.10a memory map
+			values: `- module memory, SNIA SFF-8636 Rev 2.10a (tables cited per value) and SNIA SFF-8024 codes:
+- ens1f0np0: QSFP28 (SFF-8024 Table 4-1 identifier 11h), SFF-8636 Rev 2.10a memory map
   (byte 1 08h, Table 6-3), paged (byte 2 bit 2 clear), data ready (bit 0 clear); upper page 00h:
   connector 0Ch MPO 1x12 (SFF-8024 Table 4-3), byte 131 bit 7 with byte 192 02h 100GBASE-SR4
   (SFF-8024 Table 4-4), nominal rate 103 x 250 Mb/s (bytes 140 FFh, 222), 850 nm VCSEL (byte 147
@@ -202,10 +221,12 @@ Expected: port.transceiver critical (lane 2 Rx power below the low alarm thresho
 temperature above its high warning threshold as a warning in the same finding; everything else
 as in fw-inbox-cx6dx.`},
 		{name: "port-xcvr-ok", base: "port-roce", title: "a QSFP56 optical module within its thresholds and a passive copper cable",
+			sources: sff8636Sources,
 			description: "Synthetic: the two ConnectX-6 Dx ports of port-roce with a QSFP56 200GBASE-SR4 module within all its thresholds on ens1f0np0 and a passive QSFP56 copper cable on ens2f0np0",
 			netdevs: []ethtooltest.Netdev{{Ifindex: 4, Ifname: "ens1f0np0", EEPROM: ok.view(false)},
 				{Ifindex: 5, Ifname: "ens2f0np0", EEPROM: passiveDAC().view(true)}},
-			values: `- ens1f0np0: QSFP56 (SFF-8024 Table 4-1 identifier 11h, QSFP28 or later), SFF-8636 Rev 2.10a
+			values: `- module memory, SNIA SFF-8636 Rev 2.10a (tables cited per value) and SNIA SFF-8024 codes:
+- ens1f0np0: QSFP56 (SFF-8024 Table 4-1 identifier 11h, QSFP28 or later), SFF-8636 Rev 2.10a
   as for port-xcvr-alarm but byte 192 41h 50GBASE-SR, 100GBASE-SR2 or 200GBASE-SR4 (SFF-8024
   Table 4-4) and nominal rate 212 x 250 Mb/s (53 Gb/s PAM4 lanes); made-up identity
   "EXAMPLE OPTICS", "QSFP56-SR4-EX", "SYNXCVR0002"; temperature 45.0 °C, supply 3.29 V, Rx power
@@ -225,7 +246,7 @@ diagnostics); everything else as in port-roce.`},
 const xcvrComment = `SYNTHETIC fixture %s, generated by checks/port/transceiver_fixturegen_test.go
 (make regen, or go test ./checks/port -run TestTransceiverFixtures -gen). No pluggable module
 exists in the lab: %s.
-Built on the files of fixtures/sysfs/%s, whose archive comment cites each of them; added here:
+Built on the files of fixtures/sysfs/%s, whose archive comment cites each of them; %sadded here:
 - ethtool-netlink/: generic netlink replies encoded by internal/ethtoolnl/ethtooltest as
   net/ethtool/eeprom.c lays them out, for exactly the reads the transceiver decoder makes; ids
   from include/uapi/linux/ethtool_netlink.h and genetlink.h: family "ethtool" (resolved with
@@ -233,9 +254,10 @@ Built on the files of fixtures/sysfs/%s, whose archive comment cites each of the
   (reply 32) with _OFFSET, _LENGTH (128: one half page), _PAGE, _BANK 0, _I2C_ADDRESS 0x50 and
   ETHTOOL_A_MODULE_EEPROM_DATA in the reply. FEC statistics are not part of this scenario (not
   recorded).
-- module memory, SNIA SFF-8636 Rev 2.10a (tables cited per value) and SNIA SFF-8024 codes:
 %s
 `
+
+var sff8636Sources = []string{"SNIA SFF-8636 Rev 2.10a", "SNIA SFF-8024", "IEEE Std 802.3 Clause 95 and 138"}
 
 func xcvrFixture(t *testing.T, s xcvrScenario) []byte {
 	base, err := os.ReadFile(filepath.Join("..", "..", "..", "fixtures", "sysfs", s.base, "snapshot.txtar"))
@@ -248,11 +270,24 @@ func xcvrFixture(t *testing.T, s xcvrScenario) []byte {
 			files[f.Name] = string(f.Data)
 		}
 	}
-	files["meta.json"] = checktest.JSON(map[string]any{"format": "rdmadiag-snapshot/1", "tool_version": "synthetic", "time": "2026-01-01T00:00:00Z",
+	var meta map[string]any
+	if err := json.Unmarshal([]byte(files["meta.json"]), &meta); err != nil {
+		t.Fatalf("%s meta.json: %v", s.base, err)
+	}
+	changed := ""
+	if s.edit != nil {
+		s.edit(t, files)
+		changed = "changed here:\n" + s.changed + "\n"
+	}
+	sources := append([]string{"fixtures/sysfs/" + s.base, "include/uapi/linux/ethtool_netlink.h", "net/ethtool/eeprom.c"}, s.sources...)
+	m := map[string]any{"format": "rdmadiag-snapshot/1", "tool_version": "synthetic", "time": "2026-01-01T00:00:00Z",
 		"synthetic": true, "description": s.description,
-		"sources": []string{"fixtures/sysfs/" + s.base, "include/uapi/linux/ethtool_netlink.h", "net/ethtool/eeprom.c",
-			"SNIA SFF-8636 Rev 2.10a", "SNIA SFF-8024", "IEEE Std 802.3 Clause 95 and 138",
-			"checks/port/transceiver_fixturegen_test.go"}})
+		"sources": append(sources, "checks/port/transceiver_fixturegen_test.go")}
+	// What the base's recording could not read stays unreadable here.
+	if u, ok := meta["unreadable"]; ok {
+		m["unreadable"] = u
+	}
+	files["meta.json"] = checktest.JSON(m)
 	rec := &recordingConn{NetlinkConn: ethtooltest.Model{Family: ethtoolFamily, Netdevs: s.netdevs}.Conn(), t: t, files: files}
 	c := ethtoolnl.NewClient(rec)
 	names := make([]string, 0, len(s.netdevs))
@@ -261,11 +296,12 @@ func xcvrFixture(t *testing.T, s xcvrScenario) []byte {
 	}
 	sort.Strings(names)
 	for _, nd := range names {
-		if _, err := xcvr.Read(c.PageReader(nd)); err != nil {
+		_, err := xcvr.Read(c.PageReader(nd))
+		if en, _ := ethtoolnl.Errno(err); s.refused != 0 && en != s.refused || s.refused == 0 && err != nil {
 			t.Fatalf("%s %s: %v", s.name, nd, err)
 		}
 	}
-	return checktest.Txtar(fmt.Sprintf(xcvrComment, s.name, s.title, s.base, s.values), files)
+	return checktest.Txtar(fmt.Sprintf(xcvrComment, s.name, s.title, s.base, changed, s.values), files)
 }
 
 func TestTransceiverFixtures(t *testing.T) {

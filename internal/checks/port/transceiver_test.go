@@ -51,6 +51,26 @@ func TestTransceiverAlarm(t *testing.T) {
 	}
 }
 
+// A CMIS module (OSFP, CMIS 5.2) read through the same MODULE_EEPROM_GET pages: one lane below
+// its low warning threshold and a latched lane flag make a warning, and only lane 3 is judged.
+func TestTransceiverCMIS(t *testing.T) {
+	f := checktest.One(t, checktest.Run(t, "port-xcvr-cmis", checks.Options{}, "port.transceiver"), "port.transceiver", "mlx5_0/1")
+	checktest.WantSeverity(t, f, report.Warning)
+	checktest.WantEvidence(t, f, "module", "OSFP optical, EXAMPLE OPTICS OSFP-400G-SR4-EX, 4 lanes, 48.0 °C")
+	checktest.WantEvidence(t, f, "interface", "400GBASE-SR4 (MMF), host interface 4fh, 4 host / 4 media lanes")
+	checktest.WantEvidence(t, f, "lane 3 Rx power", "CMIS page 11h bytes 190-191; thresholds CMIS page 02h bytes 192-199")
+	checktest.WantEvidence(t, f, "lane 3 rx lol", "CMIS page 11h byte 148 bit 2")
+	wantSummary(t, f, "2 warnings (lane 3 rx lol, lane 3 Rx power below low warning)")
+	for _, e := range f.Evidence {
+		if strings.HasPrefix(e.Name, "lane") && !strings.HasPrefix(e.Name, "lane 3 ") {
+			t.Errorf("healthy lane judged: %+v", e)
+		}
+	}
+	if strings.Contains(f.Summary, "alarm") {
+		t.Errorf("no alarm expected: %q", f.Summary)
+	}
+}
+
 // A module within all its thresholds is ok with its identity; a passive cable, which measures
 // nothing, is information.
 func TestTransceiverOKAndPassiveCable(t *testing.T) {
@@ -222,8 +242,9 @@ func TestTransceiverRecordReplay(t *testing.T) {
 }
 
 // An ordinary user is refused the module EEPROM (EPERM): on the live host that is the run's
-// privilege limit, a skip with how to lift it; a recording that says EPERM is not this run's
-// refusal and stays unknown.
+// privilege limit, a skip with how to lift it; so is a snapshot recorded by an ordinary user
+// (port-xcvr-eperm), lifted by recording as root. A refusal on a host read as root is not a
+// privilege limit and stays unknown.
 func TestTransceiverPermission(t *testing.T) {
 	m := ethtooltest.Model{Family: 0x14, Netdevs: []ethtooltest.Netdev{{Ifindex: 4, Ifname: "ens1f0np0", EEPROMErrno: syscall.EPERM}}}
 	_, root := xcvrHost(t, m)
@@ -239,4 +260,12 @@ func TestTransceiverPermission(t *testing.T) {
 	wantSummary(t, f, "needs CAP_NET_ADMIN")
 	rec, _ := xcvrHost(t, m)
 	checktest.WantSeverity(t, checktest.One(t, runTransceiverOn(t, rec), "port.transceiver", "mlx5_0/1"), report.Unknown)
+
+	f = checktest.One(t, checktest.Run(t, "port-xcvr-eperm", checks.Options{}, "port.transceiver"), "port.transceiver", "mlx5_0/1")
+	checktest.WantSeverity(t, f, report.Skipped)
+	if f.Limit == nil || f.Limit.Kind != report.LimitPrivilege || !strings.Contains(f.Limit.Lift, "record the snapshot as root") ||
+		!strings.Contains(f.Limit.Lift, "uid 1000") {
+		t.Errorf("recorded by uid 1000: limit %+v, want privilege, lifted by recording as root", f.Limit)
+	}
+	checktest.WantEvidence(t, f, "module EEPROM", "operation not permitted")
 }
