@@ -196,7 +196,7 @@ func xcvrScenarios() []xcvrScenario {
 		rxThr: [4]float64{5.0, -10.9, 4.0, -7.9}, txThr: [4]float64{5.0, -8.5, 4.0, -6.5}})
 	return []xcvrScenario{cmisScenario(), epermScenario(),
 		{name: "port-xcvr-alarm", base: "fw-inbox-cx6dx", title: "a QSFP28 optical module losing light on one lane and running hot",
-			sources: sff8636Sources,
+			sources:     sff8636Sources,
 			description: "Synthetic: a ConnectX-6 Dx RoCE port whose QSFP28 100GBASE-SR4 module receives -17 dBm on lane 2, below its low alarm threshold, at 72.5 °C, above its high warning threshold",
 			netdevs:     []ethtooltest.Netdev{{Ifindex: 4, Ifname: "ens1f0np0", EEPROM: alarm.view(false)}},
 			values: `- module memory, SNIA SFF-8636 Rev 2.10a (tables cited per value) and SNIA SFF-8024 codes:
@@ -221,7 +221,7 @@ Expected: port.transceiver critical (lane 2 Rx power below the low alarm thresho
 temperature above its high warning threshold as a warning in the same finding; everything else
 as in fw-inbox-cx6dx.`},
 		{name: "port-xcvr-ok", base: "port-roce", title: "a QSFP56 optical module within its thresholds and a passive copper cable",
-			sources: sff8636Sources,
+			sources:     sff8636Sources,
 			description: "Synthetic: the two ConnectX-6 Dx ports of port-roce with a QSFP56 200GBASE-SR4 module within all its thresholds on ens1f0np0 and a passive QSFP56 copper cable on ens2f0np0",
 			netdevs: []ethtooltest.Netdev{{Ifindex: 4, Ifname: "ens1f0np0", EEPROM: ok.view(false)},
 				{Ifindex: 5, Ifname: "ens2f0np0", EEPROM: passiveDAC().view(true)}},
