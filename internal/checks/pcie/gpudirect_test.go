@@ -59,6 +59,22 @@ func TestGPUDirectReady(t *testing.T) {
 	}
 }
 
+// A MaxReadReq below 256 bytes is a warning whatever the vendor advises, cited to fwts, with the
+// setpci fix for a ConnectX; MaxPayload at the most the path supports adds nothing.
+func TestSettingsLowMaxReadReq(t *testing.T) {
+	f := checktest.One(t, checktest.Run(t, "pcie-low-mrrs", checks.Options{}, "pcie.settings"), "pcie.settings", "0000:1a:00.0")
+	checktest.WantSeverity(t, f, report.Warning)
+	checktest.WantEvidence(t, f, "MaxReadReq", "128 bytes")
+	checktest.WantEvidence(t, f, "MaxPayload", "256 bytes")
+	checktest.WantEvidence(t, f, "source", "LowMaxReadReq")
+	if !strings.Contains(f.Summary, "MaxReadReq is 128 bytes, below the 256 bytes") || strings.Contains(f.Summary, "MaxPayload is") {
+		t.Errorf("summary %q", f.Summary)
+	}
+	if !strings.Contains(f.Remediation, "setpci -s 0000:1a:00.0 CAP_EXP+8.w=5000:7000") {
+		t.Errorf("fix %q", f.Remediation)
+	}
+}
+
 // Without an NVIDIA GPU the checks have nothing to judge and say so.
 func TestGPUDirectNoGPU(t *testing.T) {
 	fs := checktest.Run(t, "port-cx7-ib", checks.Options{}, "pcie.gpudirect", "pcie.acs", "pcie.affinity")

@@ -120,3 +120,19 @@ func TestTopologyIgnoreAndNoPolicy(t *testing.T) {
 		t.Errorf("no policy: %+v", fs)
 	}
 }
+
+// Without a policy, a device whose netdev carries the default route is still named as a
+// management NIC, with the route as evidence, so that a later policy's counts are explained.
+func TestTopologyManagementNICWithoutPolicy(t *testing.T) {
+	fs := checktest.Run(t, "topo-default-route-rdma", checks.Options{}, "port.topology")
+	if len(fs) != 1 {
+		t.Fatalf("want one finding, got %+v", fs)
+	}
+	f := fs[0]
+	checktest.WantSeverity(t, f, report.Info)
+	if !strings.Contains(f.Summary, "no expected topology stated") || !strings.Contains(f.Summary, "found 0 RDMA device(s)") {
+		t.Errorf("summary %q", f.Summary)
+	}
+	checktest.WantEvidence(t, f, "default route via", "ens1f0np0")
+	checktest.WantEvidence(t, f, "not counted: mlx5_0", "management NIC: its netdev ens1f0np0 carries the host's default route")
+}
