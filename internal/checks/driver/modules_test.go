@@ -303,6 +303,22 @@ func TestModuleListNotCaptured(t *testing.T) {
 	checktest.WantEvidence(t, checktest.One(t, fs, "driver.modules", "ib_core"), "CONFIG_INFINIBAND", "m")
 }
 
+// TestModuleListNotCapturedFixture: the same from a snapshot (drv-no-module-list), where
+// registered devices still show ib_core, mlx5_ib and ib_uverbs present.
+func TestModuleListNotCapturedFixture(t *testing.T) {
+	fs := checktest.Run(t, "drv-no-module-list", checks.Options{}, "driver.modules")
+	for _, subj := range []string{"/proc/modules", "ib_umad", "rdma_cm", "rdma_ucm"} {
+		f := checktest.One(t, fs, "driver.modules", subj)
+		checktest.WantSeverity(t, f, report.Skipped)
+		if f.Limit == nil || f.Limit.Kind != report.LimitSource || !strings.Contains(f.Limit.Lift, "rdmadiag record") {
+			t.Errorf("%s: limit %+v", subj, f.Limit)
+		}
+	}
+	for _, subj := range []string{"ib_core", "mlx5_ib", "ib_uverbs"} {
+		checktest.WantSeverity(t, checktest.One(t, fs, "driver.modules", subj), report.Info)
+	}
+}
+
 // TestDriverFixesWithoutModuleSupport: on a kernel that cannot load modules, the registration,
 // device and user-verbs fixes ask for another kernel or explain why nothing can be reloaded,
 // never for modprobe.

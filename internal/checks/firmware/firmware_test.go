@@ -353,6 +353,21 @@ func TestInboxDriver(t *testing.T) {
 	}
 }
 
+// A release that does not support the card, read from a snapshot: the OFED version file and the
+// card's family select the matrix's "unsupported" row, a warning whose fix names a release that
+// does, and no firmware update is proposed for it.
+func TestUnsupportedRelease(t *testing.T) {
+	f := find(t, checktest.Run(t, "fw-ofed-unsupported", checks.Options{}, "firmware.version"), "firmware.version", "mlx5_0")
+	if f.Severity != report.Warning || f.Summary != "mlx5_0: ConnectX-8 is not supported by mlx5_core 24.10-1.1.4 (MLNX_OFED/DOCA-OFED)" {
+		t.Errorf("%v: %s", f.Severity, f.Summary)
+	}
+	checktest.WantEvidence(t, f, "driver", "mlx5_core 24.10-1.1.4 (MLNX_OFED/DOCA-OFED)")
+	checktest.WantEvidence(t, f, "matrix", "not supported")
+	if !strings.Contains(f.Remediation, "DOCA-OFED 25.01") || strings.Contains(f.Remediation, "mlxfwmanager") {
+		t.Errorf("fix %q", f.Remediation)
+	}
+}
+
 func dev(vendor, id uint16, fw string) *inventory.Device {
 	return &inventory.Device{Name: "dev0", FWVer: fw, Driver: "drv", HCAType: "",
 		PCI: &inventory.PCIFunction{BDF: "0000:3b:00.0", Vendor: vendor, DeviceID: id, SysPath: "/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0"}}
