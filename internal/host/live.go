@@ -14,8 +14,17 @@ import (
 // cost more than the read itself, notably under emulation. Errors are the *fs.PathError os.Open
 // and Read give, naming display; at most MaxFileSize bytes are read.
 func readLive(name, display string) ([]byte, error) {
+	return readLiveAt(unix.AT_FDCWD, name, display)
+}
+
+// readLiveAt is readLive relative to an open directory (openat): a file of a directory already
+// open costs one path component to look up instead of the whole walk from /.
+func readLiveAt(dirfd int, name, display string) ([]byte, error) {
 	var fd int
-	err := retryEINTR(func() (err error) { fd, err = unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC, 0); return err })
+	err := retryEINTR(func() (err error) {
+		fd, err = unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		return err
+	})
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: display, Err: err}
 	}

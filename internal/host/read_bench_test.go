@@ -8,7 +8,8 @@ import (
 )
 
 // BenchmarkReadFileLive reads small files the way a live run reads sysfs attributes, through the
-// live host (open/read/close) and, for comparison, through os.ReadFile.
+// live host (open/read/close), relative to the directory held open (Dir) and, for comparison,
+// through os.ReadFile.
 func BenchmarkReadFileLive(b *testing.B) {
 	dir := b.TempDir()
 	var names []string
@@ -26,6 +27,15 @@ func BenchmarkReadFileLive(b *testing.B) {
 	b.Run("host", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			if _, err := h.ReadFile(names[i%len(names)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("dir", func(b *testing.B) {
+		d := h.OpenDir(dir)
+		defer d.Close()
+		for i := 0; b.Loop(); i++ {
+			if _, err := d.ReadFile(strconv.Itoa(i % len(names))); err != nil {
 				b.Fatal(err)
 			}
 		}
