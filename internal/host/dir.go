@@ -7,14 +7,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Dir reads many files of one directory. On the live machine it holds the directory open and
+// Dir reads many files of one directory of sysfs text attributes. On the live machine it holds the directory open and
 // opens each file relative to it: a RoCE port's GID table is 256-1024 files of one directory
 // under /sys/class's symlink, and walking that path again for each cost more than the read
 // (docs/speed.md). A tree or snapshot reads each through the host as ReadFile does, confined.
 type Dir struct {
 	h    *Host
 	path string
-	fd   int // -1 unless a live host opened the directory
+	fd   int    // -1 unless a live host opened the directory
+	end  func() // ends the one read-in-progress record that covers all of the directory's reads
 }
 
 // OpenDir prepares reads in directory p; Close releases it. It does not fail: a directory that
@@ -31,6 +32,9 @@ func (h *Host) OpenDir(p string) *Dir {
 	})
 	if err == nil {
 		d.fd = fd
+		// One record for the whole directory, not one per file: a GID table is a thousand
+		// reads, and a read that blocks is still named by its directory after a deadline.
+		d.end = h.begin("read files of " + p)
 	}
 	return d
 }
@@ -40,6 +44,7 @@ func (d *Dir) Close() {
 	if d.fd >= 0 {
 		unix.Close(d.fd)
 		d.fd = -1
+		d.end()
 	}
 }
 
@@ -49,9 +54,7 @@ func (d *Dir) ReadFile(name string) ([]byte, error) {
 	if d.fd < 0 || name == "" || name == "." || name == ".." || strings.Contains(name, "/") {
 		return d.h.ReadFile(p)
 	}
-	end := d.h.begin("read " + p)
-	b, err := readLiveAt(d.fd, name, p)
-	end()
+	b, err := readLiveAt(d.fd, name, p, true)
 	if d.h.obs != nil {
 		d.h.obs.FileRead(p, b, err)
 	}

@@ -89,3 +89,23 @@ func TestDirReadsAsReadFile(t *testing.T) {
 		t.Errorf("read in a missing directory: %v", err)
 	}
 }
+
+// While a live Dir is open its reads are one read in progress, named by the directory, so a
+// deadline names where a blocked read is.
+func TestDirIsOnePendingRead(t *testing.T) {
+	dir := t.TempDir()
+	h, err := New(Options{Root: "/", Kind: KindLive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := h.OpenDir(dir)
+	ops := h.Pending()
+	if len(ops) != 1 || ops[0].What != "read files of "+dir {
+		t.Errorf("pending while open: %+v", ops)
+	}
+	d.Close()
+	d.Close() // twice is harmless
+	if ops := h.Pending(); len(ops) != 0 {
+		t.Errorf("pending after Close: %+v", ops)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // BenchmarkReadFileLive reads small files the way a live run reads sysfs attributes, through the
@@ -63,6 +65,11 @@ func TestReadLiveMatchesOS(t *testing.T) {
 		got, err := readLive(p, "/x/"+name)
 		if err != nil || string(got) != string(data) {
 			t.Errorf("%s: got %d bytes, %v; want %d bytes", name, len(got), err, len(data))
+		}
+		// As a text attribute (Dir): a full first read goes on, a short one is the end.
+		got, err = readLiveAt(unix.AT_FDCWD, p, "/x/"+name, true)
+		if err != nil || string(got) != string(data) {
+			t.Errorf("%s as an attribute: got %d bytes, %v; want %d bytes", name, len(got), err, len(data))
 		}
 	}
 	for name, p := range map[string]string{"missing": filepath.Join(dir, "nope"), "directory": dir} {
