@@ -71,6 +71,6 @@ e2e-speed: build lab-bins
 	cp $$(ls $(SPEED_LAB_CACHE)/root/lib/modules/*/kernel/drivers/net/dummy.ko | head -1) bin/dummy.ko
 	LAB_QUIET=1 LAB_MEM=$${LAB_MEM:-1024} LAB_TIMEOUT=$${LAB_TIMEOUT:-1800} lab/vm.sh -s healthy -o $(SPEED_OUT) \
 	  -f bin/rdmadiag -f bin/labqp -f bin/labspeed -f bin/dummy.ko -f lab/payloads/speed $(if $(SPEED_BEFORE),-f $(SPEED_BEFORE)) -- \
-	  'SPEED_QPS=$(or $(SPEED_QPS),20000) SPEED_ROUNDS=$(or $(SPEED_ROUNDS),3) SPEED_PROFILE=$(or $(SPEED_PROFILE),5) speed'
+	  'SPEED_QPS=$(or $(SPEED_QPS),20000) SPEED_ROUNDS=$(or $(SPEED_ROUNDS),3) SPEED_PROFILE=$(or $(SPEED_PROFILE),5) SPEED_PROBES=$(or $(SPEED_PROBES),1) speed'
 	@test "$$(cat $(SPEED_OUT)/out/payload.rc)" = 0 || { tail -n 20 $(SPEED_OUT)/out/payload.stdout $(SPEED_OUT)/out/payload.stderr; exit 1; }
 	bin/labspeed table $(SPEED_OUT)/out/speed.jsonl

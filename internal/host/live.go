@@ -14,8 +14,20 @@ import (
 // cost more than the read itself, notably under emulation. Errors are the *fs.PathError os.Open
 // and Read give, naming display; at most MaxFileSize bytes are read.
 func readLive(name, display string) ([]byte, error) {
+	return readLiveAt(unix.AT_FDCWD, name, display, false)
+}
+
+// readLiveAt is readLive relative to an open directory (openat): a file of a directory already
+// open costs one path component to look up instead of the whole walk from /. With attr, the file
+// is a sysfs text attribute: its show() output is produced whole on the first read
+// (fs/kernfs/file.c, kernfs_seq_show), so a read shorter than asked is the end of the file and
+// the read that would return 0 is saved.
+func readLiveAt(dirfd int, name, display string, attr bool) ([]byte, error) {
 	var fd int
-	err := retryEINTR(func() (err error) { fd, err = unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC, 0); return err })
+	err := retryEINTR(func() (err error) {
+		fd, err = unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		return err
+	})
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: display, Err: err}
 	}
@@ -37,7 +49,11 @@ func readLive(name, display string) ([]byte, error) {
 		if n == 0 {
 			break
 		}
+		asked := cap(b) - len(b)
 		b = b[:len(b)+n]
+		if attr && n < asked {
+			break
+		}
 	}
 	if len(b) > MaxFileSize {
 		return nil, &fs.PathError{Op: "read", Path: display, Err: ErrTooLarge}

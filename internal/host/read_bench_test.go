@@ -5,10 +5,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // BenchmarkReadFileLive reads small files the way a live run reads sysfs attributes, through the
-// live host (open/read/close) and, for comparison, through os.ReadFile.
+// live host (open/read/close), relative to the directory held open (Dir) and, for comparison,
+// through os.ReadFile.
 func BenchmarkReadFileLive(b *testing.B) {
 	dir := b.TempDir()
 	var names []string
@@ -26,6 +29,15 @@ func BenchmarkReadFileLive(b *testing.B) {
 	b.Run("host", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			if _, err := h.ReadFile(names[i%len(names)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("dir", func(b *testing.B) {
+		d := h.OpenDir(dir)
+		defer d.Close()
+		for i := 0; b.Loop(); i++ {
+			if _, err := d.ReadFile(strconv.Itoa(i % len(names))); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -53,6 +65,11 @@ func TestReadLiveMatchesOS(t *testing.T) {
 		got, err := readLive(p, "/x/"+name)
 		if err != nil || string(got) != string(data) {
 			t.Errorf("%s: got %d bytes, %v; want %d bytes", name, len(got), err, len(data))
+		}
+		// As a text attribute (Dir): a full first read goes on, a short one is the end.
+		got, err = readLiveAt(unix.AT_FDCWD, p, "/x/"+name, true)
+		if err != nil || string(got) != string(data) {
+			t.Errorf("%s as an attribute: got %d bytes, %v; want %d bytes", name, len(got), err, len(data))
 		}
 	}
 	for name, p := range map[string]string{"missing": filepath.Join(dir, "nope"), "directory": dir} {

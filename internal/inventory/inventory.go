@@ -279,7 +279,12 @@ func readGIDs(h *host.Host, pdir string) ([]GID, error) {
 	if err != nil {
 		return nil, err
 	}
-	// One entry per sysfs file, 1024 of them on rxe: read on all CPUs.
+	// One entry per sysfs file, 1024 of them on rxe: read on all CPUs, each relative to its
+	// directory held open.
+	gids, types, ndevs := h.OpenDir(path.Join(pdir, "gids")), h.OpenDir(path.Join(pdir, "gid_attrs", "types")), h.OpenDir(path.Join(pdir, "gid_attrs", "ndevs"))
+	defer gids.Close()
+	defer types.Close()
+	defer ndevs.Close()
 	entries := make([]*GID, len(names))
 	parallel(len(names), func(k int) {
 		n := names[k]
@@ -287,13 +292,13 @@ func readGIDs(h *host.Host, pdir string) ([]GID, error) {
 		if err != nil {
 			return
 		}
-		a, err := h.ReadString(path.Join(pdir, "gids", n))
+		a, err := gids.ReadString(n)
 		if err != nil || !ValidGID(a) || strings.Trim(a, "0:") == "" {
 			return
 		}
 		g := GID{Index: i, Addr: a}
-		g.Type, _ = h.ReadString(path.Join(pdir, "gid_attrs", "types", n))
-		g.Netdev, _ = h.ReadString(path.Join(pdir, "gid_attrs", "ndevs", n))
+		g.Type, _ = types.ReadString(n)
+		g.Netdev, _ = ndevs.ReadString(n)
 		entries[k] = &g
 	})
 	var out []GID

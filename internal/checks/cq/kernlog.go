@@ -3,13 +3,13 @@ package cq
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/checks/rdmares"
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
+	"github.com/rdmadiag/rdmadiag/internal/relit"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -35,17 +35,17 @@ type Event struct {
 
 var (
 	// drivers/net/ethernet/mellanox/mlx5/core/eq.c: "CQ error on CQN 0x%x, syndrome 0x%x".
-	reCQError = regexp.MustCompile(`CQ error on CQN (0x[0-9a-fA-F]+), syndrome (0x[0-9a-fA-F]+)`)
+	reCQError = relit.MustCompile(`CQ error on CQN (0x[0-9a-fA-F]+), syndrome (0x[0-9a-fA-F]+)`)
 	// eq.c: "Async event for bogus CQ 0x%x".
-	reBogusCQ = regexp.MustCompile(`Async event for bogus CQ (0x[0-9a-fA-F]+)`)
+	reBogusCQ = relit.MustCompile(`Async event for bogus CQ (0x[0-9a-fA-F]+)`)
 	// drivers/infiniband/sw/rxe: rxe_err_cq(cq, "queue full") -> "cq#%d %s: queue full".
-	reRxeFull = regexp.MustCompile(`cq#(\d+) [a-z_]+: queue full`)
+	reRxeFull = relit.MustCompile(`cq#(\d+) [a-z_]+: queue full`)
 	// eq.c: "Recovered %d EQEs on cmd_eq" (a missed EQ interrupt).
-	reEQRecovered = regexp.MustCompile(`Recovered (\d+) EQEs on (\S+)`)
+	reEQRecovered = relit.MustCompile(`Recovered (\d+) EQEs on (\S+)`)
 	// health.c syndrome strings for EQ faults (hsynd_str).
-	reEQFault = regexp.MustCompile(`(async EQ buffer overrun|Invalid EQ referenced|, EQ error,|synd 0x[0-9a-f]+: EQ error)`)
+	reEQFault = relit.MustCompile(`(async EQ buffer overrun|Invalid EQ referenced|, EQ error,|synd 0x[0-9a-f]+: EQ error)`)
 	// "infiniband rxe0: ..." prefix of ibdev_* messages.
-	reIBDev = regexp.MustCompile(`^infiniband (\S+): `)
+	reIBDev = relit.MustCompile(`^infiniband (\S+): `)
 )
 
 // syndromes are the mlx5 PRM CQ error syndromes.

@@ -3,13 +3,13 @@ package driver
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
+	"github.com/rdmadiag/rdmadiag/internal/relit"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -29,7 +29,7 @@ func init() {
 // "func:line:(pid N):" prefix (mlx5_core.h), which changes between kernels.
 type signature struct {
 	id    string
-	re    *regexp.Regexp
+	re    *relit.Regexp
 	fault string
 	sev   report.Severity
 	what  string
@@ -58,23 +58,23 @@ var signatures = []signature{
 	// irisc_index, ext_synd and raw fw_ver, one line each (the "synd" line is
 	// mlx5-health-syndrome). The dump is part of the health event it follows, never a fault by
 	// itself; anchored on the mlx5_core prefix because "fw_ver" and "time" are common words.
-	{id: "mlx5-health-dump", re: regexp.MustCompile(`(?:^mlx5_core [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]: (?:print_health_info:\d+:\(pid \d+\): )?|^mlx5_core: INFO: )(assert_var\[\d+\] 0x|assert_exit_ptr 0x|assert_callra 0x|fw_ver \d+\.\d+\.\d+$|time \d+$|hw_id 0x|rfr \d+$|crr \d+$|severity \d+ \(|irisc_index \d+$|ext_synd 0x|raw fw_ver 0x)`),
+	{id: "mlx5-health-dump", re: relit.MustCompile(`(?:^mlx5_core [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]: (?:print_health_info:\d+:\(pid \d+\): )?|^mlx5_core: INFO: )(assert_var\[\d+\] 0x|assert_exit_ptr 0x|assert_callra 0x|fw_ver \d+\.\d+\.\d+$|time \d+$|hw_id 0x|rfr \d+$|crr \d+$|severity \d+ \(|irisc_index \d+$|ext_synd 0x|raw fw_ver 0x)`),
 		fault: "firmware-health", sev: report.Info, what: "firmware health buffer dump"},
 	// hsynd_str() in health.c: MLX5_INITIAL_SEG_HEALTH_SYNDROME_HW_UNRECOVERABLE_ERR, printed in
 	// the "synd 0x8: unrecoverable hardware error" and "Health issue observed, unrecoverable
 	// hardware error" lines; NVIDIA NVSentinel (NIC Health Monitor: Syslog Detection, §5.1,
 	// unrecoverable_err) treats it as fatal.
-	{id: "mlx5-hw-unrecoverable", re: regexp.MustCompile(`unrecoverable hardware error`), fault: "firmware-health", sev: report.Critical,
+	{id: "mlx5-hw-unrecoverable", re: relit.MustCompile(`unrecoverable hardware error`), fault: "firmware-health", sev: report.Critical,
 		what: "the firmware reported an unrecoverable hardware error",
 		fix:  "The adapter hardware failed: power-cycle the host (a cold reset); if the syndrome comes back, replace the card."},
 	// wait_fw_init() in drivers/net/ethernet/mellanox/mlx5/core/main.c: "Firmware over %d MS in
 	// pre-initializing state, aborting" ends the probe (the load then fails with -EBUSY);
 	// "Waiting for FW initialization, timeout abort in %ds (0x%x)" is printed while it waits.
-	{id: "mlx5-fw-preinit", family: "probe", re: regexp.MustCompile(`Firmware over (\d+) MS in pre-initializing state`), fault: "firmware-health", sev: report.Critical,
+	{id: "mlx5-fw-preinit", family: "probe", re: relit.MustCompile(`Firmware over (\d+) MS in pre-initializing state`), fault: "firmware-health", sev: report.Critical,
 		laterRegistered: report.Info,
 		what:            "the firmware never left pre-initialisation and the driver gave up on the device",
 		fix:             "The firmware did not boot: power-cycle the host; if it stays stuck, reflash the firmware (flint/mstflint burn, or mlxfwreset) or replace the card."},
-	{id: "mlx5-fw-preinit-wait", family: "probe", re: regexp.MustCompile(`Waiting for FW initialization, timeout abort in \d+s`), fault: "firmware-health", sev: report.Info,
+	{id: "mlx5-fw-preinit-wait", family: "probe", re: relit.MustCompile(`Waiting for FW initialization, timeout abort in \d+s`), fault: "firmware-health", sev: report.Info,
 		what: "the driver waited for the firmware to initialise"},
 	// dev_watchdog() in net/sched/sch_generic.c: "NETDEV WATCHDOG: %s (%s): transmit queue %u
 	// timed out %u ms" (before Linux 6.9, through WARN_ONCE) and netdev_crit "NETDEV WATCHDOG:
@@ -84,13 +84,13 @@ var signatures = []signature{
 	// mlx5e_reporter_tx_timeout) and the EQ it polls, "EQ 0x%x: Cons = 0x%x, irqn = 0x%x" and
 	// "Recovered %d eqes on EQ 0x%x" (en/health.c mlx5e_health_channel_eq_recover). One family:
 	// a stalled send queue and the driver's recovery. Only RDMA netdevs count.
-	{id: "tx-timeout", family: "tx-timeout", re: regexp.MustCompile(`NETDEV WATCHDOG: (?:(\S+) \([^)]*\)|CPU: \d+): transmit queue (\d+) timed out|(?:^|\s)([^\s:]+): (?:TX timeout detected|TX timeout on queue: \d+|EQ 0x[0-9a-f]+: Cons = 0x[0-9a-f]+, irqn|Recovered \d+ eqes on EQ)`),
+	{id: "tx-timeout", family: "tx-timeout", re: relit.MustCompile(`NETDEV WATCHDOG: (?:(\S+) \([^)]*\)|CPU: \d+): transmit queue (\d+) timed out|(?:^|\s)([^\s:]+): (?:TX timeout detected|TX timeout on queue: \d+|EQ 0x[0-9a-f]+: Cons = 0x[0-9a-f]+, irqn|Recovered \d+ eqes on EQ)`),
 		netdev: 1, rdmaOnly: true, fault: "netdev-tx", sev: report.Warning,
 		what: "a transmit queue stopped completing (TX timeout)",
 		fix:  "A send queue stopped completing: when the driver logged its EQ state, completions were lost (missed interrupts: check IRQ affinity and driver.interrupts); repeated stalls need a firmware and driver update, and the health lines around them."},
 	// mlx5e_cq_error_event() in en_main.c: netdev_err(..., "%s: cqn=0x%.6x event=0x%.2x", __func__, ...):
 	// the firmware reported an error on one of the netdev's completion queues.
-	{id: "mlx5e-cq-error", re: regexp.MustCompile(`(?:^|\s)([^\s:]+): mlx5e_cq_error_event: cqn=(0x[0-9a-f]+) event=(0x[0-9a-f]+)`),
+	{id: "mlx5e-cq-error", re: relit.MustCompile(`(?:^|\s)([^\s:]+): mlx5e_cq_error_event: cqn=(0x[0-9a-f]+) event=(0x[0-9a-f]+)`),
 		netdev: 1, fault: "cq-eq", sev: report.Warning, what: "a netdev completion queue reported an error event",
 		detail: func(m []string) string { return "event " + m[3] },
 		fix:    "The queue is reset by the driver; repeated events point at a firmware or driver bug: update both, and read the health lines around them."},
@@ -98,128 +98,128 @@ var signatures = []signature{
 	// kernel-open/nvidia-peermem/nvidia-peermem.c: peer_err("detected invalid context, skipping
 	// further processing"): the GPU driver freed memory that an RDMA registration still maps
 	// (GPUd components/accelerator/nvidia/peermem matches it as a peer-memory fault).
-	{id: "peermem-invalid-context", re: regexp.MustCompile(`nvidia-peermem .*detected invalid context`), fault: "user-verbs", sev: report.Warning,
+	{id: "peermem-invalid-context", re: relit.MustCompile(`nvidia-peermem .*detected invalid context`), fault: "user-verbs", sev: report.Warning,
 		what: "nvidia-peermem found an invalid context while GPU memory registered for RDMA was freed",
 		fix:  "GPUDirect RDMA memory was freed under a live registration: update nvidia-peermem with the GPU driver (or move to the dma-buf path) and check the application deregisters GPU memory before freeing it."},
 	// irdma_process_aeq() in drivers/infiniband/hw/irdma/hw.c: ibdev_err "abnormal ae_id = 0x%x
 	// bool qp=%d qp_id = %d, ae_src=%d": an asynchronous error the hardware raised on a QP or CQ.
-	{id: "irdma-abnormal-ae", re: regexp.MustCompile(`abnormal ae_id = (0x[0-9a-f]+) bool qp=`), fault: "qp-context", sev: report.Warning,
+	{id: "irdma-abnormal-ae", re: relit.MustCompile(`abnormal ae_id = (0x[0-9a-f]+) bool qp=`), fault: "qp-context", sev: report.Warning,
 		what: "irdma: the hardware raised an abnormal asynchronous event", detail: func(m []string) string { return "ae_id " + m[1] },
 		fix: "The QP or CQ named went to error; ae_id names the cause (irdma's defs.h IRDMA_AE_*). Repeats point at the peer, the fabric or a firmware/driver mismatch."},
 	// __send_message_basic()/__wait_for_resp() in drivers/infiniband/hw/bnxt_re/qplib_rcfw.c:
 	// dev_err "cmdq[%#x]=%#x timedout (%d)msec" (older kernels prefix "QPLIB: "): the firmware
 	// did not answer an RDMA command.
-	{id: "bnxt-re-cmd-timeout", re: regexp.MustCompile(`cmdq\[0x[0-9a-f]+\]=0x[0-9a-f]+ timedout \(\d+\)\s?msec`), fault: "firmware-health", sev: report.Critical,
+	{id: "bnxt-re-cmd-timeout", re: relit.MustCompile(`cmdq\[0x[0-9a-f]+\]=0x[0-9a-f]+ timedout \(\d+\)\s?msec`), fault: "firmware-health", sev: report.Critical,
 		what: "bnxt_re: a firmware command timed out",
 		fix:  "The NIC firmware stopped answering RDMA commands: reload bnxt_re/bnxt_en or reboot; update the firmware (bnxtnvm / niccli) if it repeats."},
 	// efa_com_cmd_exec() in drivers/infiniband/hw/efa/efa_com.c: "Failed to process command %s
 	// (opcode %u) comp_status %d err %d" (newer: "... (opcode %u) err %d").
-	{id: "efa-cmd-failed", re: regexp.MustCompile(`Failed to process command (\S+) \(opcode \d+\)`), fault: "firmware-health", sev: report.Warning,
+	{id: "efa-cmd-failed", re: relit.MustCompile(`Failed to process command (\S+) \(opcode \d+\)`), fault: "firmware-health", sev: report.Warning,
 		what: "efa: the device failed an admin command", detail: func(m []string) string { return m[1] },
 		fix: "An admin command the EFA device rejected or did not complete: err -110 is a timeout (the device stopped answering); check the instance's EFA health and update the efa driver."},
 	// v2_wait_mbox_complete() in drivers/infiniband/hw/hns/hns_roce_hw_v2.c: "failed to wait
 	// mbox status 0x%x": the RoCE engine did not complete a mailbox command.
-	{id: "hns-mbox-timeout", re: regexp.MustCompile(`failed to wait mbox status 0x[0-9a-f]+`), fault: "firmware-health", sev: report.Critical,
+	{id: "hns-mbox-timeout", re: relit.MustCompile(`failed to wait mbox status 0x[0-9a-f]+`), fault: "firmware-health", sev: report.Critical,
 		what: "hns_roce: a mailbox command to the RoCE engine timed out",
 		fix:  "The RoCE engine stopped answering: reset the device (reload hns_roce_hw_v2 / hns3 or reboot) and update the firmware if it repeats."},
 	// port_module() in drivers/net/ethernet/mellanox/mlx5/core/events.c: mlx5_pme_error
 	// "High Temperature": the module (transceiver) overheated; GPUd and NVSentinel match it
 	// (leptonai/gpud components/accelerator/nvidia/infiniband/kmsg_matcher.go,
 	// regexPortModuleHighTemperature).
-	{id: "module-high-temperature", re: regexp.MustCompile(`Port module event\[error\]: module (\d+), [^,]+, High Temperature`), fault: "port-link", sev: report.Warning,
+	{id: "module-high-temperature", re: relit.MustCompile(`Port module event\[error\]: module (\d+), [^,]+, High Temperature`), fault: "port-link", sev: report.Warning,
 		what: "a cable module overheated", detail: func(m []string) string { return "module " + m[1] },
 		fix: "Check the airflow at the module cage and that the module is rated for this port's power class; replace the module if it keeps overheating."},
-	{id: "mlx5-fatal", re: regexp.MustCompile(`Fatal error (\d+) detected`), fault: "firmware-health", sev: report.Critical,
+	{id: "mlx5-fatal", re: relit.MustCompile(`Fatal error (\d+) detected`), fault: "firmware-health", sev: report.Critical,
 		what: "firmware fatal error", detail: func(m []string) string { return "sensor " + m[1] + " " + fatalSensor(m[1]) },
 		fix: "The device stopped working; read `devlink health show` and the health dump below it in the log. If recovery did not succeed, reload the driver or reboot; a repeat needs a firmware update or an RMA."},
-	{id: "mlx5-health-compromised", re: regexp.MustCompile(`health compromised`), fault: "firmware-health", sev: report.Critical,
+	{id: "mlx5-health-compromised", re: relit.MustCompile(`health compromised`), fault: "firmware-health", sev: report.Critical,
 		what: "firmware stopped answering the health poll (miss counter reached)",
 		fix:  "The firmware hung: reboot (a PCI reset); if it repeats, update the firmware or replace the card."},
-	{id: "mlx5-recovery-failed", re: regexp.MustCompile(`health recovery failed|health recovery flow aborted|Cold reset is required|Driver is in error state|PCI slot is unavailable`),
+	{id: "mlx5-recovery-failed", re: relit.MustCompile(`health recovery failed|health recovery flow aborted|Cold reset is required|Driver is in error state|PCI slot is unavailable`),
 		fault: "firmware-health", sev: report.Critical, what: "firmware recovery failed: the device is unusable until reset",
 		fix: "Cold-reset the device (power cycle the host); replace the card if it repeats."},
-	{id: "mlx5-recovered", re: regexp.MustCompile(`health recovery succeeded`), fault: "firmware-health", sev: report.Warning,
+	{id: "mlx5-recovered", re: relit.MustCompile(`health recovery succeeded`), fault: "firmware-health", sev: report.Warning,
 		what: "the device recovered from a firmware error (it was reset while running)",
 		fix:  "Running jobs on the device failed at that moment; find the cause in the health lines before it and watch for a repeat."},
-	{id: "mlx5-health-syndrome", re: regexp.MustCompile(`Health issue observed, ([^,]+), severity|synd 0x[0-9a-f]+: (.+)$`), fault: "firmware-health", sev: report.Warning,
+	{id: "mlx5-health-syndrome", re: relit.MustCompile(`Health issue observed, ([^,]+), severity|synd 0x[0-9a-f]+: (.+)$`), fault: "firmware-health", sev: report.Warning,
 		what: "firmware health buffer reported a syndrome", detail: func(m []string) string { return strings.TrimSpace(m[1] + m[2]) },
 		fix: "Read the full health dump (dmesg) and `devlink health show`; a syndrome that repeats needs a firmware update or NVIDIA support."},
-	{id: "mlx5-cmd-timeout", re: regexp.MustCompile(`No done completion|timeout\. Will cause a leak of a command resource|timed out while waiting for a slot|canceled on out of queue timeout|timeout while waiting for command semaphore|All CMD slots are stalled`),
+	{id: "mlx5-cmd-timeout", re: relit.MustCompile(`No done completion|timeout\. Will cause a leak of a command resource|timed out while waiting for a slot|canceled on out of queue timeout|timeout while waiting for command semaphore|All CMD slots are stalled`),
 		fault: "firmware-health", sev: report.Critical, what: "firmware command timed out: the firmware stopped executing commands",
 		fix: "A hung firmware command interface needs a driver reload or a reboot; check the health lines and update the firmware if it repeats."},
-	{id: "mlx5-cmd-recovered", re: regexp.MustCompile(`recovered after timeout|Command completion arrived after timeout`), fault: "firmware-health", sev: report.Warning,
+	{id: "mlx5-cmd-recovered", re: relit.MustCompile(`recovered after timeout|Command completion arrived after timeout`), fault: "firmware-health", sev: report.Warning,
 		what: "a firmware command completed only after a timeout (a missed interrupt)",
 		fix:  "Watch for a repeat; frequent ones point at interrupt delivery (MSI-X, IRQ affinity) or a slow firmware."},
 	// ACCESS_REG(0x805) failures come from register reads on restricted functions (DGX/GB200) by
 	// monitoring agents: leptonai/gpud components/accelerator/nvidia/infiniband/kmsg_matcher.go
 	// attributes them to counter reads on firmware-restricted PFs, citing prometheus/node_exporter#3434.
-	{id: "mlx5-access-reg", re: regexp.MustCompile(`ACCESS_REG\(0x805\) op_mod\(0x[0-9a-f]+\) failed`), fault: "firmware-health", sev: report.Info,
+	{id: "mlx5-access-reg", re: relit.MustCompile(`ACCESS_REG\(0x805\) op_mod\(0x[0-9a-f]+\) failed`), fault: "firmware-health", sev: report.Info,
 		what: "ACCESS_REG failures: known benign noise from register reads on a restricted function, not a fault"},
-	{id: "mlx5-cmd-failed", re: regexp.MustCompile(`([A-Z0-9_]+)\(0x[0-9a-f]+\) op_mod\(0x[0-9a-f]+\) failed, status ([^(]+)\(0x[0-9a-f]+\)`),
+	{id: "mlx5-cmd-failed", re: relit.MustCompile(`([A-Z0-9_]+)\(0x[0-9a-f]+\) op_mod\(0x[0-9a-f]+\) failed, status ([^(]+)\(0x[0-9a-f]+\)`),
 		fault: "firmware", sev: report.Warning, what: "firmware rejected a driver command",
 		detail: func(m []string) string { return m[1] + ": " + strings.TrimSpace(m[2]) },
 		fix:    "A command the driver needs failing (status bad parameter / bad operation) usually means firmware and driver do not match: update the firmware to the version the driver release supports."},
 	// "Driver cmdif rev(%d) differs from firmware's(%d)": mlx5_cmd_init() in
 	// drivers/net/ethernet/mellanox/mlx5/core/cmd.c refuses to drive a firmware with another
 	// command interface revision.
-	{id: "mlx5-cmdif-mismatch", re: regexp.MustCompile(`cmdif rev\(\d+\) differs from firmware's`), fault: "firmware", sev: report.Critical,
+	{id: "mlx5-cmdif-mismatch", re: relit.MustCompile(`cmdif rev\(\d+\) differs from firmware's`), fault: "firmware", sev: report.Critical,
 		what: "driver and firmware command interface revisions differ: the driver cannot talk to this firmware",
 		fix:  "Install the firmware that matches this driver release (mlxfwmanager --online -u, or the firmware bundled with the OFED/DOCA release)."},
-	{id: "cq-error", re: regexp.MustCompile(`CQ error on CQN (0x[0-9a-f]+), syndrome (0x[0-9a-f]+)`), fault: "cq-eq", sev: report.Warning,
+	{id: "cq-error", re: relit.MustCompile(`CQ error on CQN (0x[0-9a-f]+), syndrome (0x[0-9a-f]+)`), fault: "cq-eq", sev: report.Warning,
 		what: "a CQ died (syndrome 0x1 = overrun, 0x2 = access violation)", detail: func(m []string) string { return "syndrome " + m[2] },
 		fix: "Overruns mean an application posted more work than its CQ holds: size CQs for all outstanding work requests; access violations point at a driver or memory-registration bug."},
-	{id: "bogus-cq", re: regexp.MustCompile(`Async event for bogus CQ`), fault: "cq-eq", sev: report.Warning,
+	{id: "bogus-cq", re: relit.MustCompile(`Async event for bogus CQ`), fault: "cq-eq", sev: report.Warning,
 		what: "an event arrived for a CQ the driver does not know"},
-	{id: "cmd-eq-recovered", re: regexp.MustCompile(`Recovered \d+ EQEs on cmd_eq`), fault: "cq-eq", sev: report.Warning,
+	{id: "cmd-eq-recovered", re: relit.MustCompile(`Recovered \d+ EQEs on cmd_eq`), fault: "cq-eq", sev: report.Warning,
 		what: "command EQ events were recovered after a missed interrupt",
 		fix:  "Missed interrupts go with command timeouts: check the device's MSI-X vectors (driver.interrupts) and IRQ affinity."},
-	{id: "mlx5-pages", re: regexp.MustCompile(`failed to allocate page|failed dma mapping page|page notify failed|failed reclaiming pages|=> corruption|failed to allocate pages request`),
+	{id: "mlx5-pages", re: relit.MustCompile(`failed to allocate page|failed dma mapping page|page notify failed|failed reclaiming pages|=> corruption|failed to allocate pages request`),
 		fault: "dma-engine", sev: report.Warning, what: "firmware page allocation or DMA mapping failed",
 		fix: "The host could not give the firmware memory: check memory pressure and IOMMU mapping errors; the firmware may stall without its pages."},
 	// mm/page_alloc.c __alloc_pages_slowpath() -> warn_alloc("page allocation failure: order:%u"):
 	// the allocating task's call trace follows; it is ours when it shows RDMA frames.
-	{id: "page-alloc", re: regexp.MustCompile(`page allocation failure: order:(\d+)`), fault: "dma-engine", sev: report.Info,
+	{id: "page-alloc", re: relit.MustCompile(`page allocation failure: order:(\d+)`), fault: "dma-engine", sev: report.Info,
 		what: "kernel page allocation failure", detail: func(m []string) string { return "order " + m[1] },
 		fix: "High-order allocations fail on a fragmented host: drop caches or compact memory (echo 1 > /proc/sys/vm/compact_memory), reserve memory earlier, or reboot."},
 	// PCIe AER is judged by the PCIe layer from the aer_dev_* counters and its own log reading;
 	// here it is only counted, as Info, so one AER event never yields two critical findings. Only
 	// error reports match: "AER: enabled with IRQ N" at boot is not an event (lab kmsg).
-	{id: "aer", re: regexp.MustCompile(`AER: .*error message received|AER: (Corrected|Uncorrected)|Bus Error: severity=`), fault: "pcie-interface", sev: report.Info,
+	{id: "aer", re: relit.MustCompile(`AER: .*error message received|AER: (Corrected|Uncorrected)|Bus Error: severity=`), fault: "pcie-interface", sev: report.Info,
 		what: "PCIe AER messages (counted here; judged by the pcie layer)"},
 	// kernel/module/main.c: "%s: Unknown symbol %s (err %d)" and
 	// "%s: disagrees about version of symbol %s": a module built for another kernel or another
 	// driver stack (MLNX_OFED mlx5_ib against an in-box mlx5_core, or the reverse).
-	{id: "module-unknown-symbol", re: regexp.MustCompile(`^(\S+): Unknown symbol (\S+)`), fault: "driver-module", sev: report.Critical,
+	{id: "module-unknown-symbol", re: relit.MustCompile(`^(\S+): Unknown symbol (\S+)`), fault: "driver-module", sev: report.Critical,
 		what: "module could not load: unknown symbol", detail: func(m []string) string { return m[1] },
 		fix: "The module was built for another kernel or against another driver stack: reinstall MLNX_OFED/DOCA-OFED for this kernel (or remove it to use the in-box drivers), then depmod -a and reload."},
-	{id: "module-symbol-version", re: regexp.MustCompile(`^(\S+): disagrees about version of symbol (\S+)`), fault: "driver-module", sev: report.Critical,
+	{id: "module-symbol-version", re: relit.MustCompile(`^(\S+): disagrees about version of symbol (\S+)`), fault: "driver-module", sev: report.Critical,
 		what: "module could not load: symbol version mismatch", detail: func(m []string) string { return m[1] },
 		fix: "In-box and OFED modules are mixed: reinstall one driver stack for this kernel, depmod -a, reload (or reboot)."},
 	// drivers/base/dd.c: "probe with driver %s failed with error %d" (older kernels: "%s: probe
 	// of %s failed with error %d"); mlx5 main.c probe_one: "mlx5_init_one failed with error code %d".
 	// mlx5_load_one failures are printed by probe_one() / mlx5_init_one() in main.c.
-	{id: "probe-failed", family: "probe", re: regexp.MustCompile(`probe with driver (\S+) failed with error (-?\d+)|probe of (\S+) failed with error (-?\d+)|mlx5_(?:init|load)_one failed with error code (-?\d+)|init_one failed`),
+	{id: "probe-failed", family: "probe", re: relit.MustCompile(`probe with driver (\S+) failed with error (-?\d+)|probe of (\S+) failed with error (-?\d+)|mlx5_(?:init|load)_one failed with error code (-?\d+)|init_one failed`),
 		laterRegistered: report.Info,
 		fault:           "driver-module", sev: report.Critical, what: "driver probe failed: the function has no working driver",
 		fix: "Read the lines before the failure for the cause (firmware command errors, timeouts); a firmware/driver mismatch needs the matching firmware."},
 	// mlx5 main.c mlx5_load(): "Failed to alloc IRQs", "Failed to create EQs"; pci_irq.c:
 	// "Failed to request irq. err = %d".
-	{id: "irq-alloc", re: regexp.MustCompile(`Failed to alloc IRQs|Failed to create EQs|Failed to request irq|failed to allocate MSI-X|Failed to enable MSI-X`),
+	{id: "irq-alloc", re: relit.MustCompile(`Failed to alloc IRQs|Failed to create EQs|Failed to request irq|failed to allocate MSI-X|Failed to enable MSI-X`),
 		fault: "cq-eq", sev: report.Critical, what: "interrupt vector (MSI-X) or EQ allocation failed",
 		fix: "The device got no interrupt vectors: check the kernel command line (pci=nomsi), the IRQ vector budget (many VFs), and the BIOS MSI-X setting."},
-	{id: "port-module-error", re: regexp.MustCompile(`Port module event\[error\]: module (\d+), ([^,]+), (.+)$`), fault: "port-link", sev: report.Warning,
+	{id: "port-module-error", re: relit.MustCompile(`Port module event\[error\]: module (\d+), ([^,]+), (.+)$`), fault: "port-link", sev: report.Warning,
 		what: "cable/module error", detail: func(m []string) string { return "module " + m[1] + ": " + strings.TrimSpace(m[3]) },
 		fix: "Reseat or replace the cable or transceiver named here; check it is a supported part (mlxlink -d <pci> -m)."},
-	{id: "port-module-event", re: regexp.MustCompile(`Port module event: module (\d+), (.+)$`), fault: "port-link", sev: report.Info,
+	{id: "port-module-event", re: relit.MustCompile(`Port module event: module (\d+), (.+)$`), fault: "port-link", sev: report.Info,
 		what: "cable/module event", detail: func(m []string) string { return "module " + m[1] + ": " + strings.TrimSpace(m[2]) }},
-	{id: "slot-power", re: regexp.MustCompile(`Detected insufficient power on the PCIe slot`), fault: "pcie-interface", sev: report.Warning,
+	{id: "slot-power", re: relit.MustCompile(`Detected insufficient power on the PCIe slot`), fault: "pcie-interface", sev: report.Warning,
 		what: "the PCIe slot does not supply the card's power budget",
 		fix:  "Move the card to a slot that supplies its power, or check the BIOS slot power settings."},
-	{id: "high-temperature", re: regexp.MustCompile(`High temperature on sensors`), fault: "firmware-health", sev: report.Warning,
+	{id: "high-temperature", re: relit.MustCompile(`High temperature on sensors`), fault: "firmware-health", sev: report.Warning,
 		what: "the NIC reported high temperature", fix: "Check the airflow and fans around the card."},
-	{id: "rxe-queue-full", re: regexp.MustCompile(`rxe.*queue full|queue full.*rxe`), fault: "cq-eq", sev: report.Warning,
+	{id: "rxe-queue-full", re: relit.MustCompile(`rxe.*queue full|queue full.*rxe`), fault: "cq-eq", sev: report.Warning,
 		what: "a Soft-RoCE CQ overflowed (IB_EVENT_CQ_ERR raised)", fix: "Size CQs for all outstanding work requests."},
-	{id: "wc-error", re: regexp.MustCompile(`WC error: (\d+), Message: (.+)$`), fault: "qp-context", sev: report.Warning,
+	{id: "wc-error", re: relit.MustCompile(`WC error: (\d+), Message: (.+)$`), fault: "qp-context", sev: report.Warning,
 		what: "a kernel consumer's work request completed in error", detail: func(m []string) string { return strings.TrimSpace(m[2]) }},
 }
 
@@ -255,7 +255,7 @@ func fatalSensor(n string) string {
 
 // bdfInText finds a PCI address anywhere in a line: netdev_printk's "driver BDF netdev: "
 // prefix and "probe of BDF failed" name the function without dev_printk's "BDF: " form.
-var bdfInText = regexp.MustCompile(`\b[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\b`)
+var bdfInText = relit.MustCompile(`\b[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\b`)
 
 // netdevDevice ties a line to the RDMA device whose port has the netdev the line names (the
 // submatch idx of m), or, failing that, keeps the PCI address it had.

@@ -89,9 +89,17 @@ func runVersion(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 	if f := noDevices(inv); f != nil {
 		return f, nil
 	}
-	m, err := loadMatrix(env.Opts)
-	if err != nil {
-		return nil, err
+	// The matrix is decoded only for a device it can judge: decoding it costs more than the
+	// rest of this check on a host of software or other vendors' devices (docs/speed.md).
+	var m *Matrix
+	for _, d := range inv.Devices {
+		if !d.Software() && d.PCI.Vendor == nvidiaVendor {
+			var err error
+			if m, err = loadMatrix(env.Opts); err != nil {
+				return nil, err
+			}
+			break
+		}
 	}
 	var out []report.Finding
 	for _, d := range inv.Devices {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
+	"github.com/rdmadiag/rdmadiag/internal/relit"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -49,7 +49,7 @@ const (
 // that names the interface or the RDMA device; up and down are the words that mean each.
 type linkFamily struct {
 	id string
-	re *regexp.Regexp
+	re *relit.Regexp
 	// src cites the function that prints the message.
 	src string
 	// byDevice is set when the message names the RDMA device (ibdev/dev_printk on the ib_device),
@@ -64,11 +64,11 @@ var linkFamilies = []linkFamily{
 	// mlx5e_update_carrier() in drivers/net/ethernet/mellanox/mlx5/core/en_main.c:
 	// netdev_info(priv->netdev, "Link up\n") / "Link down\n"; ionic_link_status_check() in
 	// drivers/net/ethernet/pensando/ionic/ionic_lif.c prints the same words.
-	{id: "mlx5e-link", re: regexp.MustCompile(`(?:^|\s)([^\s:]+): Link (up|down)$`),
+	{id: "mlx5e-link", re: relit.MustCompile(`(?:^|\s)([^\s:]+): Link (up|down)$`),
 		src: "drivers/net/ethernet/mellanox/mlx5/core/en_main.c mlx5e_update_carrier()"},
 	// mlx4_en_linkstate() in drivers/net/ethernet/mellanox/mlx4/en_netdev.c: en_info(priv,
 	// "Link Up\n") / "Link Down\n", printed as "mlx4_en: <netdev>: Link Down".
-	{id: "mlx4en-link", re: regexp.MustCompile(`(?:^|\s)([^\s:]+): Link (Up|Down)$`),
+	{id: "mlx4en-link", re: relit.MustCompile(`(?:^|\s)([^\s:]+): Link (Up|Down)$`),
 		src: "drivers/net/ethernet/mellanox/mlx4/en_netdev.c mlx4_en_linkstate()"},
 	// Intel and Broadcom: ixgbe_watchdog_link_is_up/down() (ixgbe_main.c, "NIC Link is Up %s,
 	// Flow Control: %s", "NIC Link is Down"), i40e_print_link_message() (i40e_main.c, "NIC
@@ -76,15 +76,15 @@ var linkFamilies = []linkFamily{
 	// %sbps Full Duplex, ..."), bnxt_report_link() (drivers/net/ethernet/broadcom/bnxt/bnxt.c,
 	// "NIC Link is Up, %u Mbps %s%s duplex, Flow control: %s", "NIC Link is Down"). irdma runs
 	// on ice and i40e netdevs and bnxt_re on bnxt_en's, so their ports flap with these lines.
-	{id: "nic-link-is", re: regexp.MustCompile(`(?:^|\s)([^\s:]+):? NIC Link is ([Uu]p|[Dd]own)\b`),
+	{id: "nic-link-is", re: relit.MustCompile(`(?:^|\s)([^\s:]+):? NIC Link is ([Uu]p|[Dd]own)\b`),
 		src: "ixgbe_main.c ixgbe_watchdog_link_is_up(), i40e_main.c i40e_print_link_message(), ice_main.c ice_print_link_msg(), bnxt.c bnxt_report_link()"},
 	// hns3_link_status_change() in drivers/net/ethernet/hisilicon/hns3/hns3_enet.c:
 	// netdev_info(netdev, "link up\n") / "link down\n" (hns_roce's netdev).
-	{id: "hns3-link", re: regexp.MustCompile(`(?:^|\s)([^\s:]+): link (up|down)$`),
+	{id: "hns3-link", re: relit.MustCompile(`(?:^|\s)([^\s:]+): link (up|down)$`),
 		src: "drivers/net/ethernet/hisilicon/hns3/hns3_enet.c hns3_link_status_change()"},
 	// rxe_port_up()/rxe_port_down() in drivers/infiniband/sw/rxe/rxe_net.c: dev_info on the
 	// ib_device, "set active" / "set down" (lab kmsg: "infiniband rxe0: set down").
-	{id: "rxe-port", re: regexp.MustCompile(`^infiniband ([^\s:]+): set (active|down)$`), byDevice: true,
+	{id: "rxe-port", re: relit.MustCompile(`^infiniband ([^\s:]+): set (active|down)$`), byDevice: true,
 		src: "drivers/infiniband/sw/rxe/rxe_net.c rxe_port_up(), rxe_port_down()"},
 }
 

@@ -1,0 +1,77 @@
+package relit
+
+import (
+	"regexp"
+	"regexp/syntax"
+	"slices"
+	"testing"
+)
+
+func TestRequired(t *testing.T) {
+	for _, tc := range []struct {
+		expr string
+		want []string
+	}{
+		{`unrecoverable hardware error`, []string{"unrecoverable hardware error"}},
+		{`Fatal error (\d+) detected`, []string{"Fatal error "}},
+		{`(?:^|\s)([^\s:]+): Link (up|down)$`, []string{": Link "}},
+		{`health recovery failed|Cold reset is required`, []string{"health recovery failed", "Cold reset is required"}},
+		{`(?i)error`, nil},
+		{`a*`, nil},
+		{`(ab)?`, nil},
+		{`[0-9]+`, nil},
+		{`x{2,}yz`, []string{"yz"}},
+		{`(?:abc){1,3}`, []string{"abc"}},
+		{`a|[0-9]`, nil},
+		{``, nil},
+	} {
+		p, err := syntax.Parse(tc.expr, syntax.Perl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := Required(p.Simplify())
+		slices.Sort(got)
+		want := slices.Clone(tc.want)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("Required(%q) = %q, want %q", tc.expr, got, want)
+		}
+	}
+}
+
+func TestFilteredMatchesAsRegexp(t *testing.T) {
+	exprs := []string{`Fatal error (\d+) detected`, `(?:^|\s)([^\s:]+): Link (up|down)$`, `(?i)link`, `a|b`}
+	texts := []string{"", "mlx5_core 0000:01:00.0: Fatal error 1 detected", "eth0: Link up", "eth0: link DOWN", "no match here", "\xff\xfe"}
+	for _, e := range exprs {
+		r, std := MustCompile(e), regexp.MustCompile(e)
+		for _, s := range texts {
+			if g, w := r.MatchString(s), std.MatchString(s); g != w {
+				t.Errorf("%q on %q: MatchString %v, regexp says %v", e, s, g, w)
+			}
+			if g, w := r.FindStringSubmatch(s), std.FindStringSubmatch(s); !slices.Equal(g, w) {
+				t.Errorf("%q on %q: FindStringSubmatch %q, regexp says %q", e, s, g, w)
+			}
+			if g, w := r.FindString(s), std.FindString(s); g != w {
+				t.Errorf("%q on %q: FindString %q, regexp says %q", e, s, g, w)
+			}
+		}
+	}
+}
+
+// FuzzPrefilter: the prefilter never rejects a text the expression matches.
+func FuzzPrefilter(f *testing.F) {
+	f.Add(`Fatal error (\d+) detected`, "Fatal error 3 detected")
+	f.Add(`(?:^|\s)([^\s:]+): Link (up|down)$`, "x eth0: Link down")
+	f.Add(`a\x{FFFD}b`, "a\xffb")
+	f.Add(`(?:foo|ba[rz])+qux{2}`, "bazquxx")
+	f.Fuzz(func(t *testing.T, expr, text string) {
+		std, err := regexp.Compile(expr)
+		if err != nil {
+			return
+		}
+		r := MustCompile(expr)
+		if std.MatchString(text) && !r.mayMatch(text) {
+			t.Fatalf("prefilter %q of %q rejects %q, which matches", r.lits, expr, text)
+		}
+	})
+}
