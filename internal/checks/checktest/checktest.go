@@ -37,9 +37,12 @@ func Fixture(t testing.TB, scenario string) string {
 }
 
 // fixturesRoot is fixtures/sysfs, found from this file so that any package's test can use it.
-func fixturesRoot() string {
+func fixturesRoot() string { return filepath.Join(repoRoot(), "fixtures", "sysfs") }
+
+// repoRoot is the repository's root directory, three levels above this package.
+func repoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..", "fixtures", "sysfs")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
 
 // Run opens a snapshot (a fixture name or a path) and runs the checks whose ids match the
