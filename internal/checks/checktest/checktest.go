@@ -155,6 +155,22 @@ func WantEvidence(t testing.TB, f report.Finding, name, contains string) {
 	t.Errorf("%s@%s: no evidence %q containing %q (have %q)", f.CheckID, f.Subject.Name, name, contains, seen)
 }
 
+// WantEvidenceIs reports an error unless an evidence item of that name is exactly want, for
+// values a substring would not pin down (a count of "4" is also in "14").
+func WantEvidenceIs(t testing.TB, f report.Finding, name, want string) {
+	t.Helper()
+	var seen []string
+	for _, e := range f.Evidence {
+		if e.Name == name {
+			if e.Observed == want {
+				return
+			}
+			seen = append(seen, e.Observed)
+		}
+	}
+	t.Errorf("%s@%s: no evidence %q equal to %q (have %q)", f.CheckID, f.Subject.Name, name, want, seen)
+}
+
 // RunLive runs checks on a fixture's tree read as a live host reads (Repeatable: a second
 // reading sees what changed), for the checks that judge growth over --interval. between is
 // called instead of sleeping the interval, with the tree's root, to change counter files as a
