@@ -138,7 +138,7 @@ func synthetics() []synth {
 				"(128) fits but whose send queue of 512 WQE blocks may not: info, since a block count is only an upper bound " +
 				"on work requests. cqe 1023 serves one QP of 256 receive + 512 send blocks and is fine. The [ib_core] MAD CQ " +
 				"is a kernel consumer's and is not judged. The raw contexts are mlx5 resource-dump streams encoded by " +
-				"checks/cq/rawctx with the PRM query-output layout: where the PRM payload starts inside the segment is not " +
+				"internal/checks/cq/rawctx with the PRM query-output layout: where the PRM payload starts inside the segment is not " +
 				"in any public source (see the rawctx package doc), which is why the check accepts a layout only when every " +
 				"CQ's raw depth equals the kernel's cqe+1 and every QP's raw number and state match its kernel ones, as here.",
 			qps: append([]nldev.QP{gsi()}, userQPs(0x100, 4, nldev.QPStateRTS, 4242)...),
