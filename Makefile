@@ -72,8 +72,9 @@ demo: build
 
 # Rewrite everything generated from the code, then review `git diff` before committing: the
 # synthetic fixtures whose generator is a test calling checktest.Generated (found by name, as
-# `make fuzz` finds its targets, so a new generator needs no Makefile change; each runs with its
-# package's -gen flag), then the goldens of every fixture. `make golden` is the same.
+# `make fuzz` finds its targets, so a new generator needs no Makefile change; each runs with
+# -gen, the flag checktest gives every test binary that imports it), then the goldens of every
+# fixture. `make golden` is the same.
 regen:
 	@git grep -l 'checktest.Generated(' -- '*_test.go' | xargs -n1 dirname | sort -u | while read -r d; do \
 	  run=$$(git grep -l 'checktest.Generated(' -- "$$d/*_test.go" | grep "^$$d/[^/]*$$" | \

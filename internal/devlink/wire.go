@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"syscall"
 
 	"github.com/rdmadiag/rdmadiag/internal/netlinkraw"
 )
@@ -16,56 +15,17 @@ var ErrMalformed = errors.New("malformed devlink reply")
 // ne is the kernel's byte order for netlink headers and integer attributes: the host's.
 var ne = binary.NativeEndian
 
-// walkReply calls fn with the genlmsghdr command and the attributes of every message of a reply
-// and checks the framing: every data message must be of type want and carry a genlmsghdr. A
-// negative errno in NLMSG_ERROR or NLMSG_DONE is returned as a syscall.Errno. A dump (and an
-// fmsg reply) must end with NLMSG_DONE; a plain reply is one message, which done=false accepts.
+// walkReply calls fn with the genlmsghdr command and the attributes of every message of a reply,
+// whose framing netlinkraw.Walk checks; every data message must carry a genlmsghdr. A dump (and
+// an fmsg reply) must end with NLMSG_DONE; a plain reply is one message, which needDone=false
+// accepts.
 func walkReply(b []byte, want uint16, needDone bool, fn func(cmd uint8, attrs []byte) error) error {
-	n := 0
-	for off := 0; ; n++ {
-		if off >= len(b) {
-			if needDone || n == 0 {
-				return fmt.Errorf("reply of %d bytes ends without NLMSG_DONE after %d messages: %w", len(b), n, ErrMalformed)
-			}
-			return nil
+	return netlinkraw.Walk(b, want, needDone, ErrMalformed, func(payload []byte) error {
+		if len(payload) < genlHdrLen {
+			return fmt.Errorf("%d-byte payload, shorter than a genlmsghdr: %w", len(payload), ErrMalformed)
 		}
-		h, size, err := netlinkraw.ParseHeader(b[off:])
-		if err != nil {
-			return fmt.Errorf("message %d at byte %d: %v: %w", n, off, err, ErrMalformed)
-		}
-		payload := b[off+netlinkraw.HdrLen : off+h.Len]
-		switch h.Type {
-		case netlinkraw.MsgNoop:
-		case netlinkraw.MsgOverrun:
-			return fmt.Errorf("message %d at byte %d: NLMSG_OVERRUN: %w", n, off, ErrMalformed)
-		case netlinkraw.MsgError, netlinkraw.MsgDone:
-			e, err := netlinkraw.Errno(h, payload)
-			if err != nil {
-				return fmt.Errorf("message %d at byte %d: %v: %w", n, off, err, ErrMalformed)
-			}
-			if e < 0 {
-				return syscall.Errno(-e)
-			}
-			if h.Type == netlinkraw.MsgDone {
-				if rest := len(b) - off - size; rest > 0 {
-					return fmt.Errorf("%d bytes after NLMSG_DONE: %w", rest, ErrMalformed)
-				}
-				return nil
-			}
-			// A zero NLMSG_ERROR is an acknowledgement, which carries nothing.
-		default:
-			if h.Type != want {
-				return fmt.Errorf("message %d at byte %d: type %#x, want %#x: %w", n, off, h.Type, want, ErrMalformed)
-			}
-			if len(payload) < genlHdrLen {
-				return fmt.Errorf("message %d at byte %d: %d-byte payload, shorter than a genlmsghdr: %w", n, off, len(payload), ErrMalformed)
-			}
-			if err := fn(payload[0], payload[genlHdrLen:]); err != nil {
-				return fmt.Errorf("message %d at byte %d: %w", n, off, err)
-			}
-		}
-		off += size
-	}
+		return fn(payload[0], payload[genlHdrLen:])
+	})
 }
 
 // attrs iterates over a run of netlink attributes. The nesting and byte-order flags are masked

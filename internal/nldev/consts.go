@@ -93,13 +93,9 @@ const (
 )
 
 // Netlink header constants (include/uapi/linux/netlink.h). Spelled out here so that the decoder,
-// which also runs on recorded replies, does not depend on a platform's syscall package.
+// which also runs on recorded replies, does not depend on a platform's syscall package; the
+// message types a reply walk meets are netlinkraw.Walk's.
 const (
-	nlmsgNoop    = 1
-	nlmsgError   = 2
-	nlmsgDone    = 3
-	nlmsgOverrun = 4
-
 	// NLMFRequest and the dump flags are the nlmsg_flags this package puts in requests.
 	NLMFRequest = 0x1
 	NLMFMulti   = 0x2

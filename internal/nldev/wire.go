@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"syscall"
 
 	"github.com/rdmadiag/rdmadiag/internal/netlinkraw"
 )
@@ -18,52 +17,12 @@ var ErrMalformed = errors.New("malformed RDMA netlink reply")
 // RDMA hosts in practice (x86_64, arm64, ppc64le) share.
 var ne = binary.NativeEndian
 
-// walkDump calls fn with the attribute payload of every message of a dump reply and checks the
-// framing: every message must be of type want, and the reply must end with NLMSG_DONE. A
-// negative errno in NLMSG_ERROR or NLMSG_DONE is returned as a syscall.Errno: a refused dump
-// (6.1 answering RES_QP_GET without DEV_INDEX, seen in the lab) comes as NLMSG_DONE carrying
-// -EINVAL, not as NLMSG_ERROR.
+// walkDump calls fn with the attribute payload of every message of a dump reply, whose framing
+// netlinkraw.Walk checks (as for devlink): every message must be of type want, the reply must end
+// with NLMSG_DONE, and a negative errno in NLMSG_ERROR or NLMSG_DONE comes back as a
+// syscall.Errno.
 func walkDump(b []byte, want uint16, fn func(payload []byte) error) error {
-	for off, n := 0, 0; ; n++ {
-		if off >= len(b) {
-			return fmt.Errorf("reply of %d bytes ends without NLMSG_DONE after %d messages: %w", len(b), n, ErrMalformed)
-		}
-		// The framing is netlinkraw's, as for devlink; its errors become ErrMalformed here so
-		// that callers tell a garbled reply from a kernel errno with one errors.Is.
-		h, size, err := netlinkraw.ParseHeader(b[off:])
-		if err != nil {
-			return fmt.Errorf("message %d at byte %d: %v: %w", n, off, err, ErrMalformed)
-		}
-		payload := b[off+netlinkraw.HdrLen : off+h.Len]
-		switch h.Type {
-		case nlmsgNoop:
-		case nlmsgOverrun:
-			return fmt.Errorf("message %d at byte %d: NLMSG_OVERRUN: %w", n, off, ErrMalformed)
-		case nlmsgError, nlmsgDone:
-			e, err := netlinkraw.Errno(h, payload)
-			if err != nil {
-				return fmt.Errorf("message %d at byte %d: %v: %w", n, off, err, ErrMalformed)
-			}
-			if e < 0 {
-				return syscall.Errno(-e)
-			}
-			if h.Type == nlmsgDone {
-				if rest := len(b) - off - size; rest > 0 {
-					return fmt.Errorf("%d bytes after NLMSG_DONE: %w", rest, ErrMalformed)
-				}
-				return nil
-			}
-			// A zero NLMSG_ERROR is an acknowledgement, which carries nothing.
-		default:
-			if h.Type != want {
-				return fmt.Errorf("message %d at byte %d: type %#x, want %#x: %w", n, off, h.Type, want, ErrMalformed)
-			}
-			if err := fn(payload); err != nil {
-				return fmt.Errorf("message %d at byte %d: %w", n, off, err)
-			}
-		}
-		off += size
-	}
+	return netlinkraw.Walk(b, want, true, ErrMalformed, fn)
 }
 
 // attrs iterates over a run of netlink attributes. PAD (type 0) is skipped and the nesting and

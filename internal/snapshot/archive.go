@@ -177,9 +177,9 @@ func checkParents(dir, name string) error {
 	return nil
 }
 
-// Pack writes dir as a gzip-compressed tar archive with sorted entries and fixed times and owners,
-// so that recording the same data twice gives the same bytes.
-func Pack(w io.Writer, dir string) error {
+// sortedEntries is every path below dir (not dir itself), sorted: the order both archive forms
+// store a tree in, so that the same tree always gives the same bytes.
+func sortedEntries(dir string) ([]string, error) {
 	var entries []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -190,10 +190,17 @@ func Pack(w io.Writer, dir string) error {
 		}
 		return nil
 	})
+	sort.Strings(entries)
+	return entries, err
+}
+
+// Pack writes dir as a gzip-compressed tar archive with sorted entries and fixed times and owners,
+// so that recording the same data twice gives the same bytes.
+func Pack(w io.Writer, dir string) error {
+	entries, err := sortedEntries(dir)
 	if err != nil {
 		return err
 	}
-	sort.Strings(entries)
 	zw, err := gzip.NewWriterLevel(w, gzip.BestCompression)
 	if err != nil {
 		return err

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -101,20 +100,10 @@ func PackTxtar(dir string, comment string) ([]byte, error) {
 	if bad := markerLine([]byte(comment)); bad != "" {
 		return nil, fmt.Errorf("txtar comment: line %q would read as a file marker", bad)
 	}
-	var entries []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p != dir {
-			entries = append(entries, p)
-		}
-		return nil
-	})
+	entries, err := sortedEntries(dir)
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(entries)
 	var buf bytes.Buffer
 	buf.WriteString(comment)
 	if comment != "" && !strings.HasSuffix(comment, "\n") {

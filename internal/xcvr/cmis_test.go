@@ -93,12 +93,7 @@ func TestCMISDecode(t *testing.T) {
 }
 
 func TestCMISJudge(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(e *eeprom)
-		want   []verdictKey
-		lines  []string
-	}{
+	cases := []judgeCase{
 		{
 			name: "latched Rx LOS on a dark lane and a Tx power low warning",
 			mutate: func(e *eeprom) {
@@ -168,23 +163,7 @@ func TestCMISJudge(t *testing.T) {
 			want:   nil,
 		},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			e := cmisOptical()
-			c.mutate(e)
-			m, err := Read(e)
-			if err != nil {
-				t.Fatal(err)
-			}
-			vs := Judge(m)
-			sameKeys(t, vs, c.want)
-			for i, l := range c.lines {
-				if !strings.HasPrefix(vs[i].String(), l) {
-					t.Errorf("line %d = %q, want prefix %q", i, vs[i].String(), l)
-				}
-			}
-		})
-	}
+	runJudgeCases(t, cmisOptical, cases)
 }
 
 func TestCMISFlatMemory(t *testing.T) {

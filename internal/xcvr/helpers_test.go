@@ -166,3 +166,73 @@ func loadDump(t *testing.T, path string) *eeprom {
 	}
 	return e
 }
+
+// verdictKey is what a test asserts of a verdict.
+type verdictKey struct {
+	Kind     VerdictKind
+	Level    Level
+	Quantity Quantity
+	Lane     int
+	Bound    Bound
+	Flag     FlagKind
+}
+
+func keys(vs []Verdict) []verdictKey {
+	var out []verdictKey
+	for _, v := range vs {
+		out = append(out, verdictKey{v.Kind, v.Level, v.Quantity, v.Lane, v.Bound, v.Flag})
+	}
+	return out
+}
+
+func sameKeys(t *testing.T, got []Verdict, want []verdictKey) {
+	t.Helper()
+	g := keys(got)
+	if len(g) != len(want) {
+		t.Fatalf("verdicts:\n%s\nwant %v", dump(got), want)
+	}
+	for i := range want {
+		if g[i] != want[i] {
+			t.Fatalf("verdict %d = %+v, want %+v\nall:\n%s", i, g[i], want[i], dump(got))
+		}
+	}
+}
+
+func dump(vs []Verdict) string {
+	var b strings.Builder
+	for _, v := range vs {
+		b.WriteString("  " + v.String() + "\n")
+	}
+	return b.String()
+}
+
+// judgeCase is one change to a healthy module's memory and what Judge must say of it: the
+// verdicts' keys in order, and prefixes of the first verdicts' String().
+type judgeCase struct {
+	name   string
+	mutate func(e *eeprom)
+	want   []verdictKey
+	lines  []string
+}
+
+// runJudgeCases runs each case as a subtest on a fresh healthy module from build.
+func runJudgeCases(t *testing.T, build func() *eeprom, cases []judgeCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := build()
+			c.mutate(e)
+			m, err := Read(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vs := Judge(m)
+			sameKeys(t, vs, c.want)
+			for i, l := range c.lines {
+				if !strings.HasPrefix(vs[i].String(), l) {
+					t.Errorf("line %d = %q, want prefix %q", i, vs[i].String(), l)
+				}
+			}
+		})
+	}
+}

@@ -3,7 +3,6 @@ package xcvr
 import (
 	"encoding/binary"
 	"math"
-	"strings"
 	"testing"
 )
 
@@ -86,12 +85,7 @@ func TestSFF8472Decode(t *testing.T) {
 }
 
 func TestSFF8472Judge(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(e *eeprom)
-		want   []verdictKey
-		lines  []string
-	}{
+	cases := []judgeCase{
 		{
 			name: "dark receiver with LOS and alarm flag",
 			mutate: func(e *eeprom) {
@@ -136,23 +130,7 @@ func TestSFF8472Judge(t *testing.T) {
 			lines:  []string{"not judged: address A2h (diagnostics and thresholds): page not implemented by the module"},
 		},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			e := sff8472Optical()
-			c.mutate(e)
-			m, err := Read(e)
-			if err != nil {
-				t.Fatal(err)
-			}
-			vs := Judge(m)
-			sameKeys(t, vs, c.want)
-			for i, l := range c.lines {
-				if !strings.HasPrefix(vs[i].String(), l) {
-					t.Errorf("line %d = %q, want prefix %q", i, vs[i].String(), l)
-				}
-			}
-		})
-	}
+	runJudgeCases(t, sff8472Optical, cases)
 }
 
 func TestSFF8472ExternalCalibration(t *testing.T) {

@@ -108,52 +108,8 @@ func TestSFF8636Decode(t *testing.T) {
 	}
 }
 
-// verdictKey is what a test asserts of a verdict.
-type verdictKey struct {
-	Kind     VerdictKind
-	Level    Level
-	Quantity Quantity
-	Lane     int
-	Bound    Bound
-	Flag     FlagKind
-}
-
-func keys(vs []Verdict) []verdictKey {
-	var out []verdictKey
-	for _, v := range vs {
-		out = append(out, verdictKey{v.Kind, v.Level, v.Quantity, v.Lane, v.Bound, v.Flag})
-	}
-	return out
-}
-
-func sameKeys(t *testing.T, got []Verdict, want []verdictKey) {
-	t.Helper()
-	g := keys(got)
-	if len(g) != len(want) {
-		t.Fatalf("verdicts:\n%s\nwant %v", dump(got), want)
-	}
-	for i := range want {
-		if g[i] != want[i] {
-			t.Fatalf("verdict %d = %+v, want %+v\nall:\n%s", i, g[i], want[i], dump(got))
-		}
-	}
-}
-
-func dump(vs []Verdict) string {
-	var b strings.Builder
-	for _, v := range vs {
-		b.WriteString("  " + v.String() + "\n")
-	}
-	return b.String()
-}
-
 func TestSFF8636Judge(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(e *eeprom)
-		want   []verdictKey
-		lines  []string // substrings of the verdicts' String(), in order
-	}{
+	cases := []judgeCase{
 		{
 			name: "rx power below low alarm with LOS, another lane below low warning, hot module",
 			mutate: func(e *eeprom) {
@@ -230,23 +186,7 @@ func TestSFF8636Judge(t *testing.T) {
 			lines:  []string{"not judged: Data_Not_Ready is set"},
 		},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			e := sff8636Optical()
-			c.mutate(e)
-			m, err := Read(e)
-			if err != nil {
-				t.Fatal(err)
-			}
-			vs := Judge(m)
-			sameKeys(t, vs, c.want)
-			for i, l := range c.lines {
-				if !strings.HasPrefix(vs[i].String(), l) {
-					t.Errorf("line %d = %q, want prefix %q", i, vs[i].String(), l)
-				}
-			}
-		})
-	}
+	runJudgeCases(t, sff8636Optical, cases)
 }
 
 func TestSFF8636DAC(t *testing.T) {

@@ -37,9 +37,12 @@ func Fixture(t testing.TB, scenario string) string {
 }
 
 // fixturesRoot is fixtures/sysfs, found from this file so that any package's test can use it.
-func fixturesRoot() string {
+func fixturesRoot() string { return filepath.Join(repoRoot(), "fixtures", "sysfs") }
+
+// repoRoot is the repository's root directory, three levels above this package.
+func repoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..", "fixtures", "sysfs")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
 
 // Run opens a snapshot (a fixture name or a path) and runs the checks whose ids match the
@@ -150,6 +153,22 @@ func WantEvidence(t testing.TB, f report.Finding, name, contains string) {
 		}
 	}
 	t.Errorf("%s@%s: no evidence %q containing %q (have %q)", f.CheckID, f.Subject.Name, name, contains, seen)
+}
+
+// WantEvidenceIs reports an error unless an evidence item of that name is exactly want, for
+// values a substring would not pin down (a count of "4" is also in "14").
+func WantEvidenceIs(t testing.TB, f report.Finding, name, want string) {
+	t.Helper()
+	var seen []string
+	for _, e := range f.Evidence {
+		if e.Name == name {
+			if e.Observed == want {
+				return
+			}
+			seen = append(seen, e.Observed)
+		}
+	}
+	t.Errorf("%s@%s: no evidence %q equal to %q (have %q)", f.CheckID, f.Subject.Name, name, want, seen)
 }
 
 // RunLive runs checks on a fixture's tree read as a live host reads (Repeatable: a second

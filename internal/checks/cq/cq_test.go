@@ -17,24 +17,6 @@ import (
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
-func one(t *testing.T, fs []report.Finding, id, subject string, want report.Severity) report.Finding {
-	t.Helper()
-	f := checktest.One(t, fs, id, subject)
-	if f.Severity != want {
-		t.Fatalf("%s@%s: severity %s, want %s (%s)", id, subject, f.Severity, want, f.Summary)
-	}
-	return f
-}
-
-func ev(t *testing.T, f report.Finding, name string) string {
-	t.Helper()
-	v, ok := checktest.Evidence(f, name)
-	if !ok {
-		t.Fatalf("no evidence %q in %+v", name, f.Evidence)
-	}
-	return v
-}
-
 func TestRecommended(t *testing.T) {
 	for _, c := range []struct{ conc, want int64 }{
 		{256, 512}, // README "How CQ depth is judged": 256 gives 512
@@ -57,13 +39,10 @@ func TestRecommended(t *testing.T) {
 // The documented case must come out exactly: depth 128, 256 concurrent work requests.
 func TestDepthDocumentedCase(t *testing.T) {
 	fs := checktest.Run(t, "cq-depth-128", checks.Options{WRConcurrency: 256}, "cq.depth")
-	f := one(t, fs, "cq.depth", "mlx5_0 pid 4242 (trainer) cqe 128", report.Critical)
-	if got := ev(t, f, "recommended cqe"); got != "512" {
-		t.Errorf("recommended %q", got)
-	}
-	if got := ev(t, f, "concurrency"); got != "256, declared by --wr-concurrency" {
-		t.Errorf("concurrency %q", got)
-	}
+	f := checktest.One(t, fs, "cq.depth", "mlx5_0 pid 4242 (trainer) cqe 128")
+	checktest.WantSeverity(t, f, report.Critical)
+	checktest.WantEvidenceIs(t, f, "recommended cqe", "512")
+	checktest.WantEvidenceIs(t, f, "concurrency", "256, declared by --wr-concurrency")
 	if f.Subject.Kind != "cq" || f.Subject.Device != "mlx5_0" || f.Subject.PCI != "0000:3b:00.0" || f.Fault != "cq-eq" {
 		t.Errorf("subject %+v fault %s", f.Subject, f.Fault)
 	}
@@ -72,20 +51,18 @@ func TestDepthDocumentedCase(t *testing.T) {
 		t.Errorf("%d cq.depth findings, want only the undersized CQ", n)
 	}
 	// Without a declared concurrency nothing is judged, and the finding says why.
-	f = one(t, checktest.Run(t, "cq-depth-128", checks.Options{}, "cq.depth"), "cq.depth", "mlx5_0", report.Skipped)
-	if !strings.Contains(ev(t, f, "concurrency"), "not derived") {
-		t.Errorf("%+v", f.Evidence)
-	}
+	f = checktest.One(t, checktest.Run(t, "cq-depth-128", checks.Options{}, "cq.depth"), "cq.depth", "mlx5_0")
+	checktest.WantSeverity(t, f, report.Skipped)
+	checktest.WantEvidence(t, f, "concurrency", "not derived")
 	// Enough depth: OK.
-	one(t, checktest.Run(t, "cq-depth-128", checks.Options{WRConcurrency: 128}, "cq.depth"), "cq.depth", "mlx5_0", report.OK)
+	checktest.WantSeverity(t, checktest.One(t, checktest.Run(t, "cq-depth-128", checks.Options{WRConcurrency: 128}, "cq.depth"), "cq.depth", "mlx5_0"), report.OK)
 }
 
 func TestDepthLabRecording(t *testing.T) {
 	// rxe granted 255 for a requested 128; one short of 256.
-	f := one(t, checktest.Run(t, "cq-depth-rxe", checks.Options{WRConcurrency: 256}, "cq.depth"), "cq.depth", "rxe0 pid * (labqp) cqe 255", report.Critical)
-	if got := ev(t, f, "recommended cqe"); got != "512" {
-		t.Errorf("recommended %q", got)
-	}
+	f := checktest.One(t, checktest.Run(t, "cq-depth-rxe", checks.Options{WRConcurrency: 256}, "cq.depth"), "cq.depth", "rxe0 pid * (labqp) cqe 255")
+	checktest.WantSeverity(t, f, report.Critical)
+	checktest.WantEvidenceIs(t, f, "recommended cqe", "512")
 }
 
 func TestDepthProfile(t *testing.T) {
@@ -95,10 +72,9 @@ func TestDepthProfile(t *testing.T) {
 	}
 	fs := checktest.Run(t, "cq-depth-128", checks.Options{WRProfile: prof, WRProfileFile: "profile.json", WRConcurrency: 4096}, "cq.depth")
 	// The profile entry (100) wins over the flag for trainer; [ib_core] is judged by its entry.
-	f := one(t, fs, "cq.depth", "mlx5_0 [ib_core] cqe 1023", report.Critical)
-	if got := ev(t, f, "concurrency"); got != `2048, declared by --wr-profile entry "[ib_core]"` {
-		t.Errorf("%q", got)
-	}
+	f := checktest.One(t, fs, "cq.depth", "mlx5_0 [ib_core] cqe 1023")
+	checktest.WantSeverity(t, f, report.Critical)
+	checktest.WantEvidenceIs(t, f, "concurrency", `2048, declared by --wr-profile entry "[ib_core]"`)
 	if got := checktest.Find(fs, "cq.depth", "mlx5_0 pid 4242 (trainer) cqe 128"); len(got) != 0 {
 		t.Errorf("trainer's CQ of 128 holds its 100 declared work requests: %+v", got)
 	}
@@ -136,18 +112,19 @@ func TestClassify(t *testing.T) {
 
 func TestErrorsFixture(t *testing.T) {
 	fs := checktest.Run(t, "cq-error-logged", checks.Options{}, "cq.errors")
-	f := one(t, fs, "cq.errors", "mlx5_0", report.Critical)
-	if got := ev(t, f, "cq_error"); !strings.Contains(got, "CQ error on CQN 0x407, syndrome 0x1") || !strings.HasPrefix(got, "[86400.123456]") {
+	f := checktest.One(t, fs, "cq.errors", "mlx5_0")
+	checktest.WantSeverity(t, f, report.Critical)
+	if got, _ := checktest.Evidence(f, "cq_error"); !strings.Contains(got, "CQ error on CQN 0x407, syndrome 0x1") || !strings.HasPrefix(got, "[86400.123456]") {
 		t.Errorf("%q", got)
 	}
 	if !strings.Contains(f.Summary, "CQ overrun x1") {
 		t.Errorf("%q", f.Summary)
 	}
 	// mlx5 has devlink health, which this snapshot did not record: said once, as skipped.
-	one(t, fs, "cq.errors", "devlink health", report.Skipped)
+	checktest.WantSeverity(t, checktest.One(t, fs, "cq.errors", "devlink health"), report.Skipped)
 	// The lab recording (rxe, no error logged): OK and no devlink note.
 	fs = checktest.Run(t, "qp-err", checks.Options{}, "cq.errors")
-	one(t, fs, "cq.errors", "rxe0", report.OK)
+	checktest.WantSeverity(t, checktest.One(t, fs, "cq.errors", "rxe0"), report.OK)
 	if len(fs) != 1 {
 		t.Errorf("%d findings", len(fs))
 	}
@@ -155,12 +132,12 @@ func TestErrorsFixture(t *testing.T) {
 
 func TestErrorsNoKernelLog(t *testing.T) {
 	h := qptest.Host{SoftDevices: []string{"rxe0"}}
-	one(t, h.Run(t, checks.Options{}, "cq.errors"), "cq.errors", "", report.Skipped)
+	checktest.WantSeverity(t, checktest.One(t, h.Run(t, checks.Options{}, "cq.errors"), "cq.errors", ""), report.Skipped)
 	// An unattributed record (no device the inventory knows) is still reported.
 	h.Kmsg = "3,10,100,-;mlx5_core 0000:99:00.0: cq_err_event_notifier:735:(pid 0): CQ error on CQN 0x1, syndrome 0x1\n"
 	fs := h.Run(t, checks.Options{}, "cq.errors")
-	one(t, fs, "cq.errors", "kernel log", report.Critical)
-	one(t, fs, "cq.errors", "rxe0", report.OK)
+	checktest.WantSeverity(t, checktest.One(t, fs, "cq.errors", "kernel log"), report.Critical)
+	checktest.WantSeverity(t, checktest.One(t, fs, "cq.errors", "rxe0"), report.OK)
 }
 
 func FuzzClassify(f *testing.F) {
@@ -172,14 +149,11 @@ func FuzzClassify(f *testing.F) {
 
 func TestVectors(t *testing.T) {
 	fs := checktest.Run(t, "cq-depth-128", checks.Options{}, "cq.vectors")
-	f := one(t, fs, "cq.vectors", "mlx5_0", report.OK)
-	if got := ev(t, f, "num_comp_vectors"); got != "4" {
-		t.Errorf("%q", got)
-	}
-	if got := ev(t, f, "MSI/MSI-X vectors"); got != "5" {
-		t.Errorf("%q", got)
-	}
-	if got := ev(t, f, "IRQs"); !strings.HasPrefix(got, "5: mlx5_async0@pci:0000:3b:00.0 mlx5_comp0@pci:0000:3b:00.0") {
+	f := checktest.One(t, fs, "cq.vectors", "mlx5_0")
+	checktest.WantSeverity(t, f, report.OK)
+	checktest.WantEvidenceIs(t, f, "num_comp_vectors", "4")
+	checktest.WantEvidenceIs(t, f, "MSI/MSI-X vectors", "5")
+	if got, _ := checktest.Evidence(f, "IRQs"); !strings.HasPrefix(got, "5: mlx5_async0@pci:0000:3b:00.0 mlx5_comp0@pci:0000:3b:00.0") {
 		t.Errorf("%q", got)
 	}
 	// On a snapshot, --interval cannot be judged: one reading.
@@ -189,7 +163,7 @@ func TestVectors(t *testing.T) {
 	}
 	// A device whose verbs query reports no completion vector.
 	h := qptest.Host{SoftDevices: []string{"rxe0"}, Facts: &host.Facts{VerbsDevices: []host.VerbsDevice{{Name: "rxe0", MaxQP: 10}}}}
-	one(t, h.Run(t, checks.Options{}, "cq.vectors"), "cq.vectors", "rxe0", report.Critical)
+	checktest.WantSeverity(t, checktest.One(t, h.Run(t, checks.Options{}, "cq.vectors"), "cq.vectors", "rxe0"), report.Critical)
 }
 
 // counting answers the CQ dump from a model and counts how often it is asked.
@@ -219,7 +193,8 @@ func TestOneDumpPerRun(t *testing.T) {
 
 // No completion vector: critical; when driver.interrupts ran and saw the same, it is the cause.
 func TestNoCompletionVectors(t *testing.T) {
-	f := one(t, checktest.Run(t, "cq-no-vectors", checks.Options{}, "cq.vectors"), "cq.vectors", "mlx5_0", report.Critical)
+	f := checktest.One(t, checktest.Run(t, "cq-no-vectors", checks.Options{}, "cq.vectors"), "cq.vectors", "mlx5_0")
+	checktest.WantSeverity(t, f, report.Critical)
 	checktest.WantEvidence(t, f, "num_comp_vectors", "0")
 	if len(f.ExplainedBy) != 1 || f.ExplainedBy[0] != "driver.interrupts@mlx5_0" {
 		t.Errorf("cq.vectors should name driver.interrupts as its cause: %v", f.ExplainedBy)
@@ -231,33 +206,31 @@ func TestNoCompletionVectors(t *testing.T) {
 // concurrency still wins where given.
 func TestDepthFromRawContexts(t *testing.T) {
 	fs := checktest.Run(t, "cq-raw-mlx5", checks.Options{RawContexts: true}, "cq.depth")
-	f := one(t, fs, "cq.depth", "mlx5_0 pid 4242 (trainer) cqe 255", report.Warning)
-	if got := ev(t, f, "recommended cqe"); got != "512" {
-		t.Errorf("recommended %s, want 512 (the receive queues' exact 512; a capacity needs no headroom factor)", got)
-	}
-	if got := ev(t, f, "capacity"); !strings.HasPrefix(got, "1024, capacity of the 4 QP queue(s) attached") || !strings.Contains(got, "512 of it exact") {
+	f := checktest.One(t, fs, "cq.depth", "mlx5_0 pid 4242 (trainer) cqe 255")
+	checktest.WantSeverity(t, f, report.Warning)
+	// The receive queues' exact 512: a capacity needs no headroom factor.
+	checktest.WantEvidenceIs(t, f, "recommended cqe", "512")
+	if got, _ := checktest.Evidence(f, "capacity"); !strings.HasPrefix(got, "1024, capacity of the 4 QP queue(s) attached") || !strings.Contains(got, "512 of it exact") {
 		t.Errorf("capacity evidence %q", got)
 	}
 	// Only the send queues' block count exceeds the 512-entry CQ: info, not a warning.
-	one(t, fs, "cq.depth", "mlx5_0 pid 4242 (trainer) cqe 511", report.Info)
+	checktest.WantSeverity(t, checktest.One(t, fs, "cq.depth", "mlx5_0 pid 4242 (trainer) cqe 511"), report.Info)
 	if len(fs) != 2 {
 		t.Errorf("%d findings, want the two undersized CQs (the cqe 1023 CQ holds its 768): %+v", len(fs), fs)
 	}
 
 	// Without the flag the same snapshot is not judged, and says how it could be.
-	f = one(t, checktest.Run(t, "cq-raw-mlx5", checks.Options{}, "cq.depth"), "cq.depth", "mlx5_0", report.Skipped)
-	if got := ev(t, f, "concurrency"); !strings.Contains(got, "--raw-contexts") {
-		t.Errorf("concurrency evidence %q does not point at --raw-contexts", got)
-	}
+	f = checktest.One(t, checktest.Run(t, "cq-raw-mlx5", checks.Options{}, "cq.depth"), "cq.depth", "mlx5_0")
+	checktest.WantSeverity(t, f, report.Skipped)
+	checktest.WantEvidence(t, f, "concurrency", "--raw-contexts")
 
 	// A declared concurrency is what the application really keeps outstanding: it wins, and
 	// above the depth it is critical.
 	fs = checktest.Run(t, "cq-raw-mlx5", checks.Options{RawContexts: true, WRConcurrency: 300}, "cq.depth")
-	one(t, fs, "cq.depth", "mlx5_0 pid 4242 (trainer) cqe 255", report.Critical)
+	checktest.WantSeverity(t, checktest.One(t, fs, "cq.depth", "mlx5_0 pid 4242 (trainer) cqe 255"), report.Critical)
 
 	// A snapshot recorded without raw contexts says so instead of guessing.
-	f = one(t, checktest.Run(t, "cq-depth-128", checks.Options{RawContexts: true}, "cq.depth"), "cq.depth", "mlx5_0", report.Skipped)
-	if got := ev(t, f, "raw contexts"); !strings.Contains(got, "recorded without --raw-contexts") {
-		t.Errorf("raw contexts evidence %q", got)
-	}
+	f = checktest.One(t, checktest.Run(t, "cq-depth-128", checks.Options{RawContexts: true}, "cq.depth"), "cq.depth", "mlx5_0")
+	checktest.WantSeverity(t, f, report.Skipped)
+	checktest.WantEvidence(t, f, "raw contexts", "recorded without --raw-contexts")
 }

@@ -15,22 +15,24 @@ import (
 
 func TestErrorsDevlinkFixture(t *testing.T) {
 	fs := checktest.Run(t, "fw-devlink", checks.Options{}, "cq.errors")
-	f := one(t, fs, "cq.errors", "mlx5_0 devlink health vnic", report.Critical)
-	if got := ev(t, f, "cq_overrun"); got != "3" {
-		t.Errorf("cq_overrun %q", got)
-	}
-	if ev(t, f, "comp_eq_overrun") != "0" || f.Subject.Device != "mlx5_0" || f.Subject.PCI != "0000:19:00.0" || f.Fault != "cq-eq" {
+	f := checktest.One(t, fs, "cq.errors", "mlx5_0 devlink health vnic")
+	checktest.WantSeverity(t, f, report.Critical)
+	checktest.WantEvidenceIs(t, f, "cq_overrun", "3")
+	checktest.WantEvidenceIs(t, f, "comp_eq_overrun", "0")
+	if f.Subject.Device != "mlx5_0" || f.Subject.PCI != "0000:19:00.0" || f.Fault != "cq-eq" {
 		t.Errorf("%+v", f)
 	}
-	f = one(t, fs, "cq.errors", "mlx5_0 devlink health fw", report.Critical)
-	if f.Fault != "firmware-health" || ev(t, f, "reporter fw") != "state healthy error 2 recover 0" {
+	f = checktest.One(t, fs, "cq.errors", "mlx5_0 devlink health fw")
+	checktest.WantSeverity(t, f, report.Critical)
+	checktest.WantEvidenceIs(t, f, "reporter fw", "state healthy error 2 recover 0")
+	if f.Fault != "firmware-health" {
 		t.Errorf("%+v", f)
 	}
-	one(t, fs, "cq.errors", "mlx5_0 devlink health tx/rx", report.OK)
-	one(t, fs, "cq.errors", "mlx5_1 devlink health vnic", report.OK)
-	one(t, fs, "cq.errors", "mlx5_1 devlink health fw", report.OK)
+	checktest.WantSeverity(t, checktest.One(t, fs, "cq.errors", "mlx5_0 devlink health tx/rx"), report.OK)
+	checktest.WantSeverity(t, checktest.One(t, fs, "cq.errors", "mlx5_1 devlink health vnic"), report.OK)
+	checktest.WantSeverity(t, checktest.One(t, fs, "cq.errors", "mlx5_1 devlink health fw"), report.OK)
 	// The kernel log part still reports.
-	one(t, fs, "cq.errors", "mlx5_0", report.OK)
+	checktest.WantSeverity(t, checktest.One(t, fs, "cq.errors", "mlx5_0"), report.OK)
 }
 
 // variant runs cq.errors on the fw-devlink files with another devlink answer, recorded first so
@@ -54,12 +56,16 @@ func TestErrorsDevlinkVariants(t *testing.T) {
 	m := base()
 	m.Diagnoses[0] = dltest.Diagnosis{Handle: pf, Reporter: "vnic", Errno: syscall.EPERM}
 	fs := variant(t, m.Conn())
-	if f := one(t, fs, "cq.errors", "mlx5_0 devlink health vnic", report.Unknown); !strings.Contains(f.Summary, "CAP_NET_ADMIN") {
+	f := checktest.One(t, fs, "cq.errors", "mlx5_0 devlink health vnic")
+	checktest.WantSeverity(t, f, report.Unknown)
+	if !strings.Contains(f.Summary, "CAP_NET_ADMIN") {
 		t.Errorf("EPERM: %q", f.Summary)
 	}
-	one(t, fs, "cq.errors", "mlx5_0 devlink health fw", report.OK)
+	checktest.WantSeverity(t, checktest.One(t, fs, "cq.errors", "mlx5_0 devlink health fw"), report.OK)
 	// The device without a devlink instance is skipped with the reason.
-	if f := one(t, fs, "cq.errors", "mlx5_1 devlink health", report.Skipped); !strings.Contains(f.Summary, "no devlink instance") {
+	f = checktest.One(t, fs, "cq.errors", "mlx5_1 devlink health")
+	checktest.WantSeverity(t, f, report.Skipped)
+	if !strings.Contains(f.Summary, "no devlink instance") {
 		t.Errorf("%q", f.Summary)
 	}
 
@@ -71,26 +77,32 @@ func TestErrorsDevlinkVariants(t *testing.T) {
 	m.Diagnoses[0].Object = devlink.Object{{Name: "vNIC env counters", Value: devlink.Object{{Name: "async_eq_overrun", Value: uint32(1)}}}}
 	m.GlobalDumpEINVAL = true
 	fs = variant(t, m.Conn())
-	if f := one(t, fs, "cq.errors", "mlx5_0 devlink health fw", report.Critical); !strings.Contains(f.Summary, "fw_fatal error") {
+	f = checktest.One(t, fs, "cq.errors", "mlx5_0 devlink health fw")
+	checktest.WantSeverity(t, f, report.Critical)
+	if !strings.Contains(f.Summary, "fw_fatal error") {
 		t.Errorf("%q", f.Summary)
 	}
-	if f := one(t, fs, "cq.errors", "mlx5_0 devlink health tx/rx", report.Warning); !strings.Contains(f.Summary, "tx (port 65535) healthy with 4 error(s), 4 recovered") {
+	f = checktest.One(t, fs, "cq.errors", "mlx5_0 devlink health tx/rx")
+	checktest.WantSeverity(t, f, report.Warning)
+	if !strings.Contains(f.Summary, "tx (port 65535) healthy with 4 error(s), 4 recovered") {
 		t.Errorf("%q", f.Summary)
 	}
-	f := one(t, fs, "cq.errors", "mlx5_0 devlink health vnic", report.Critical)
-	if ev(t, f, "async_eq_overrun") != "1" || ev(t, f, "cq_overrun") != "not reported by this firmware" {
-		t.Errorf("%+v", f.Evidence)
-	}
+	f = checktest.One(t, fs, "cq.errors", "mlx5_0 devlink health vnic")
+	checktest.WantSeverity(t, f, report.Critical)
+	checktest.WantEvidenceIs(t, f, "async_eq_overrun", "1")
+	checktest.WantEvidenceIs(t, f, "cq_overrun", "not reported by this firmware")
 
 	// A kernel without the vnic reporter (before 6.4): skipped, the rest judged.
 	m = base()
 	m.Reporters = m.Reporters[:2]
 	fs = variant(t, m.Conn())
-	one(t, fs, "cq.errors", "mlx5_0 devlink health vnic", report.Skipped)
+	checktest.WantSeverity(t, checktest.One(t, fs, "cq.errors", "mlx5_0 devlink health vnic"), report.Skipped)
 
 	// No devlink in the kernel: one host-wide skipped finding.
 	fs = variant(t, dltest.Model{}.Conn())
-	if f := one(t, fs, "cq.errors", "devlink health", report.Skipped); !strings.Contains(f.Summary, "devlink not available") {
+	f = checktest.One(t, fs, "cq.errors", "devlink health")
+	checktest.WantSeverity(t, f, report.Skipped)
+	if !strings.Contains(f.Summary, "devlink not available") {
 		t.Errorf("%q", f.Summary)
 	}
 }

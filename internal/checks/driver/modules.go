@@ -3,7 +3,8 @@ package driver
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
@@ -79,7 +80,7 @@ func runModules(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 
 	if !p.present("ib_core") {
 		want := []string{"ib_core"}
-		for _, core := range sortedKeys(cores) {
+		for _, core := range slices.Sorted(maps.Keys(cores)) {
 			want = append(want, vendorPairs[core])
 		}
 		out = append(out, p.missing("ib_core", report.Critical,
@@ -90,7 +91,7 @@ func runModules(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 	}
 	out = present(out, "ib_core")
 
-	for _, core := range sortedKeys(cores) {
+	for _, core := range slices.Sorted(maps.Keys(cores)) {
 		ib := vendorPairs[core]
 		if p.present(ib) {
 			out = present(out, ib)
@@ -160,7 +161,7 @@ func runModules(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 
 	// Stuck modules and taints, over the whole RDMA stack.
 	mod := func(name string) report.Subject { return report.Subject{Kind: "module", Name: name} }
-	for _, name := range sortedKeys(rdmaModules(mods)) {
+	for _, name := range slices.Sorted(maps.Keys(rdmaModules(mods))) {
 		m := mods[name]
 		if m.State != "Live" {
 			// The state is "Loading" while the module's init runs and "Unloading" while its exit
@@ -212,15 +213,6 @@ func rdmaModules(mods kmod.Modules) map[string]bool {
 	return out
 }
 
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // needs lists what each RDMA module cannot work without (modules.dep of the in-box drivers:
 // drivers/infiniband/*/Makefile and the lab guest's modules.dep, "rdma_rxe.ko: ib_uverbs.ko
 // ib_core.ko ..."). The kernel refuses to load a module whose dependencies are missing, so seeing
@@ -236,7 +228,7 @@ var needs = map[string][]string{
 
 func dependencyFindings(p *presence, mods kmod.Modules, src string) []report.Finding {
 	var out []report.Finding
-	for _, name := range sortedKeys(rdmaModules(mods)) {
+	for _, name := range slices.Sorted(maps.Keys(rdmaModules(mods))) {
 		var missing []string
 		for _, dep := range needs[name] {
 			if !p.present(dep) {
@@ -262,7 +254,7 @@ func dependencyFindings(p *presence, mods kmod.Modules, src string) []report.Fin
 // OFED, which is what makes "Unknown symbol" and "disagrees about version of symbol" load failures.
 func taintFindings(mods kmod.Modules, src string) []report.Finding {
 	var oot, inbox []string
-	for _, name := range sortedKeys(rdmaModules(mods)) {
+	for _, name := range slices.Sorted(maps.Keys(rdmaModules(mods))) {
 		if strings.Contains(mods[name].Taints, "O") {
 			oot = append(oot, name)
 		} else {

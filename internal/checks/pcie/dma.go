@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
@@ -152,7 +153,7 @@ func runDMA(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 		// The function's own netdevs (IPoIB, or Ethernet netdevs of an IB-less port) are on its DMA path too.
 		if fn, err := h.ReadDir(path.Join(t.Nodes[0].Dir, "net")); err == nil {
 			for _, n := range fn {
-				if !contains(names, n) {
+				if !slices.Contains(names, n) {
 					names = append(names, n)
 				}
 			}

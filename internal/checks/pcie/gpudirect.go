@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -270,7 +271,7 @@ func iommuMode(env *checks.Env, gpus []gpu) report.Finding {
 	for _, d := range hardwareDevices(env.Inventory()) {
 		fns[d.PCI.BDF] = d.PCI.SysPath
 	}
-	for _, bdf := range sortedKeys(fns) {
+	for _, bdf := range slices.Sorted(maps.Keys(fns)) {
 		grp, err := h.Realpath(path.Join(fns[bdf], "iommu_group"))
 		if err != nil {
 			continue
@@ -330,13 +331,4 @@ func joinNames(s []string) string {
 		return "none"
 	}
 	return strings.Join(s, ", ")
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

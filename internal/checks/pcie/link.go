@@ -145,19 +145,9 @@ type linkVerdict struct {
 	GBps     float64 // usable Gb/s of the trained link
 }
 
-func minKnownSpeed(a, b Speed) Speed {
-	switch {
-	case a == 0:
-		return b
-	case b == 0:
-		return a
-	case a < b:
-		return a
-	}
-	return b
-}
-
-func minKnownWidth(a, b int) int {
+// minKnown is the lower of two capabilities (speed or width) where 0 means unknown: the known
+// one when the other is not.
+func minKnown[T Speed | int](a, b T) T {
 	switch {
 	case a == 0:
 		return b
@@ -188,8 +178,8 @@ func judgeLink(l link) linkVerdict {
 		v.Why = at + ": the trained speed or width is unknown (the kernel reports \"Unknown\" or 0)"
 		return v
 	}
-	expS := minKnownSpeed(c.MaxSpeed, p.MaxSpeed)
-	expW := minKnownWidth(c.MaxWidth, p.MaxWidth)
+	expS := minKnown(c.MaxSpeed, p.MaxSpeed)
+	expW := minKnown(c.MaxWidth, p.MaxWidth)
 	if c.BDF == p.BDF {
 		expS, expW = c.MaxSpeed, c.MaxWidth
 	}

@@ -12,6 +12,7 @@ package pcie
 import (
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -106,7 +107,7 @@ func resolveTargets(h *host.Host, inv *inventory.Inventory) ([]*target, []report
 			t.Via = append(t.Via, via)
 		}
 		for _, n := range netdevs {
-			if !contains(t.Netdevs, n) {
+			if !slices.Contains(t.Netdevs, n) {
 				t.Netdevs = append(t.Netdevs, n)
 			}
 		}
@@ -172,12 +173,12 @@ func deviceNetdevs(d *inventory.Device) []string {
 	var out []string
 	for _, p := range d.Ports {
 		for _, n := range p.Netdevs {
-			if !contains(out, n) {
+			if !slices.Contains(out, n) {
 				out = append(out, n)
 			}
 		}
 	}
-	if d.Parent != "" && !contains(out, d.Parent) {
+	if d.Parent != "" && !slices.Contains(out, d.Parent) {
 		out = append(out, d.Parent)
 	}
 	return out
@@ -202,15 +203,6 @@ func viaEvidence(t *target) []report.Evidence {
 		ev = append(ev, report.Ev("judged as", v, t.Nodes[0].Dir))
 	}
 	return ev
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 func orNone(s string) string {

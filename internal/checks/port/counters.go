@@ -159,12 +159,11 @@ func runCounters(ctx context.Context, env *checks.Env) ([]report.Finding, error)
 	}
 	uptime := readUptime(h)
 	for i, p := range ports {
-		var fs []report.Finding
+		sp, last := span{uptime: uptime}, first[i]
 		if second != nil {
-			fs = judgeDeltas(p, first[i], second[i], iv)
-		} else {
-			fs = judgeBoot(p, first[i], uptime)
+			sp, last = span{interval: iv}, second[i]
 		}
+		fs := judge(p, sp, first[i], last)
 		if len(first[i].noPMA) > 0 {
 			notAvailable(inv, p, first[i].noPMA, &fs[0])
 		}
@@ -229,61 +228,112 @@ func unreadable(p portRef, r reading) []report.Finding {
 	return []report.Finding{f}
 }
 
-func judgeBoot(p portRef, r reading, uptime float64) []report.Finding {
+// span is the time one port.counters finding covers: since boot, one reading judged against
+// the uptime, or --interval, the growth between two readings.
+type span struct {
+	interval time.Duration // 0: since boot
+	uptime   float64       // since boot: seconds from /proc/uptime, 0 when unknown
+}
+
+// counterJudgement is one counter over a span: its evidence, its severity and its words in the
+// summary (alarm at Warning or worse, note at Info); unknown when its increase cannot be known.
+type counterJudgement struct {
+	evidence    *report.Evidence
+	sev         report.Severity
+	alarm, note string
+	unknown     bool
+}
+
+// judge judges one port's counters over a span, from a to b (the same reading since boot); the
+// counters b could not read are one unknown finding next to it.
+func judge(p portRef, s span, a, b reading) []report.Finding {
 	f := report.Finding{Subject: p.subject(), Severity: report.OK}
-	var alarms, notes []string
+	var alarms, notes, unknown []string
 	for _, d := range counterDefs {
-		v, ok := r.vals[d.key()]
-		if !ok {
-			continue
+		var c counterJudgement
+		if s.interval == 0 {
+			c = judgeBoot(p, d, a, s.uptime)
+		} else {
+			c = judgeDelta(p, d, a, b, s.interval)
 		}
-		exp := "0"
-		obs := strconv.FormatUint(v, 10)
-		sev := report.OK
+		if c.unknown {
+			unknown = append(unknown, d.name)
+		}
+		if c.evidence != nil {
+			f.Evidence = append(f.Evidence, *c.evidence)
+		}
 		switch {
-		case saturated(d, v):
-			sev = report.Warning
-			obs += " (saturated: the counter stopped counting)"
-		case d.perHourWarn > 0 && uptime > 0:
-			rate := float64(v) / (uptime / 3600)
-			obs += fmt.Sprintf(" (%.1f/h over %.1f h of uptime)", rate, uptime/3600)
-			exp = fmt.Sprintf("below %g/h", d.perHourWarn)
-			if rate >= d.perHourWarn && v > 0 {
-				sev = report.Warning
-			}
-		case d.bootWarn > 0:
-			exp = fmt.Sprintf("below %d since boot", d.bootWarn)
-			if v >= d.bootWarn {
-				sev = report.Warning
-			}
+		case c.sev >= report.Warning:
+			alarms = append(alarms, c.alarm)
+		case c.sev == report.Info:
+			notes = append(notes, c.note)
 		}
-		if sev == report.OK && v > 0 {
-			sev = report.Info
-		}
-		f.Evidence = append(f.Evidence, report.EvExp(d.name, obs, exp, p.file(d.key())))
-		switch sev {
-		case report.Warning:
-			alarms = append(alarms, fmt.Sprintf("%s %s (%s)", d.name, obs, d.why))
-		case report.Info:
-			notes = append(notes, fmt.Sprintf("%s %d", d.name, v))
-		}
-		if sev > f.Severity {
-			f.Severity = sev
+		if c.sev > f.Severity {
+			f.Severity = c.sev
 		}
 	}
+	over := " since boot"
+	if s.interval > 0 {
+		over = " over " + s.interval.String()
+	}
 	switch {
-	case len(r.vals) == 0:
+	case len(a.vals) == 0:
 		f.Severity = report.Skipped
 		f.Summary = p.name() + ": no error counter available for this port"
 	case len(alarms) > 0:
-		f.Summary = p.name() + " since boot: " + strings.Join(alarms, "; ")
+		f.Summary = p.name() + over + ": " + strings.Join(alarms, "; ")
 		f.Remediation = "Watch whether they still grow: rdmadiag check --interval 60s. Symbol errors, link-integrity and buffer-overrun errors point at the cable or transceiver (reseat or replace it, then clear with perfquery -R); link_downed means flaps."
+		if s.interval > 0 {
+			f.Remediation = "Errors that grow while watched are a live fault: check and replace the cable or transceiver (mlxlink -d <pci> for BER and the module), and the switch port; link_downed growing means the link is flapping."
+		}
+	case len(notes) > 0 && s.interval == 0:
+		f.Summary = p.name() + over + " (not alarming on one reading): " + strings.Join(notes, ", ")
 	case len(notes) > 0:
-		f.Summary = p.name() + " since boot (not alarming on one reading): " + strings.Join(notes, ", ")
+		f.Summary = p.name() + over + ": " + strings.Join(notes, ", ")
+	case s.interval == 0:
+		f.Summary = fmt.Sprintf("%s: %d error counter(s) read, all zero since boot", p.name(), len(a.vals))
 	default:
-		f.Summary = fmt.Sprintf("%s: %d error counter(s) read, all zero since boot", p.name(), len(r.vals))
+		f.Summary = fmt.Sprintf("%s: no error counter increased in %s (%d read)", p.name(), s.interval, len(a.vals))
 	}
-	return append([]report.Finding{f}, unreadable(p, r)...)
+	if len(unknown) > 0 {
+		f.Evidence = append(f.Evidence, report.Ev("unknown", strings.Join(unknown, ", "), ""))
+	}
+	return append([]report.Finding{f}, unreadable(p, b)...)
+}
+
+// judgeBoot judges one reading of a counter: what it counted since boot, per hour of uptime
+// where the counter has a rate line.
+func judgeBoot(p portRef, d counterDef, r reading, uptime float64) counterJudgement {
+	v, ok := r.vals[d.key()]
+	if !ok {
+		return counterJudgement{}
+	}
+	exp := "0"
+	obs := strconv.FormatUint(v, 10)
+	sev := report.OK
+	switch {
+	case saturated(d, v):
+		sev = report.Warning
+		obs += " (saturated: the counter stopped counting)"
+	case d.perHourWarn > 0 && uptime > 0:
+		rate := float64(v) / (uptime / 3600)
+		obs += fmt.Sprintf(" (%.1f/h over %.1f h of uptime)", rate, uptime/3600)
+		exp = fmt.Sprintf("below %g/h", d.perHourWarn)
+		if rate >= d.perHourWarn && v > 0 {
+			sev = report.Warning
+		}
+	case d.bootWarn > 0:
+		exp = fmt.Sprintf("below %d since boot", d.bootWarn)
+		if v >= d.bootWarn {
+			sev = report.Warning
+		}
+	}
+	if sev == report.OK && v > 0 {
+		sev = report.Info
+	}
+	ev := report.EvExp(d.name, obs, exp, p.file(d.key()))
+	return counterJudgement{evidence: &ev, sev: sev,
+		alarm: fmt.Sprintf("%s %s (%s)", d.name, obs, d.why), note: fmt.Sprintf("%s %d", d.name, v)}
 }
 
 // delta returns b-a for a counter, handling 32-bit wrap; ok is false when the counter went
@@ -302,61 +352,27 @@ func delta(d counterDef, a, b uint64) (uint64, bool) {
 	return 0, false
 }
 
-func judgeDeltas(p portRef, a, b reading, iv time.Duration) []report.Finding {
-	f := report.Finding{Subject: p.subject(), Severity: report.OK}
-	var alarms, notes, unknown []string
-	hours := iv.Hours()
-	for _, d := range counterDefs {
-		k := d.key()
-		va, okA := a.vals[k]
-		vb, okB := b.vals[k]
-		if !okA || !okB {
-			if okA != okB {
-				unknown = append(unknown, d.name)
-			}
-			continue
-		}
-		dv, ok := delta(d, va, vb)
-		if !ok {
-			unknown = append(unknown, d.name)
-			f.Evidence = append(f.Evidence, report.Ev(d.name, fmt.Sprintf("%d -> %d: reset or saturated, increase unknown", va, vb), p.file(k)))
-			continue
-		}
-		sev := report.OK
-		if dv > 0 {
-			sev = d.deltaSev
-			if d.perHourWarn > 0 && float64(dv)/hours < d.perHourWarn {
-				sev = report.Info
-			}
-		}
-		f.Evidence = append(f.Evidence, report.EvExp(d.name, fmt.Sprintf("+%d in %s (%d -> %d)", dv, iv, va, vb), "+0", p.file(k)))
-		if sev == report.OK {
-			continue
-		}
-		text := fmt.Sprintf("%s +%d in %s (%s)", d.name, dv, iv, d.why)
-		if sev >= report.Warning {
-			alarms = append(alarms, text)
-		} else {
-			notes = append(notes, fmt.Sprintf("%s +%d", d.name, dv))
-		}
-		if sev > f.Severity {
-			f.Severity = sev
+// judgeDelta judges a counter's growth between two readings iv apart.
+func judgeDelta(p portRef, d counterDef, a, b reading, iv time.Duration) counterJudgement {
+	k := d.key()
+	va, okA := a.vals[k]
+	vb, okB := b.vals[k]
+	if !okA || !okB {
+		return counterJudgement{unknown: okA != okB}
+	}
+	dv, ok := delta(d, va, vb)
+	if !ok {
+		ev := report.Ev(d.name, fmt.Sprintf("%d -> %d: reset or saturated, increase unknown", va, vb), p.file(k))
+		return counterJudgement{evidence: &ev, unknown: true}
+	}
+	sev := report.OK
+	if dv > 0 {
+		sev = d.deltaSev
+		if d.perHourWarn > 0 && float64(dv)/iv.Hours() < d.perHourWarn {
+			sev = report.Info
 		}
 	}
-	switch {
-	case len(a.vals) == 0:
-		f.Severity = report.Skipped
-		f.Summary = p.name() + ": no error counter available for this port"
-	case len(alarms) > 0:
-		f.Summary = p.name() + " over " + iv.String() + ": " + strings.Join(alarms, "; ")
-		f.Remediation = "Errors that grow while watched are a live fault: check and replace the cable or transceiver (mlxlink -d <pci> for BER and the module), and the switch port; link_downed growing means the link is flapping."
-	case len(notes) > 0:
-		f.Summary = p.name() + " over " + iv.String() + ": " + strings.Join(notes, ", ")
-	default:
-		f.Summary = fmt.Sprintf("%s: no error counter increased in %s (%d read)", p.name(), iv, len(a.vals))
-	}
-	if len(unknown) > 0 {
-		f.Evidence = append(f.Evidence, report.Ev("unknown", strings.Join(unknown, ", "), ""))
-	}
-	return append([]report.Finding{f}, unreadable(p, b)...)
+	ev := report.EvExp(d.name, fmt.Sprintf("+%d in %s (%d -> %d)", dv, iv, va, vb), "+0", p.file(k))
+	return counterJudgement{evidence: &ev, sev: sev,
+		alarm: fmt.Sprintf("%s +%d in %s (%s)", d.name, dv, iv, d.why), note: fmt.Sprintf("%s +%d", d.name, dv)}
 }

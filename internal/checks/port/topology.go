@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -138,7 +140,7 @@ func classify(h *host.Host, inv *inventory.Inventory, pol *optfile.TopologyPolic
 		}
 		if t.skip == "" && (pol == nil || !pol.IncludeManagement) {
 			for _, n := range t.netdevs {
-				if contains(mgmt, n) {
+				if slices.Contains(mgmt, n) {
 					t.skip = "management NIC: its netdev " + n + " carries the host's default route (topology.include_management counts it)"
 					break
 				}
@@ -239,7 +241,7 @@ func noTopology(file string, empty bool, counted []topoDevice, byLL map[string][
 	}
 	var parts []string
 	parts = append(parts, fmt.Sprintf("%d RDMA device(s)", len(counted)))
-	for _, ll := range sortedKeys(byLL) {
+	for _, ll := range slices.Sorted(maps.Keys(byLL)) {
 		n := 0
 		for _, p := range byLL[ll] {
 			if p.active() {
@@ -250,7 +252,7 @@ func noTopology(file string, empty bool, counted []topoDevice, byLL map[string][
 	}
 	f.Summary = why + "; found " + strings.Join(parts, ", ")
 	f.Evidence = append(f.Evidence, report.Ev("devices counted", joinOr(labels(counted), "none"), inventory.ClassDir))
-	for _, ll := range sortedKeys(byLL) {
+	for _, ll := range slices.Sorted(maps.Keys(byLL)) {
 		f.Evidence = append(f.Evidence, report.Ev(orNone(ll)+" ports", joinOr(describePorts(byLL[ll]), "none"), inventory.ClassDir+"/*/ports/*/{state,rate}"))
 	}
 	f.Evidence = append(f.Evidence, common...)
@@ -393,22 +395,4 @@ func describePorts(ps []topoPort) []string {
 		out[i] = p.describe()
 	}
 	return out
-}
-
-func sortedKeys(m map[string][]topoPort) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

@@ -21,24 +21,6 @@ func model(qps ...nldev.QP) *nltest.Model {
 	return &nltest.Model{Devices: []nldev.Device{qptest.RXE()}, QPs: qps}
 }
 
-func sev(t *testing.T, fs []report.Finding, id, subject string, want report.Severity) report.Finding {
-	t.Helper()
-	f := checktest.One(t, fs, id, subject)
-	if f.Severity != want {
-		t.Fatalf("%s@%s: severity %s, want %s (%s)", id, subject, f.Severity, want, f.Summary)
-	}
-	return f
-}
-
-func ev(t *testing.T, f report.Finding, name string) string {
-	t.Helper()
-	v, ok := checktest.Evidence(f, name)
-	if !ok {
-		t.Fatalf("%s: no evidence %q in %+v", f.Subject.Name, name, f.Evidence)
-	}
-	return v
-}
-
 func TestStateGroupsErrorsByOwner(t *testing.T) {
 	h := qptest.Host{
 		Model: model(qptest.GSI(),
@@ -52,19 +34,16 @@ func TestStateGroupsErrorsByOwner(t *testing.T) {
 	if len(fs) != 3 {
 		t.Fatalf("want 3 groups (812 ERR, 812 SQE, 900 ERR), got %d: %+v", len(fs), fs)
 	}
-	f := sev(t, fs, "qp.state", "rxe0/1 pid 812 (trainer) ERR", report.Warning)
-	if got := ev(t, f, "QP numbers (lqpn)"); got != "18 20" {
-		t.Errorf("lqpn evidence %q", got)
-	}
+	f := checktest.One(t, fs, "qp.state", "rxe0/1 pid 812 (trainer) ERR")
+	checktest.WantSeverity(t, f, report.Warning)
+	checktest.WantEvidenceIs(t, f, "QP numbers (lqpn)", "18 20")
 	if f.Subject.Kind != "qp" || f.Subject.Device != "rxe0" || f.Fault != "qp-context" {
 		t.Errorf("subject/fault %+v %s", f.Subject, f.Fault)
 	}
 	// A process that exited (no /proc/<pid>/comm) is still named by pid.
-	sev(t, fs, "qp.state", "rxe0/1 pid 900 (command unknown) ERR", report.Warning)
-	sev(t, fs, "qp.state", "rxe0/1 pid 812 (trainer) SQE", report.Warning)
-	if got := ev(t, f, "device QPs by state"); got != "INIT 1, RTS 2, SQE 1, ERR 3" {
-		t.Errorf("state counts %q", got)
-	}
+	checktest.WantSeverity(t, checktest.One(t, fs, "qp.state", "rxe0/1 pid 900 (command unknown) ERR"), report.Warning)
+	checktest.WantSeverity(t, checktest.One(t, fs, "qp.state", "rxe0/1 pid 812 (trainer) SQE"), report.Warning)
+	checktest.WantEvidenceIs(t, f, "device QPs by state", "INIT 1, RTS 2, SQE 1, ERR 3")
 }
 
 func TestStateKernelOwnedIsCritical(t *testing.T) {
@@ -72,19 +51,17 @@ func TestStateKernelOwnedIsCritical(t *testing.T) {
 	gsi.State = nldev.QPStateErr
 	h := qptest.Host{Model: model(gsi, qptest.QP(17, nldev.QPStateErr, 812, "")), SoftDevices: []string{"rxe0"}}
 	fs := h.Run(t, checks.Options{}, "qp.state")
-	f := sev(t, fs, "qp.state", "rxe0/1 [ib_core] ERR", report.Critical)
-	if got := ev(t, f, "QPs"); got != "1 (GSI 1)" {
-		t.Errorf("QPs evidence %q", got)
-	}
-	sev(t, fs, "qp.state", "rxe0/1 pid 812 (command unknown) ERR", report.Warning)
+	f := checktest.One(t, fs, "qp.state", "rxe0/1 [ib_core] ERR")
+	checktest.WantSeverity(t, f, report.Critical)
+	checktest.WantEvidenceIs(t, f, "QPs", "1 (GSI 1)")
+	checktest.WantSeverity(t, checktest.One(t, fs, "qp.state", "rxe0/1 pid 812 (command unknown) ERR"), report.Warning)
 }
 
 func TestStateHealthy(t *testing.T) {
 	h := qptest.Host{Model: model(qptest.GSI(), qptest.QP(17, nldev.QPStateInit, 113, "")), SoftDevices: []string{"rxe0"}}
-	f := sev(t, h.Run(t, checks.Options{}, "qp.state"), "qp.state", "rxe0", report.OK)
-	if got := ev(t, f, "QPs by state"); got != "INIT 1, RTS 1" {
-		t.Errorf("%q", got)
-	}
+	f := checktest.One(t, h.Run(t, checks.Options{}, "qp.state"), "qp.state", "rxe0")
+	checktest.WantSeverity(t, f, report.OK)
+	checktest.WantEvidenceIs(t, f, "QPs by state", "INIT 1, RTS 1")
 }
 
 func TestStateNetlinkFailures(t *testing.T) {
@@ -93,23 +70,25 @@ func TestStateNetlinkFailures(t *testing.T) {
 	c.Reply(nldev.DevicesRequest(), nltest.DevDump([]nldev.Device{qptest.RXE()}))
 	c.Fail(nldev.QPsRequest(0), syscall.EPERM)
 	h := qptest.Host{Conn: c, SoftDevices: []string{"rxe0"}}
-	f := sev(t, h.Run(t, checks.Options{}, "qp.state"), "qp.state", "rxe0", report.Unknown)
+	f := checktest.One(t, h.Run(t, checks.Options{}, "qp.state"), "qp.state", "rxe0")
+	checktest.WantSeverity(t, f, report.Unknown)
 	if !strings.Contains(f.Summary, "operation not permitted") {
 		t.Errorf("summary %q", f.Summary)
 	}
 	// No netlink at all (a plain root tree): skipped, not unknown.
 	h = qptest.Host{SoftDevices: []string{"rxe0"}}
-	sev(t, h.Run(t, checks.Options{}, "qp.state"), "qp.state", "", report.Skipped)
+	checktest.WantSeverity(t, checktest.One(t, h.Run(t, checks.Options{}, "qp.state"), "qp.state", ""), report.Skipped)
 	// Netlink fails and there is no device: skipped, the driver layer explains.
 	c = nltest.NewConn()
 	c.Fail(nldev.DevicesRequest(), syscall.EPROTONOSUPPORT)
-	sev(t, qptest.Host{Conn: c}.Run(t, checks.Options{}, "qp.state"), "qp.state", "", report.Skipped)
+	checktest.WantSeverity(t, checktest.One(t, qptest.Host{Conn: c}.Run(t, checks.Options{}, "qp.state"), "qp.state", ""), report.Skipped)
 	// Netlink fails although devices exist: unknown.
-	sev(t, qptest.Host{Conn: c, SoftDevices: []string{"rxe0"}}.Run(t, checks.Options{}, "qp.state"), "qp.state", "", report.Unknown)
+	checktest.WantSeverity(t, checktest.One(t, qptest.Host{Conn: c, SoftDevices: []string{"rxe0"}}.Run(t, checks.Options{}, "qp.state"), "qp.state", ""), report.Unknown)
 	// Garbled reply: unknown naming the decoder error.
 	c = nltest.NewConn()
 	c.Reply(nldev.DevicesRequest(), []byte{1, 2, 3})
-	f = sev(t, qptest.Host{Conn: c, SoftDevices: []string{"rxe0"}}.Run(t, checks.Options{}, "qp.state"), "qp.state", "", report.Unknown)
+	f = checktest.One(t, qptest.Host{Conn: c, SoftDevices: []string{"rxe0"}}.Run(t, checks.Options{}, "qp.state"), "qp.state", "")
+	checktest.WantSeverity(t, f, report.Unknown)
 	if !strings.Contains(f.Summary, "malformed") {
 		t.Errorf("summary %q", f.Summary)
 	}
@@ -158,11 +137,10 @@ func TestExhaustion(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := qptest.Host{Model: model(manyQPs(c.qps)...), Facts: c.facts, SoftDevices: []string{"rxe0"}}
-			f := sev(t, h.Run(t, checks.Options{}, "qp.exhaustion"), "qp.exhaustion", "rxe0", c.want)
+			f := checktest.One(t, h.Run(t, checks.Options{}, "qp.exhaustion"), "qp.exhaustion", "rxe0")
+			checktest.WantSeverity(t, f, c.want)
 			if c.obs != "" {
-				if got := ev(t, f, "QPs / max_qp"); got != c.obs {
-					t.Errorf("%q, want %q", got, c.obs)
-				}
+				checktest.WantEvidenceIs(t, f, "QPs / max_qp", c.obs)
 			} else if !strings.Contains(f.Summary, "device limits unknown") {
 				t.Errorf("summary %q", f.Summary)
 			}
@@ -174,7 +152,7 @@ func TestExhaustionUsesSummaryWhenLarger(t *testing.T) {
 	m := model(manyQPs(10)...)
 	m.Summary = []nldev.ResSummary{{DevIndex: 0, DevName: "rxe0", Counts: map[string]uint64{"qp": 99}}}
 	h := qptest.Host{Model: m, Facts: &host.Facts{VerbsDevices: []host.VerbsDevice{{Name: "rxe0", MaxQP: 100}}}, SoftDevices: []string{"rxe0"}}
-	sev(t, h.Run(t, checks.Options{}, "qp.exhaustion"), "qp.exhaustion", "rxe0", report.Critical)
+	checktest.WantSeverity(t, checktest.One(t, h.Run(t, checks.Options{}, "qp.exhaustion"), "qp.exhaustion", "rxe0"), report.Critical)
 }
 
 func TestStuck(t *testing.T) {
@@ -210,14 +188,13 @@ func TestStuckCheck(t *testing.T) {
 	second := nltest.QPDump(0, "rxe0", []nldev.QP{qptest.GSI(), qptest.QP(17, nldev.QPStateInit, 812, ""), qptest.QP(18, nldev.QPStateRTS, 812, "")})
 	h := qptest.Host{Kind: host.KindLive, Conn: &twoReadings{Conn: first.Conn(), second: second}, SoftDevices: []string{"rxe0"}}
 	fs := h.Run(t, checks.Options{Interval: 1}, "qp.stuck")
-	f := sev(t, fs, "qp.stuck", "rxe0/1 pid 812 (command unknown) INIT", report.Warning)
-	if got := ev(t, f, "QP numbers (lqpn)"); got != "17" {
-		t.Errorf("lqpn %q", got)
-	}
+	f := checktest.One(t, fs, "qp.stuck", "rxe0/1 pid 812 (command unknown) INIT")
+	checktest.WantSeverity(t, f, report.Warning)
+	checktest.WantEvidenceIs(t, f, "QP numbers (lqpn)", "17")
 	// Without --interval, and on a snapshot, there is only one reading.
-	sev(t, h.Run(t, checks.Options{}, "qp.stuck"), "qp.stuck", "", report.Skipped)
+	checktest.WantSeverity(t, checktest.One(t, h.Run(t, checks.Options{}, "qp.stuck"), "qp.stuck", ""), report.Skipped)
 	h.Kind = host.KindSnapshot
-	sev(t, h.Run(t, checks.Options{Interval: 1}, "qp.stuck"), "qp.stuck", "", report.Skipped)
+	checktest.WantSeverity(t, checktest.One(t, h.Run(t, checks.Options{Interval: 1}, "qp.stuck"), "qp.stuck", ""), report.Skipped)
 }
 
 func TestQPNList(t *testing.T) {
@@ -234,27 +211,22 @@ func TestQPNList(t *testing.T) {
 // The lab recording: labqp held 4 RTS, 3 ERR and 1 INIT QPs next to the kernel's GSI QP.
 func TestLabQPErrFixture(t *testing.T) {
 	fs := checktest.Run(t, "qp-err", checks.Options{}, "qp")
-	f := sev(t, fs, "qp.state", "rxe0/1 pid * (labqp) ERR", report.Warning)
-	if got := ev(t, f, "QP numbers (lqpn)"); got != "21 22 23" {
-		t.Errorf("lqpn %q", got)
-	}
-	if got := ev(t, f, "device QPs by state"); got != "INIT 1, RTS 5, ERR 3" {
-		t.Errorf("states %q", got)
-	}
+	f := checktest.One(t, fs, "qp.state", "rxe0/1 pid * (labqp) ERR")
+	checktest.WantSeverity(t, f, report.Warning)
+	checktest.WantEvidenceIs(t, f, "QP numbers (lqpn)", "21 22 23")
+	checktest.WantEvidenceIs(t, f, "device QPs by state", "INIT 1, RTS 5, ERR 3")
 	if n := len(checktest.Find(fs, "qp.state", "")); n != 1 {
 		t.Errorf("%d qp.state findings, want only the ERR group", n)
 	}
-	f = sev(t, fs, "qp.exhaustion", "rxe0", report.OK)
-	if got := ev(t, f, "QPs / max_qp"); got != "9 / 1048560 (0.0%)" {
-		t.Errorf("%q", got)
-	}
+	f = checktest.One(t, fs, "qp.exhaustion", "rxe0")
+	checktest.WantSeverity(t, f, report.OK)
+	checktest.WantEvidenceIs(t, f, "QPs / max_qp", "9 / 1048560 (0.0%)")
 }
 
 func TestExhaustedFixture(t *testing.T) {
-	f := sev(t, checktest.Run(t, "qp-exhausted", checks.Options{}, "qp.exhaustion"), "qp.exhaustion", "mlx5_0", report.Critical)
-	if got := ev(t, f, "QPs / max_qp"); got != "485 / 500 (97.0%)" {
-		t.Errorf("%q", got)
-	}
+	f := checktest.One(t, checktest.Run(t, "qp-exhausted", checks.Options{}, "qp.exhaustion"), "qp.exhaustion", "mlx5_0")
+	checktest.WantSeverity(t, f, report.Critical)
+	checktest.WantEvidenceIs(t, f, "QPs / max_qp", "485 / 500 (97.0%)")
 	if f.Subject.PCI != "0000:3b:00.0" {
 		t.Errorf("%+v", f.Subject)
 	}
@@ -266,9 +238,9 @@ func TestOwnResourcesIgnoredLive(t *testing.T) {
 	status := fmt.Sprintf("Name:\trdmadiag\nTgid:\t%d\nPid:\t777\n", os.Getpid())
 	h := qptest.Host{Kind: host.KindLive, Model: model(qptest.GSI(), qptest.QP(30, nldev.QPStateErr, 777, "")),
 		Files: map[string]string{"/proc/777/status": status}, SoftDevices: []string{"rxe0"}}
-	sev(t, h.Run(t, checks.Options{}, "qp.state"), "qp.state", "rxe0", report.OK)
+	checktest.WantSeverity(t, checktest.One(t, h.Run(t, checks.Options{}, "qp.state"), "qp.state", "rxe0"), report.OK)
 	h.Kind = host.KindSnapshot
-	sev(t, h.Run(t, checks.Options{}, "qp.state"), "qp.state", "rxe0/1 pid 777 (command unknown) ERR", report.Warning)
+	checktest.WantSeverity(t, checktest.One(t, h.Run(t, checks.Options{}, "qp.state"), "qp.state", "rxe0/1 pid 777 (command unknown) ERR"), report.Warning)
 }
 
 // Kernel-owned QPs in ERR are critical (no process will recreate them), and 86 % of max_qp is in
@@ -276,7 +248,8 @@ func TestOwnResourcesIgnoredLive(t *testing.T) {
 func TestKernelQPErrAndExhaustionWarning(t *testing.T) {
 	fs := checktest.Run(t, "qp-kernel-err", checks.Options{}, "qp")
 	for _, owner := range []string{"ib_core", "rdma_cm"} {
-		f := sev(t, fs, "qp.state", "mlx5_0/1 ["+owner+"] ERR", report.Critical)
+		f := checktest.One(t, fs, "qp.state", "mlx5_0/1 ["+owner+"] ERR")
+		checktest.WantSeverity(t, f, report.Critical)
 		if f.Fault != "qp-context" {
 			t.Errorf("%s: fault %s", owner, f.Fault)
 		}
@@ -284,6 +257,7 @@ func TestKernelQPErrAndExhaustionWarning(t *testing.T) {
 	if len(checktest.Find(fs, "qp.state", "mlx5_0/1 pid * (trainer) ERR")) != 0 {
 		t.Error("the application's healthy QPs reported in ERR")
 	}
-	f := sev(t, fs, "qp.exhaustion", "mlx5_0", report.Warning)
+	f := checktest.One(t, fs, "qp.exhaustion", "mlx5_0")
+	checktest.WantSeverity(t, f, report.Warning)
 	checktest.WantEvidence(t, f, "QPs / max_qp", "430 / 500")
 }
