@@ -322,7 +322,13 @@ type logGroup struct {
 	recs        []kmsg.Record
 	mlx5Frames  bool
 	recoveredAt *kmsg.Record
+	folded      map[string]bool // the groups a folded group stands for
 }
+
+// maxGroupsPerKind bounds the findings one kind of line can make: a log with thousands of
+// distinct lines of one kind (failing work requests, each with its own text, or a hostile file)
+// gets its first groups one by one and the rest in one folded finding.
+const maxGroupsPerKind = 12
 
 func runKernelLog(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 	klog, err := env.KernelLog()
@@ -362,6 +368,7 @@ func runKernelLog(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 		out = append(out, eventFinding(ev, klog))
 	}
 	groups := map[string]*logGroup{}
+	opened := map[string]int{} // groups opened per kind of line
 	var order []string
 	for mi, lm := range matches {
 		if merged[mi] {
@@ -390,10 +397,20 @@ func runKernelLog(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 			key = strings.Join([]string{fam, g.detail, g.dev, g.bdf, g.module, fmt.Sprint(n)}, "|")
 		}
 		gp := groups[key]
+		if gp == nil && opened[fam] >= maxGroupsPerKind {
+			fk := fam + "|folded"
+			if gp = groups[fk]; gp == nil {
+				gp = &logGroup{sig: s, folded: map[string]bool{}}
+				groups[fk] = gp
+				order = append(order, fk)
+			}
+			gp.folded[key] = true
+		}
 		if gp == nil {
 			gp = &g
 			groups[key] = gp
 			order = append(order, key)
+			opened[fam]++
 		} else if s.sev > gp.sig.sev {
 			gp.sig = s
 		}
@@ -403,6 +420,9 @@ func runKernelLog(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 		}
 	}
 	for _, key := range order {
+		if g := groups[key]; g.folded != nil {
+			g.detail = fmt.Sprintf("%d more groups of these lines, on any device, not listed one by one", len(g.folded))
+		}
 		out = append(out, groupFinding(groups[key], recovered, klog, inv))
 	}
 	return out, nil

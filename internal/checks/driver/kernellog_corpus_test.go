@@ -216,3 +216,38 @@ func TestFamilySplitsAfterSilence(t *testing.T) {
 		t.Errorf("second event: %s", tx[1].Summary)
 	}
 }
+
+// Thousands of distinct lines of one kind (a work request failing with new text each time, TX
+// timeouts an hour apart for months, or a hostile log) make a bounded number of findings: the
+// first groups one by one, the rest folded into one that says how many it stands for.
+func TestGroupsPerKindAreBounded(t *testing.T) {
+	b, err := os.ReadFile(checktest.Fixture(t, "drv-klog-families"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var extra strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&extra, "3,%d,%d,-;infiniband mlx5_0: WC error: 12, Message: transport retry counter exceeded on qp %d\n", 100000+i, 5000000000+int64(i)*1000, i)
+		fmt.Fprintf(&extra, "4,%d,%d,-;mlx5_core 0000:5e:00.0 ens2f0np0: TX timeout detected\n SUBSYSTEM=pci\n DEVICE=+pci:0000:5e:00.0\n", 200000+i, 9000000000+int64(i)*3600000000)
+	}
+	s := strings.Replace(string(b), "-- root/etc/libibverbs.d/mlx5.driver --", extra.String()+"-- root/etc/libibverbs.d/mlx5.driver --", 1)
+	snap := filepath.Join(t.TempDir(), "snapshot.txtar")
+	if err := os.WriteFile(snap, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	per := map[string][]report.Finding{}
+	for _, f := range checktest.Run(t, snap, checks.Options{}, "driver.kernel_log") {
+		sig, _ := checktest.Evidence(f, "signature")
+		per[sig] = append(per[sig], f)
+	}
+	for _, sig := range []string{"wc-error", "tx-timeout"} {
+		fs := per[sig]
+		if len(fs) != maxGroupsPerKind+1 {
+			t.Errorf("%s: %d findings, want %d one by one and one folded", sig, len(fs), maxGroupsPerKind)
+			continue
+		}
+		if last := fs[len(fs)-1]; !strings.Contains(last.Summary, "more groups of these lines") {
+			t.Errorf("%s: last finding is not the folded one: %s", sig, last.Summary)
+		}
+	}
+}
