@@ -95,13 +95,16 @@ func (a *Aggregator) add(r hostRecord) {
 		a.verdicts[v] = newNames(a.o.Names)
 	}
 	a.verdicts[v].add(r.host, "")
-	switch v {
-	case "unknown":
+	switch {
+	case r.errorDoc != "":
+		a.failed.add(r.host, src+r.errorDoc)
+	case v == "unknown":
 		a.failed.add(r.host, src+"verdict unknown: the host could not be checked")
-	case "interrupted":
+	case v == "interrupted":
 		a.failed.add(r.host, src+"verdict interrupted: the run was stopped before every check finished")
 	}
-	if a.o.Stale > 0 {
+	// An error document carries no start time (report.ErrorDocument): its age is not judged.
+	if a.o.Stale > 0 && r.errorDoc == "" {
 		switch {
 		case r.started == nil:
 			a.stale.add(r.host, src+"no tool.started, so its age is unknown")
@@ -130,7 +133,7 @@ func (a *Aggregator) add(r hostRecord) {
 		}
 		g.hosts.add(r.host, subj+": "+rc.summary)
 	}
-	if !r.hasInventory {
+	if !r.hasInventory && r.errorDoc == "" {
 		a.noInv.add(r.host, r.source)
 	}
 	for _, f := range r.facts {

@@ -32,6 +32,10 @@ type doc struct {
 		Verdict string `json:"verdict"`
 	} `json:"summary"`
 	Findings []findingDoc `json:"findings"`
+	// Error and ExitCode are set in the error document `check --format json` writes instead of a
+	// report when the run ends before there is one (report.ErrorDocument).
+	Error    string `json:"error"`
+	ExitCode int    `json:"exit_code"`
 	// roots are the root causes parseDoc keeps while reading the findings, which it does not
 	// store; reduce takes them, or derives them from Findings when encoding/json filled doc.
 	roots rootSet
@@ -110,6 +114,9 @@ type hostRecord struct {
 	facts        []fact
 	counters     []counterRecord
 	hasInventory bool
+	// errorDoc is the message of an error document (report.ErrorDocument): rdmadiag ran on the
+	// host and could not check it, so the host counts as unknown with this message.
+	errorDoc string
 }
 
 type rootRecord struct {
@@ -162,6 +169,14 @@ func reduce(d *doc, name string) hostRecord {
 		return hostRecord{host: r.host, source: name, failed: "not an rdmadiag report (no schema_version)"}
 	case !strings.HasPrefix(d.SchemaVersion, "1."):
 		return hostRecord{host: r.host, source: name, failed: fmt.Sprintf("schema_version %q: this rdmadiag reads 1.x", d.SchemaVersion)}
+	}
+	if d.Error != "" && d.Summary.Verdict == "" {
+		// An error document, not a report: the run ended before there was one. Whatever its
+		// exit code (3, or 64 for an option file the host's command line named), the host was
+		// not checked, which is what a report's verdict unknown says.
+		r.verdict = "unknown"
+		r.errorDoc = fmt.Sprintf("rdmadiag could not check the host (error document, exit %d): %s", d.ExitCode, clean(d.Error))
+		return r
 	}
 	rs := d.roots
 	if d.Findings != nil {

@@ -3,6 +3,7 @@ package fleet
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand"
 	"os"
@@ -166,6 +167,26 @@ func TestVerdictsAndFailed(t *testing.T) {
 	}
 	if r.Healthy || r.ExitCode != 1 {
 		t.Errorf("exit %d", r.ExitCode)
+	}
+}
+
+// The error document `check --format json` writes when a run ends without a report is a host
+// that could not be checked, with the document's own message, not a report that failed to decode.
+func TestErrorDocument(t *testing.T) {
+	var doc bytes.Buffer
+	if err := report.RenderError(&doc, report.Tool{Name: "rdmadiag", Version: "test"},
+		errors.New("open snapshot h.tar.gz: unexpected EOF"), 3); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, Options{}, host("ok1"), doc.Bytes())
+	if len(r.Verdicts) != 2 || r.Verdicts[1].Verdict != "unknown" || hostsOf(r.Verdicts[1].List) != "mem/1.json" {
+		t.Errorf("verdicts: %+v", r.Verdicts)
+	}
+	if r.Failed.Count != 1 || !strings.Contains(r.Failed.Names[0].Detail, "could not check the host (error document, exit 3): open snapshot h.tar.gz: unexpected EOF") {
+		t.Errorf("failed: %+v", r.Failed)
+	}
+	if r.Stale.Count != 0 || len(r.Notes) != 1 || r.ExitCode != 1 {
+		t.Errorf("an error document has no start time nor inventory to note: stale %+v, notes %q, exit %d", r.Stale, r.Notes, r.ExitCode)
 	}
 }
 
