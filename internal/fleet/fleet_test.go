@@ -190,6 +190,49 @@ func TestErrorDocument(t *testing.T) {
 	}
 }
 
+// A host with several reports counts once, with its newest (by tool.started), whatever order
+// the reports are read in; the older ones are named as ignored. Two copies of one report (the
+// same start time) count once too.
+func TestDuplicateHosts(t *testing.T) {
+	older := host("a")
+	newer := host("a", problem("port.state", "port", "mlx5_0/1", "critical", "down"), func(r *report.Report) {
+		s := now.Add(-5 * time.Minute)
+		r.Tool.Started = &s
+	})
+	for _, order := range [][]any{{older, newer, host("b")}, {newer, host("b"), older}} {
+		r := run(t, Options{}, order...)
+		got := map[string]string{}
+		for _, v := range r.Verdicts {
+			got[v.Verdict] = fmt.Sprint(v.Count, " ", hostsOf(v.List))
+		}
+		if len(got) != 2 || got["critical"] != "1 a" || got["healthy"] != "1 b" {
+			t.Errorf("verdicts: %v", got)
+		}
+		if len(r.RootCauses) != 1 || r.RootCauses[0].Hosts.Count != 1 {
+			t.Errorf("root causes: %+v", r.RootCauses)
+		}
+		old := fmt.Sprintf("mem/%d.json", slices.Index(order, any(older)))
+		if r.Reports != 3 || r.Duplicates.Count != 1 || r.Duplicates.Names[0].Host != "a" ||
+			!strings.HasPrefix(r.Duplicates.Names[0].Detail, old+", started 2026-05-06T06:50:00Z: older than the host's newest report, started 2026-05-06T06:55:00Z") {
+			t.Errorf("duplicates: %d reports, %+v", r.Reports, r.Duplicates)
+		}
+		var b bytes.Buffer
+		if err := WriteTable(&b, r); err != nil || !strings.Contains(b.String(), "Older duplicate reports ignored") ||
+			!strings.Contains(b.String(), "1 older duplicate report(s) ignored") {
+			t.Errorf("%v\n%s", err, b.String())
+		}
+	}
+	r := run(t, Options{}, host("a"), host("a"), host("b"))
+	if len(r.Verdicts) != 1 || r.Verdicts[0].Count != 2 || r.Duplicates.Count != 1 ||
+		!strings.Contains(r.Duplicates.Names[0].Detail, "the same start time as the report of this host that is used") || !r.Healthy {
+		t.Errorf("copies: %+v %+v", r.Verdicts, r.Duplicates)
+	}
+	var b bytes.Buffer
+	if err := WriteTable(&b, r); err != nil || !strings.Contains(b.String(), "Fleet: HEALTHY (2 host(s)") {
+		t.Errorf("%v\n%s", err, b.String())
+	}
+}
+
 // Root causes group by check, fault and subject kind, whatever the subject's name and summary
 // (which carry PIDs and sizes); explained findings and non-problems are not root causes; the
 // ranking is by hosts hit, then severity.
