@@ -190,6 +190,23 @@ func notAvailable(inv *inventory.Inventory, p portRef, names []string, f *report
 	f.Summary += fmt.Sprintf("; %d link counter(s) not available (%s)", len(names), where)
 }
 
+// flapConsequence links a counters finding whose only alarm is link_downed to port.flaps: one
+// flap is one root cause. The flap history is the cause an operator acts on (when and how often
+// the link went down, from the kernel log and carrier counters, judged against the flap
+// thresholds); link_downed is the same event counted by the port, so the counter finding is its
+// consequence and the reverse would name a counter as the cause of the flapping it counts. A
+// finding that also flags symbol or integrity errors stays a root cause of its own: those point
+// at the cable or transceiver, which the flap history does not explain. port.flaps explains it
+// only when it is itself a problem (a warning or critical finding on the same device).
+func flapConsequence(alarmed []string) []string {
+	for _, n := range alarmed {
+		if n != "link_downed" {
+			return nil
+		}
+	}
+	return []string{"check:port.flaps"}
+}
+
 // readUptime returns the seconds since boot from /proc/uptime, 0 when unknown.
 func readUptime(h *host.Host) float64 {
 	s, err := h.ReadString("/proc/uptime")
@@ -231,7 +248,7 @@ func unreadable(p portRef, r reading) []report.Finding {
 
 func judgeBoot(p portRef, r reading, uptime float64) []report.Finding {
 	f := report.Finding{Subject: p.subject(), Severity: report.OK}
-	var alarms, notes []string
+	var alarms, alarmed, notes []string
 	for _, d := range counterDefs {
 		v, ok := r.vals[d.key()]
 		if !ok {
@@ -263,6 +280,7 @@ func judgeBoot(p portRef, r reading, uptime float64) []report.Finding {
 		f.Evidence = append(f.Evidence, report.EvExp(d.name, obs, exp, p.file(d.key())))
 		switch sev {
 		case report.Warning:
+			alarmed = append(alarmed, d.name)
 			alarms = append(alarms, fmt.Sprintf("%s %s (%s)", d.name, obs, d.why))
 		case report.Info:
 			notes = append(notes, fmt.Sprintf("%s %d", d.name, v))
@@ -276,6 +294,7 @@ func judgeBoot(p portRef, r reading, uptime float64) []report.Finding {
 		f.Severity = report.Skipped
 		f.Summary = p.name() + ": no error counter available for this port"
 	case len(alarms) > 0:
+		f.AlsoExplainedBy = flapConsequence(alarmed)
 		f.Summary = p.name() + " since boot: " + strings.Join(alarms, "; ")
 		f.Remediation = "Watch whether they still grow: rdmadiag check --interval 60s. Symbol errors, link-integrity and buffer-overrun errors point at the cable or transceiver (reseat or replace it, then clear with perfquery -R); link_downed means flaps."
 	case len(notes) > 0:
@@ -304,7 +323,7 @@ func delta(d counterDef, a, b uint64) (uint64, bool) {
 
 func judgeDeltas(p portRef, a, b reading, iv time.Duration) []report.Finding {
 	f := report.Finding{Subject: p.subject(), Severity: report.OK}
-	var alarms, notes, unknown []string
+	var alarms, alarmed, notes, unknown []string
 	hours := iv.Hours()
 	for _, d := range counterDefs {
 		k := d.key()
@@ -335,6 +354,7 @@ func judgeDeltas(p portRef, a, b reading, iv time.Duration) []report.Finding {
 		}
 		text := fmt.Sprintf("%s +%d in %s (%s)", d.name, dv, iv, d.why)
 		if sev >= report.Warning {
+			alarmed = append(alarmed, d.name)
 			alarms = append(alarms, text)
 		} else {
 			notes = append(notes, fmt.Sprintf("%s +%d", d.name, dv))
@@ -348,6 +368,7 @@ func judgeDeltas(p portRef, a, b reading, iv time.Duration) []report.Finding {
 		f.Severity = report.Skipped
 		f.Summary = p.name() + ": no error counter available for this port"
 	case len(alarms) > 0:
+		f.AlsoExplainedBy = flapConsequence(alarmed)
 		f.Summary = p.name() + " over " + iv.String() + ": " + strings.Join(alarms, "; ")
 		f.Remediation = "Errors that grow while watched are a live fault: check and replace the cable or transceiver (mlxlink -d <pci> for BER and the module), and the switch port; link_downed growing means the link is flapping."
 	case len(notes) > 0:
