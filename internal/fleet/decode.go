@@ -100,7 +100,10 @@ var severityRank = map[string]int{"unknown": 1, "warning": 2, "critical": 3}
 
 // hostRecord is what one report contributes to the aggregate.
 type hostRecord struct {
-	host   string // host.hostname, or the input's name when the report has none
+	host string // host.hostname, or the input's name when the report has none
+	// named is set when the report names its host (host.hostname): only then can two reports
+	// be of the same host.
+	named  bool
 	source string // the input's name (file path, "-", "path#2" for a later report of a stream)
 	// failed is why the report could not be used at all (unreadable, not a report, wrong
 	// schema); the other fields are then empty.
@@ -161,6 +164,7 @@ func isControl(r rune) bool { return r < 0x20 || (r >= 0x7f && r < 0xa0) }
 func reduce(d *doc, name string) hostRecord {
 	name = clean(name)
 	r := hostRecord{host: clean(d.Host.Hostname), source: name, verdict: d.Summary.Verdict, started: d.Tool.Started}
+	r.named = r.host != ""
 	if r.host == "" {
 		r.host = name
 	}

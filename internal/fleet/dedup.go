@@ -54,9 +54,9 @@ func sourceHash(source string) uint64 {
 	return h.Sum64()
 }
 
-// dedupable says whether a record names a host that may have several reports: a report that
-// was read (a failed input is named by its path, which no other input has).
-func dedupable(r *hostRecord) bool { return r.failed == "" && r.errorDoc == "" && r.host != r.source }
+// dedupable says whether a record is a report that names its host, which other reports may
+// name too (a failed input or a report without host.hostname is named by its input).
+func dedupable(r *hostRecord) bool { return r.failed == "" && r.errorDoc == "" && r.named }
 
 // note adds a record of the first reading.
 func (x *hostIndex) note(r *hostRecord) {

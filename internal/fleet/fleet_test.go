@@ -231,6 +231,11 @@ func TestDuplicateHosts(t *testing.T) {
 	if err := WriteTable(&b, r); err != nil || !strings.Contains(b.String(), "Fleet: HEALTHY (2 host(s)") {
 		t.Errorf("%v\n%s", err, b.String())
 	}
+	// A host is the name its report gives, even one that is also a file's name.
+	r = run(t, Options{}, host("mem/0.json"), host("mem/0.json"))
+	if r.Verdicts[0].Count != 1 || r.Duplicates.Count != 1 {
+		t.Errorf("host named like its file: %+v %+v", r.Verdicts, r.Duplicates)
+	}
 }
 
 // Root causes group by check, fault and subject kind, whatever the subject's name and summary
