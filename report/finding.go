@@ -110,6 +110,12 @@ type Finding struct {
 	// instead of its fault row's list: the row says where the finding belongs, this what it can
 	// cause. An empty, non-nil list explains nothing. Not serialised: links are made before output.
 	Explains []string `json:"-"`
+	// AlsoExplainedBy, when set, names causes ("check:<glob>", "fault:<row>", matched against
+	// the cause) that explain this finding beyond what their fault rows list. It is for a finding
+	// that knows it counts the same event another check judges, which the cause cannot know:
+	// port.counters flagging only link_downed repeats the flaps port.flaps judges, while its
+	// symbol errors would be a fault of their own. Not serialised: links are made before output.
+	AlsoExplainedBy []string `json:"-"`
 	// Probe is set by the runner for findings of a probe (a check that creates verbs resources):
 	// they are evidence and never causes. Not serialised: links are made before output.
 	Probe bool `json:"-"`

@@ -342,7 +342,7 @@ func link(fs []Finding, faults *FaultTable) {
 			if !ok {
 				continue
 			}
-			if faults.canExplain(c, e) && !slices.Contains(e.ExplainedBy, c.Ref) {
+			if (faults.canExplain(c, e) || matchExplains(e.AlsoExplainedBy, c)) && !slices.Contains(e.ExplainedBy, c.Ref) {
 				e.ExplainedBy = append(e.ExplainedBy, c.Ref)
 				if ev != nil {
 					e.Evidence = append(e.Evidence, *ev)

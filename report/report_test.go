@@ -330,6 +330,38 @@ func TestFindingExplainsNarrowsItsRow(t *testing.T) {
 	}
 }
 
+// A consequence that names its cause (AlsoExplainedBy) is linked to it beyond the fault table,
+// only when the cause is a problem on the same device; a finding that names none is not.
+func TestAlsoExplainedBy(t *testing.T) {
+	build := func(causeSev Severity, causeDev string, also []string) []string {
+		flap := f("port.flaps", causeSev, "port-link", causeDev+"/1", causeDev)
+		cnt := f("port.counters", Warning, "port-link", "mlx5_0/1", "mlx5_0")
+		cnt.AlsoExplainedBy = also
+		for _, x := range Build([]Finding{flap, cnt}, DefaultFaults(), Tool{}, HostInfo{}).Findings {
+			if x.CheckID == "port.counters" {
+				return x.ExplainedBy
+			}
+		}
+		return nil
+	}
+	also := []string{"check:port.flaps"}
+	if got := build(Critical, "mlx5_0", also); strings.Join(got, ",") != "port.flaps@mlx5_0/1" {
+		t.Errorf("named cause: explained by %v", got)
+	}
+	for _, c := range []struct {
+		name string
+		got  []string
+	}{
+		{"not named", build(Critical, "mlx5_0", nil)},
+		{"cause only info", build(Info, "mlx5_0", also)},
+		{"cause on another device", build(Critical, "mlx5_1", also)},
+	} {
+		if len(c.got) != 0 {
+			t.Errorf("%s: explained by %v", c.name, c.got)
+		}
+	}
+}
+
 // TestRefsFromContent: findings that share a ref get suffixes derived from what they say, the
 // same whatever order the checks returned them in, and not changed by PIDs or sizes.
 func TestRefsFromContent(t *testing.T) {

@@ -103,6 +103,10 @@ func wrap(s string, width int) []string {
 	return lines
 }
 
+// Wrap breaks s into lines of at most width columns as the table's cells are broken: at spaces,
+// and a word longer than a line after a path or name separator.
+func Wrap(s string, width int) []string { return wrap(s, width) }
+
 // splitLong cuts a word wider than width into pieces that fit, each ending after a path or
 // name separator ('/', '_', '-', '.', ',') where one lies in its second half, so that a long
 // path breaks between its components.

@@ -38,7 +38,8 @@ func (a *App) fleetCmd() *cobra.Command {
 			"hosts by verdict, root causes ranked by how many hosts they hit, drift between hosts of the same card\n" +
 			"(firmware and PSID, driver version, port rate, MTU, link layer), ports slower than their peers, error\n" +
 			"counters far above the fleet's, and reports that are stale or failed. A host is host.hostname in its\n" +
-			"report, or the file's path. Details: docs/fleet.md.\n\n" + fleetExitHelp,
+			"report, or the file's path; a host with several reports counts once, with its newest (tool.started),\n" +
+			"and the older ones are named as ignored. Details: docs/fleet.md.\n\n" + fleetExitHelp,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErr("fleet needs at least one PATH: report files, directories of them, or - for standard input")

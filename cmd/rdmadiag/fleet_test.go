@@ -48,10 +48,20 @@ func TestFleetReadsCheckOutput(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "Fleet: HEALTHY (1 host(s)") {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
-	fleetStdin = strings.NewReader(rep + rep)
+	// The same host twice on standard input counts once, with its newest report: standard
+	// input is read a second time from a copy.
+	at := func(ts string) string { return strings.Replace(rep, `"tool": {`, `"tool": {"started": "`+ts+`",`, 1) }
+	fleetStdin = strings.NewReader(at("2026-01-02T03:00:00Z") + at("2026-01-02T03:04:00Z"))
 	defer func() { fleetStdin = os.Stdin }()
 	out, _, code = run(t, "fleet", "--stale", "0", "-")
-	if code != 0 || !strings.Contains(out, "  healthy  2\n") {
+	if code != 0 || !strings.Contains(out, "  healthy  1\n") || !strings.Contains(out, "Older duplicate reports ignored") ||
+		!strings.Contains(out, ": -, started 2026-01-02T03:00:00Z: older than the host's newest report, started 2026-01-02T03:04:00Z") {
+		t.Errorf("one host's report twice on stdin: exit %d:\n%s", code, out)
+	}
+	// Without tool.started (as in the goldens) which is newest cannot be told: both count.
+	fleetStdin = strings.NewReader(rep + rep)
+	out, _, code = run(t, "fleet", "--stale", "0", "-")
+	if code != 0 || !strings.Contains(out, "  healthy  2\n") || !strings.Contains(out, "more than one report without tool.started") {
 		t.Errorf("two reports on stdin: exit %d:\n%s", code, out)
 	}
 }

@@ -156,7 +156,7 @@ func (a *App) runInventory(ctx context.Context, f *inventoryFlags) error {
 		}
 		out.Write(append(b, '\n'))
 	} else {
-		writeInventoryTable(&out, r.hi, h)
+		writeInventoryTable(&out, r.hi, h, a.tableWidth(false))
 	}
 	if _, err := a.Stdout.Write(out.Bytes()); err != nil {
 		return err
@@ -170,8 +170,9 @@ func (a *App) runInventory(ctx context.Context, f *inventoryFlags) error {
 	return nil
 }
 
-// writeInventoryTable writes a line naming the host, then the ports, or why there are none.
-func writeInventoryTable(w *bytes.Buffer, hi report.HostInfo, h *host.Host) {
+// writeInventoryTable writes a line naming the host, then the ports, or why there are none, in
+// width columns as the check table (COLUMNS, the terminal's width, else 80).
+func writeInventoryTable(w *bytes.Buffer, hi report.HostInfo, h *host.Host, width int) {
 	var head []string
 	if hi.Hostname != "" {
 		head = append(head, hi.Hostname)
@@ -193,8 +194,10 @@ func writeInventoryTable(w *bytes.Buffer, hi report.HostInfo, h *host.Host) {
 		fmt.Fprintf(w, "%s\nno RDMA devices: %s\n", strings.Join(head, ", "), noDevicesReason(h))
 		return
 	}
-	fmt.Fprintf(w, "%s: %d RDMA device(s)\n", strings.Join(head, ", "), n)
-	report.RenderInventoryTable(w, hi.Inventory)
+	for _, l := range report.Wrap(fmt.Sprintf("%s: %d RDMA device(s)", strings.Join(head, ", "), n), width) {
+		fmt.Fprintln(w, l)
+	}
+	report.RenderInventoryTable(w, hi.Inventory, width)
 }
 
 // noDevicesReason says why /sys/class/infiniband lists nothing, as driver.devices does.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/rdmadiag/rdmadiag/report"
 )
@@ -68,17 +69,37 @@ func TestInventoryExitCodes(t *testing.T) {
 	}
 }
 
-// A software device's inventory fits 80 columns; so does the line saying there are none.
+// Every fixture's inventory fits the table's width, as the check table does: 80 columns piped,
+// COLUMNS, or the terminal's width; the line naming the host and a hardware RoCE port with a long
+// firmware version, PSID and GID (fw-inbox-cx6dx) included. Wrapping keeps every value: the
+// cells of a wrapped line put back together give the port's PSID and firmware.
 func TestInventoryWidth(t *testing.T) {
-	for _, name := range []string{"healthy", "no-device", "no-rdma-kernel", "port-down"} {
-		out, stderr, code := run(t, "inventory", "--snapshot", filepath.Join(fixturesDir, name, "snapshot.txtar"))
-		if code != 0 || out == "" {
-			t.Errorf("%s: exit %d, no inventory: %s", name, code, stderr)
-		}
-		for _, l := range strings.Split(out, "\n") {
-			if len(l) > 80 {
-				t.Errorf("%s: line of %d columns: %q", name, len(l), l)
+	for _, s := range scenarios(t) {
+		for _, c := range []struct {
+			env       map[string]string
+			termWidth int
+			width     int
+		}{
+			{map[string]string{"LANG": "C.UTF-8"}, 0, 80},
+			{map[string]string{"LANG": "C.UTF-8", "COLUMNS": "72"}, 0, 72},
+			{map[string]string{"LANG": "C.UTF-8"}, 100, 100},
+		} {
+			out, stderr, code := runEnv(t, c.env, c.termWidth, "inventory", "--snapshot", s.snapshot)
+			if (code != 0 && code != report.ExitUnknown) || out == "" {
+				t.Errorf("%s: exit %d, no inventory: %s", s.name, code, stderr)
 			}
+			for _, l := range strings.Split(out, "\n") {
+				if n := utf8.RuneCountInString(l); n > c.width {
+					t.Errorf("%s at %d columns: line of %d columns: %q", s.name, c.width, n, l)
+				}
+			}
+		}
+	}
+	out, _, _ := run(t, "inventory", "--snapshot", filepath.Join(fixturesDir, "fw-inbox-cx6dx", "snapshot.txtar"))
+	flat := strings.Join(strings.Fields(out), "")
+	for _, want := range []string{"MT_0000000436", "22.48.1000", "192.0.2.10", "ens1f0np0/9000"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("a wrapped cell lost %s:\n%s", want, out)
 		}
 	}
 }

@@ -42,6 +42,10 @@ type Aggregator struct {
 	stale    *names
 	failed   *names
 	noInv    *names
+	// dups are the older reports of hosts that have a newer one, left out (Consume).
+	dups *names
+	// dupNote says why duplicates could not be left out; untimedNote which could not be told apart.
+	dupNote, untimedNote string
 	// dropped counts what a cap left out, so the output can say so.
 	droppedRoots, droppedGroups, droppedValues, droppedCounters int
 }
@@ -66,7 +70,7 @@ type counterAgg struct {
 // NewAggregator returns an empty aggregate.
 func NewAggregator(o Options) *Aggregator {
 	return &Aggregator{o: o, verdicts: map[string]*names{}, roots: map[rootKey]*rootAgg{}, drift: map[driftKey]*driftAgg{},
-		counters: map[string]*counterAgg{}, stale: newNames(o.Names), failed: newNames(o.Names), noInv: newNames(o.Names)}
+		counters: map[string]*counterAgg{}, stale: newNames(o.Names), failed: newNames(o.Names), noInv: newNames(o.Names), dups: newNames(o.Names)}
 }
 
 // Verdicts a report may carry; unknown and interrupted mean the host could not be checked.
@@ -95,13 +99,16 @@ func (a *Aggregator) add(r hostRecord) {
 		a.verdicts[v] = newNames(a.o.Names)
 	}
 	a.verdicts[v].add(r.host, "")
-	switch v {
-	case "unknown":
+	switch {
+	case r.errorDoc != "":
+		a.failed.add(r.host, src+r.errorDoc)
+	case v == "unknown":
 		a.failed.add(r.host, src+"verdict unknown: the host could not be checked")
-	case "interrupted":
+	case v == "interrupted":
 		a.failed.add(r.host, src+"verdict interrupted: the run was stopped before every check finished")
 	}
-	if a.o.Stale > 0 {
+	// An error document carries no start time (report.ErrorDocument): its age is not judged.
+	if a.o.Stale > 0 && r.errorDoc == "" {
 		switch {
 		case r.started == nil:
 			a.stale.add(r.host, src+"no tool.started, so its age is unknown")
@@ -130,7 +137,7 @@ func (a *Aggregator) add(r hostRecord) {
 		}
 		g.hosts.add(r.host, subj+": "+rc.summary)
 	}
-	if !r.hasInventory {
+	if !r.hasInventory && r.errorDoc == "" {
 		a.noInv.add(r.host, r.source)
 	}
 	for _, f := range r.facts {
@@ -362,8 +369,11 @@ type Result struct {
 	Now     time.Time `json:"now"`
 	// StaleAfter is the age at which a report is stale ("0s": not judged).
 	StaleAfter string `json:"stale_after"`
-	// Reports is how many reports (or unreadable inputs) were read.
-	Reports    int            `json:"reports"`
+	// Reports is how many reports (or unreadable inputs) were read, Duplicates included.
+	Reports int `json:"reports"`
+	// Duplicates are the older reports of hosts that have a newer one: each host counts once,
+	// with its newest report (by tool.started), and these are left out of everything else.
+	Duplicates List           `json:"duplicates"`
 	Verdicts   []VerdictGroup `json:"verdicts"`
 	RootCauses []RootCause    `json:"root_causes"`
 	Drift      []Drift        `json:"drift"`
@@ -469,7 +479,7 @@ func (a *Aggregator) Result() *Result {
 	})
 	r.drift(a)
 	r.counterOutliers(a)
-	r.Stale, r.Failed = a.stale.list(), a.failed.list()
+	r.Stale, r.Failed, r.Duplicates = a.stale.list(), a.failed.list(), a.dups.list()
 	r.notes(a)
 	r.Healthy = a.reports > 0 && len(r.Verdicts) == 1 && r.Verdicts[0].Verdict == "healthy" &&
 		r.Stale.Count == 0 && r.Failed.Count == 0 && len(r.Drift) == 0
@@ -559,6 +569,15 @@ func (r *Result) counterOutliers(a *Aggregator) {
 func (r *Result) notes(a *Aggregator) {
 	r.Notes = []string{"probe bandwidth is not compared: pcie.bandwidth_probe gives its result as evidence text, not a typed value, " +
 		"and fleet does not parse text"}
+	if n := a.dups.count; n > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d older duplicate report(s) ignored: each host counts once, with its newest report by tool.started (%s)",
+			n, joinNames(r.Duplicates, 5)))
+	}
+	for _, n := range []string{a.dupNote, a.untimedNote} {
+		if n != "" {
+			r.Notes = append(r.Notes, n)
+		}
+	}
 	if n := a.noInv.count; n > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d report(s) have no inventory (written before schema 1.2): drift and outliers leave them out (%s)",
 			n, joinNames(a.noInv.list(), 5)))

@@ -32,6 +32,10 @@ type doc struct {
 		Verdict string `json:"verdict"`
 	} `json:"summary"`
 	Findings []findingDoc `json:"findings"`
+	// Error and ExitCode are set in the error document `check --format json` writes instead of a
+	// report when the run ends before there is one (report.ErrorDocument).
+	Error    string `json:"error"`
+	ExitCode int    `json:"exit_code"`
 	// roots are the root causes parseDoc keeps while reading the findings, which it does not
 	// store; reduce takes them, or derives them from Findings when encoding/json filled doc.
 	roots rootSet
@@ -96,7 +100,10 @@ var severityRank = map[string]int{"unknown": 1, "warning": 2, "critical": 3}
 
 // hostRecord is what one report contributes to the aggregate.
 type hostRecord struct {
-	host   string // host.hostname, or the input's name when the report has none
+	host string // host.hostname, or the input's name when the report has none
+	// named is set when the report names its host (host.hostname): only then can two reports
+	// be of the same host.
+	named  bool
 	source string // the input's name (file path, "-", "path#2" for a later report of a stream)
 	// failed is why the report could not be used at all (unreadable, not a report, wrong
 	// schema); the other fields are then empty.
@@ -110,6 +117,9 @@ type hostRecord struct {
 	facts        []fact
 	counters     []counterRecord
 	hasInventory bool
+	// errorDoc is the message of an error document (report.ErrorDocument): rdmadiag ran on the
+	// host and could not check it, so the host counts as unknown with this message.
+	errorDoc string
 }
 
 type rootRecord struct {
@@ -154,6 +164,7 @@ func isControl(r rune) bool { return r < 0x20 || (r >= 0x7f && r < 0xa0) }
 func reduce(d *doc, name string) hostRecord {
 	name = clean(name)
 	r := hostRecord{host: clean(d.Host.Hostname), source: name, verdict: d.Summary.Verdict, started: d.Tool.Started}
+	r.named = r.host != ""
 	if r.host == "" {
 		r.host = name
 	}
@@ -162,6 +173,14 @@ func reduce(d *doc, name string) hostRecord {
 		return hostRecord{host: r.host, source: name, failed: "not an rdmadiag report (no schema_version)"}
 	case !strings.HasPrefix(d.SchemaVersion, "1."):
 		return hostRecord{host: r.host, source: name, failed: fmt.Sprintf("schema_version %q: this rdmadiag reads 1.x", d.SchemaVersion)}
+	}
+	if d.Error != "" && d.Summary.Verdict == "" {
+		// An error document, not a report: the run ended before there was one. Whatever its
+		// exit code (3, or 64 for an option file the host's command line named), the host was
+		// not checked, which is what a report's verdict unknown says.
+		r.verdict = "unknown"
+		r.errorDoc = fmt.Sprintf("rdmadiag could not check the host (error document, exit %d): %s", d.ExitCode, clean(d.Error))
+		return r
 	}
 	rs := d.roots
 	if d.Findings != nil {

@@ -3,6 +3,7 @@ package fleet
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand"
 	"os"
@@ -166,6 +167,74 @@ func TestVerdictsAndFailed(t *testing.T) {
 	}
 	if r.Healthy || r.ExitCode != 1 {
 		t.Errorf("exit %d", r.ExitCode)
+	}
+}
+
+// The error document `check --format json` writes when a run ends without a report is a host
+// that could not be checked, with the document's own message, not a report that failed to decode.
+func TestErrorDocument(t *testing.T) {
+	var doc bytes.Buffer
+	if err := report.RenderError(&doc, report.Tool{Name: "rdmadiag", Version: "test"},
+		errors.New("open snapshot h.tar.gz: unexpected EOF"), 3); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, Options{}, host("ok1"), doc.Bytes())
+	if len(r.Verdicts) != 2 || r.Verdicts[1].Verdict != "unknown" || hostsOf(r.Verdicts[1].List) != "mem/1.json" {
+		t.Errorf("verdicts: %+v", r.Verdicts)
+	}
+	if r.Failed.Count != 1 || !strings.Contains(r.Failed.Names[0].Detail, "could not check the host (error document, exit 3): open snapshot h.tar.gz: unexpected EOF") {
+		t.Errorf("failed: %+v", r.Failed)
+	}
+	if r.Stale.Count != 0 || len(r.Notes) != 1 || r.ExitCode != 1 {
+		t.Errorf("an error document has no start time nor inventory to note: stale %+v, notes %q, exit %d", r.Stale, r.Notes, r.ExitCode)
+	}
+}
+
+// A host with several reports counts once, with its newest (by tool.started), whatever order
+// the reports are read in; the older ones are named as ignored. Two copies of one report (the
+// same start time) count once too.
+func TestDuplicateHosts(t *testing.T) {
+	older := host("a")
+	newer := host("a", problem("port.state", "port", "mlx5_0/1", "critical", "down"), func(r *report.Report) {
+		s := now.Add(-5 * time.Minute)
+		r.Tool.Started = &s
+	})
+	for _, order := range [][]any{{older, newer, host("b")}, {newer, host("b"), older}} {
+		r := run(t, Options{}, order...)
+		got := map[string]string{}
+		for _, v := range r.Verdicts {
+			got[v.Verdict] = fmt.Sprint(v.Count, " ", hostsOf(v.List))
+		}
+		if len(got) != 2 || got["critical"] != "1 a" || got["healthy"] != "1 b" {
+			t.Errorf("verdicts: %v", got)
+		}
+		if len(r.RootCauses) != 1 || r.RootCauses[0].Hosts.Count != 1 {
+			t.Errorf("root causes: %+v", r.RootCauses)
+		}
+		old := fmt.Sprintf("mem/%d.json", slices.Index(order, any(older)))
+		if r.Reports != 3 || r.Duplicates.Count != 1 || r.Duplicates.Names[0].Host != "a" ||
+			!strings.HasPrefix(r.Duplicates.Names[0].Detail, old+", started 2026-05-06T06:50:00Z: older than the host's newest report, started 2026-05-06T06:55:00Z") {
+			t.Errorf("duplicates: %d reports, %+v", r.Reports, r.Duplicates)
+		}
+		var b bytes.Buffer
+		if err := WriteTable(&b, r); err != nil || !strings.Contains(b.String(), "Older duplicate reports ignored") ||
+			!strings.Contains(b.String(), "1 older duplicate report(s) ignored") {
+			t.Errorf("%v\n%s", err, b.String())
+		}
+	}
+	r := run(t, Options{}, host("a"), host("a"), host("b"))
+	if len(r.Verdicts) != 1 || r.Verdicts[0].Count != 2 || r.Duplicates.Count != 1 ||
+		!strings.Contains(r.Duplicates.Names[0].Detail, "the same start time as the report of this host that is used") || !r.Healthy {
+		t.Errorf("copies: %+v %+v", r.Verdicts, r.Duplicates)
+	}
+	var b bytes.Buffer
+	if err := WriteTable(&b, r); err != nil || !strings.Contains(b.String(), "Fleet: HEALTHY (2 host(s)") {
+		t.Errorf("%v\n%s", err, b.String())
+	}
+	// A host is the name its report gives, even one that is also a file's name.
+	r = run(t, Options{}, host("mem/0.json"), host("mem/0.json"))
+	if r.Verdicts[0].Count != 1 || r.Duplicates.Count != 1 {
+		t.Errorf("host named like its file: %+v %+v", r.Verdicts, r.Duplicates)
 	}
 }
 

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"iter"
@@ -15,6 +16,9 @@ import (
 type Input struct {
 	Name string
 	Open func() (io.ReadCloser, error)
+	// Once marks an input that can be read only once (standard input): Consume keeps a copy of
+	// it for a second reading.
+	Once bool
 }
 
 // Inputs yields the inputs a command line names: files as given, directories walked
@@ -26,7 +30,7 @@ func Inputs(paths []string, stdin io.Reader) iter.Seq[Input] {
 	return func(yield func(Input) bool) {
 		for _, p := range paths {
 			if p == "-" {
-				if !yield(Input{Name: "-", Open: func() (io.ReadCloser, error) { return io.NopCloser(stdin), nil }}) {
+				if !yield(Input{Name: "-", Open: func() (io.ReadCloser, error) { return io.NopCloser(stdin), nil }, Once: true}) {
 					return
 				}
 				continue
@@ -93,9 +97,45 @@ func walk(dir string, yield func(Input) bool) bool {
 	}
 }
 
-// Consume reads every input with workers decoding in parallel and adds each report to the
-// aggregate from this goroutine. At most workers reports are held decoded at a time.
+// Consume reads every input and adds one report per host to the aggregate: each host's newest
+// report (by tool.started). When a host has several reports, the inputs are read a second time
+// (standard input from a copy kept during the first reading) and the older ones are left out,
+// and named (Result.Duplicates). inputs must yield the same inputs each time it is iterated.
 func (a *Aggregator) Consume(inputs iter.Seq[Input], workers int) {
+	idx := newHostIndex()
+	var sp spools
+	defer sp.remove()
+	a.consume(sp.first(inputs), workers, func(r hostRecord) {
+		idx.note(&r)
+		a.add(r)
+	})
+	if idx.untimed > 0 {
+		a.untimedNote = fmt.Sprintf("%d host(s) have more than one report without tool.started: each of those reports is counted, "+
+			"since which is newest cannot be told", idx.untimed)
+	}
+	if idx.repeated == 0 {
+		return
+	}
+	if sp.err != nil {
+		a.dupNote = fmt.Sprintf("%d host(s) have more than one report, and each of them was counted: %v", idx.repeated, sp.err)
+		return
+	}
+	untimed := a.untimedNote
+	*a = *NewAggregator(a.o)
+	a.untimedNote = untimed
+	a.consume(sp.again(inputs), workers, func(r hostRecord) {
+		if why := idx.older(&r); why != "" {
+			a.reports++
+			a.dups.add(r.host, why)
+			return
+		}
+		a.add(r)
+	})
+}
+
+// consume reads every input with workers decoding in parallel and hands each host record to
+// use from this goroutine. At most workers reports are held decoded at a time.
+func (a *Aggregator) consume(inputs iter.Seq[Input], workers int, use func(hostRecord)) {
 	if workers < 1 {
 		workers = 1
 	}
@@ -126,7 +166,7 @@ func (a *Aggregator) Consume(inputs iter.Seq[Input], workers int) {
 		close(out)
 	}()
 	for r := range out {
-		a.add(r)
+		use(r)
 	}
 }
 

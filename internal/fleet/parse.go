@@ -546,6 +546,10 @@ func (p *parser) document(d *doc) error {
 				}
 				return p.skip()
 			})
+		case "error":
+			return p.str(&d.Error)
+		case "exit_code":
+			return p.intInto(&d.ExitCode)
 		case "summary":
 			return p.object(func(k []byte) error {
 				if string(k) == "verdict" {

@@ -104,6 +104,7 @@ func addSeeds(f *testing.F) {
 		`{"schema_version":"1.2","tool":{"started":"2026-01-02T03:04:05Z"}}`,
 		`{"schema_version":"1.2","tool":{"started":"2026-13-02T03:04:05Z"}}`,
 		`{"schema_version":"1.2","findings":[{"evidence":[{"observed":"\"}]"}]}]}`,
+		`{"schema_version":"1.3","tool":{"name":"rdmadiag"},"error":"open snapshot: EOF","exit_code":3}`,
 		`null`, `[]`, `{"a":1}{"b":2}`, `{"schema_version":"1.2"`, `{"s\u212ahema":1}`,
 	} {
 		f.Add([]byte(s))

@@ -101,6 +101,11 @@ func WriteTable(w io.Writer, r *Result) error {
 	fmt.Fprintln(&b, "\nFailed reports (unreadable, not a 1.x report, or the host could not be checked)")
 	listSection(&b, r.Failed)
 
+	if r.Duplicates.Count > 0 {
+		fmt.Fprintln(&b, "\nOlder duplicate reports ignored (each host counts once, with its newest report)")
+		listSection(&b, r.Duplicates)
+	}
+
 	if len(r.Notes) > 0 {
 		fmt.Fprintln(&b, "\nNotes")
 		for _, n := range r.Notes {
@@ -108,7 +113,7 @@ func WriteTable(w io.Writer, r *Result) error {
 		}
 	}
 	if r.Healthy {
-		fmt.Fprintf(&b, "\nFleet: HEALTHY (%d host(s), nothing named above)\n", r.Reports)
+		fmt.Fprintf(&b, "\nFleet: HEALTHY (%d host(s), nothing named above)\n", r.Reports-r.Duplicates.Count)
 	} else {
 		fmt.Fprintf(&b, "\nFleet: NEEDS ATTENTION (exit %d)\n", r.ExitCode)
 	}

@@ -1,6 +1,9 @@
 package host
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // Facts are the parts of a host that are not files but that checks judge: they are computed on a
 // live host and recorded in snapshots (facts.json).
@@ -21,6 +24,10 @@ type Facts struct {
 	// InContainer is a best guess (/.dockerenv, /run/.containerenv, cgroup names); it changes how a
 	// missing /dev/infiniband is explained.
 	InContainer bool `json:"in_container"`
+	// CapEff is the process's effective capability set as /proc/self/status prints it (hex,
+	// proc(5) "CapEff"); empty when unknown. It tells a refusal of the kernel log that
+	// kernel.dmesg_restrict makes (no CAP_SYSLOG) from one a container's device cgroup makes.
+	CapEff string `json:"cap_eff,omitempty"`
 	// VerbsDevices are the limits ibv_query_device reported for each device libibverbs could
 	// open. Netlink and sysfs do not expose them (max_qp above all), so they are recorded here to
 	// let snapshots judge exhaustion exactly as a live run does. Nil means not queried (a plain
@@ -79,4 +86,23 @@ type RecordInfo struct {
 type Unreadable struct {
 	Path   string `json:"path"`
 	Reason string `json:"reason"`
+}
+
+// Capability numbers of include/uapi/linux/capability.h.
+const (
+	CapSysAdmin = 21
+	CapSyslog   = 34
+)
+
+// HasCap reports whether the effective set holds capability c; known is false when the set was
+// not read (an older snapshot, a tree) or does not parse.
+func (f *Facts) HasCap(c uint) (has, known bool) {
+	if f == nil || f.CapEff == "" {
+		return false, false
+	}
+	v, err := strconv.ParseUint(f.CapEff, 16, 64)
+	if err != nil {
+		return false, false
+	}
+	return v&(1<<c) != 0, true
 }

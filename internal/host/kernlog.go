@@ -135,9 +135,7 @@ func (h *Host) classifyLogErr(err error, o LogOrigin) error {
 	case h.kind == KindLive && errors.Is(err, fs.ErrPermission):
 		return h.kmsgPermission(err)
 	case h.kind == KindLive && errors.Is(err, fs.ErrNotExist):
-		return &LogUnavailable{Limit: LogLimitSource, Source: o.Source, Err: err,
-			Reason: "/dev/kmsg does not exist here (a container without it): " + err.Error(),
-			Lift:   "run on the host, or give the container /dev/kmsg (docker run --device /dev/kmsg)"}
+		return h.kmsgMissing(err, o)
 	case h.kind == KindSnapshot && errors.Is(err, ErrNotRecorded):
 		return h.snapshotWithoutLog(err, o)
 	case errors.Is(err, ErrNotRecorded):
@@ -147,10 +145,19 @@ func (h *Host) classifyLogErr(err error, o LogOrigin) error {
 	return err
 }
 
-// kmsgPermission explains a refused /dev/kmsg. devkmsg_open() asks check_syslog_permissions()
-// for SYSLOG_ACTION_READ_ALL, which kernel/printk/printk.c refuses with EPERM without CAP_SYSLOG
-// only when kernel.dmesg_restrict is 1; with 0 an EPERM comes from a security module
-// (security_syslog) and an EACCES from the device node's permissions.
+// kmsgPermission explains a refused /dev/kmsg from what the run observes: the sysctl, the
+// process's capabilities and whether it runs in a container.
+//
+// devkmsg_open() (kernel/printk/printk.c) asks check_syslog_permissions() for
+// SYSLOG_ACTION_READ_ALL, which is refused with EPERM only when kernel.dmesg_restrict is 1 and the
+// process has neither CAP_SYSLOG nor CAP_SYS_ADMIN (Documentation/admin-guide/sysctl/kernel.rst,
+// dmesg_restrict: "users must have CAP_SYSLOG"); it then asks security_syslog() (SELinux
+// syslog_read, AppArmor). Before any of that, opening the character device (1:11,
+// Documentation/ABI/testing/dev-kmsg) must pass the device cgroup, which refuses with EPERM
+// whatever the capabilities (security/device_cgroup.c, and the BPF device programs of cgroup v2
+// that container runtimes install): a container given /dev/kmsg as a bind mount but not as an
+// allowed device, which is what an unprivileged container with -v /dev/kmsg gets. EACCES comes
+// from the node's mode bits.
 func (h *Host) kmsgPermission(err error) error {
 	e := &LogUnavailable{Limit: LogLimitPrivilege, Source: "/dev/kmsg", Err: err}
 	errno := err.Error()
@@ -159,20 +166,72 @@ func (h *Host) kmsgPermission(err error) error {
 		errno = unix.ErrnoName(en)
 	}
 	restrict, rerr := h.ReadString("/proc/sys/kernel/dmesg_restrict")
+	f, _ := h.facts()
+	container := f != nil && f.InContainer
+	syslog, known := f.HasCap(CapSyslog)
+	if admin, _ := f.HasCap(CapSysAdmin); admin {
+		syslog = true // check_syslog_permissions() still accepts CAP_SYS_ADMIN, with a warning
+	}
+	// The fix that lets a container read the log whatever refuses it: the device allowed and
+	// CAP_SYSLOG (kernel.dmesg_restrict is the host's, not a container's), or privileged.
+	const containerLift = "run the container with /dev/kmsg allowed and CAP_SYSLOG (docker or podman run --device /dev/kmsg --cap-add SYSLOG, " +
+		"or --privileged; Kubernetes: securityContext.privileged: true), or run rdmadiag on the node itself"
+	capText := "CAP_SYSLOG unknown"
 	switch {
-	case rerr != nil:
-		e.Reason = fmt.Sprintf("/dev/kmsg refused (%s): not root, or kernel.dmesg_restrict=1 (%v)", errno, rerr)
-		e.Lift = "run as root or with CAP_SYSLOG, or sysctl kernel.dmesg_restrict=0"
-	case restrict == "1":
-		e.Reason = fmt.Sprintf("/dev/kmsg refused (%s): kernel.dmesg_restrict=1 lets only root or CAP_SYSLOG read the kernel log", errno)
-		e.Lift = "run as root or with CAP_SYSLOG, or sysctl kernel.dmesg_restrict=0"
+	case known && syslog:
+		capText = "this process has CAP_SYSLOG"
+	case known:
+		capText = "this process lacks CAP_SYSLOG (CapEff " + f.CapEff + ")"
+	}
+	switch {
 	case errno == "EACCES":
-		e.Reason = fmt.Sprintf("/dev/kmsg refused (%s) with kernel.dmesg_restrict=%s: the device node is not readable by this user", errno, restrict)
+		e.Reason = fmt.Sprintf("/dev/kmsg refused (%s): the device node's mode does not let this user read it", errno)
 		e.Lift = "run as root"
+		if container {
+			e.Lift = "run as root in the container, or " + containerLift
+		}
+	case rerr != nil:
+		e.Reason = fmt.Sprintf("/dev/kmsg refused (%s): not root, or kernel.dmesg_restrict=1 (%v); %s", errno, rerr, capText)
+		e.Lift = "run as root or with CAP_SYSLOG, or sysctl kernel.dmesg_restrict=0"
+		if container {
+			e.Reason += "; in a container the device cgroup may refuse it too"
+			e.Lift = containerLift
+		}
+	case restrict == "1" && !(known && syslog):
+		e.Reason = fmt.Sprintf("/dev/kmsg refused (%s): kernel.dmesg_restrict=1 lets only processes with CAP_SYSLOG read the kernel log, and %s", errno, capText)
+		e.Lift = "run as root or with CAP_SYSLOG, or sysctl kernel.dmesg_restrict=0"
+		if container {
+			// The sysctl is the host's: the container needs the capability, and the device.
+			e.Lift = containerLift
+		}
+	case container:
+		// printk's own check passes (the sysctl is 0, or the capability is there): what refuses
+		// the open of a node that exists is the container's device cgroup.
+		why := "kernel.dmesg_restrict=" + restrict + " lets every process read the kernel log"
+		if restrict != "0" {
+			why = "kernel.dmesg_restrict=" + restrict + " and " + capText
+		}
+		e.Reason = fmt.Sprintf("/dev/kmsg refused (%s) although %s: this process runs in a container whose device cgroup does not allow /dev/kmsg "+
+			"(mounted into it but not allowed as a device), or whose security profile denies reading the kernel log", errno, why)
+		e.Lift = containerLift
 	default:
-		e.Reason = fmt.Sprintf("/dev/kmsg refused (%s) although kernel.dmesg_restrict=%s: a security module (SELinux, AppArmor) denies this process syslog access", errno, restrict)
+		e.Reason = fmt.Sprintf("/dev/kmsg refused (%s) although kernel.dmesg_restrict=%s (%s): a security module (SELinux, AppArmor) denies this process syslog access", errno, restrict, capText)
 		e.Lift = "run as root in a context the security policy allows to read the kernel log (syslog_read)"
 	}
+	return e
+}
+
+// kmsgMissing explains a /dev/kmsg that does not exist: a container it was not given to, or a
+// /dev without it.
+func (h *Host) kmsgMissing(err error, o LogOrigin) error {
+	e := &LogUnavailable{Limit: LogLimitSource, Source: o.Source, Err: err}
+	if f, _ := h.facts(); f != nil && f.InContainer {
+		e.Reason = "/dev/kmsg does not exist in this container (it was not given the device): " + err.Error()
+		e.Lift = "run the container with /dev/kmsg (docker or podman run --device /dev/kmsg --cap-add SYSLOG, or --privileged), or run rdmadiag on the node itself"
+		return e
+	}
+	e.Reason = "/dev/kmsg does not exist here (a /dev without it, or a container rdmadiag does not recognise): " + err.Error()
+	e.Lift = "run where /dev/kmsg exists (devtmpfs mounted on /dev; a container given --device /dev/kmsg), or on the node itself"
 	return e
 }
 
@@ -193,6 +252,10 @@ func (h *Host) snapshotWithoutLog(err error, o LogOrigin) error {
 		}
 		e.Reason = "the snapshot was recorded without the kernel log: " + k.Reason
 		e.Lift = "record the snapshot as root (or with CAP_SYSLOG)"
+		if k.Lift != "" {
+			// What the recording host was told would work there (a container's device, the sysctl).
+			e.Lift = "record the snapshot again so that the kernel log can be read: " + k.Lift
+		}
 		return e
 	}
 	for _, u := range r.Unreadable {

@@ -37,34 +37,77 @@ func unavailable(t *testing.T, err error) *LogUnavailable {
 	return lu
 }
 
+// A refused /dev/kmsg is explained from what the run observes: kernel.dmesg_restrict, the
+// process's CAP_SYSLOG and whether it runs in a container; the fix given is one that can work
+// there (a container needs the device allowed, which no sysctl or capability on its own gives).
 func TestLiveKmsgRefused(t *testing.T) {
 	eperm := &fs.PathError{Op: "open", Path: "/dev/kmsg", Err: syscall.EPERM}
 	eacces := &fs.PathError{Op: "open", Path: "/dev/kmsg", Err: syscall.EACCES}
+	const (
+		rootCaps  = "000001ffffffffff" // every capability (CAP_SYSLOG is bit 34)
+		dockerCap = "00000000a80425fb" // Docker's default set: no CAP_SYSLOG, no CAP_SYS_ADMIN
+		adminOnly = "0000000000200000" // CAP_SYS_ADMIN alone, which printk accepts too
+	)
 	for _, c := range []struct {
-		name     string
-		restrict string // "" = the sysctl file is absent
-		err      error
-		reason   string
-		lift     string
+		name      string
+		restrict  string // "" = the sysctl file is absent
+		capEff    string
+		container bool
+		err       error
+		reason    string
+		lift      string
+		notReason string
 	}{
-		{"dmesg_restrict=1", "1\n", eperm, "kernel.dmesg_restrict=1 lets only root or CAP_SYSLOG", "sysctl kernel.dmesg_restrict=0"},
-		{"sysctl unreadable", "", eperm, "not root, or kernel.dmesg_restrict=1", "run as root or with CAP_SYSLOG"},
-		{"security module", "0\n", eperm, "a security module", "security policy"},
-		{"node permissions", "0\n", eacces, "not readable by this user", "run as root"},
+		{"dmesg_restrict=1, no CAP_SYSLOG", "1\n", dockerCap, false, eperm,
+			"kernel.dmesg_restrict=1 lets only processes with CAP_SYSLOG read the kernel log, and this process lacks CAP_SYSLOG", "sysctl kernel.dmesg_restrict=0", ""},
+		{"dmesg_restrict=1, capabilities unknown", "1\n", "", false, eperm, "CAP_SYSLOG unknown", "run as root or with CAP_SYSLOG", ""},
+		{"sysctl unreadable", "", "", false, eperm, "not root, or kernel.dmesg_restrict=1", "run as root or with CAP_SYSLOG", ""},
+		{"security module", "0\n", dockerCap, false, eperm, "a security module", "security policy", ""},
+		{"security module despite CAP_SYSLOG", "1\n", rootCaps, false, eperm, "a security module", "security policy", ""},
+		{"node permissions", "0\n", "", false, eacces, "mode does not let this user read it", "run as root", ""},
+		// A container's root with CAP_SYSLOG: the device cgroup refuses, not the sysctl.
+		{"container, CAP_SYSLOG", "1\n", rootCaps, true, eperm, "device cgroup does not allow /dev/kmsg", "--device /dev/kmsg", "dmesg_restrict=1 lets only"},
+		{"container, CAP_SYS_ADMIN", "1\n", adminOnly, true, eperm, "this process has CAP_SYSLOG", "--privileged", "dmesg_restrict=1 lets only"},
+		{"container, dmesg_restrict=0", "0\n", dockerCap, true, eperm, "dmesg_restrict=0 lets every process read the kernel log: this process runs in a container", "run rdmadiag on the node", ""},
+		// Docker's root without CAP_SYSLOG under dmesg_restrict=1: the capability is missing, and
+		// the sysctl is the host's, so the fix is the container's (capability and device).
+		{"container, no CAP_SYSLOG", "1\n", dockerCap, true, eperm, "lacks CAP_SYSLOG", "--cap-add SYSLOG", ""},
 	} {
 		files := map[string]string{}
 		if c.restrict != "" {
 			files["proc/sys/kernel/dmesg_restrict"] = c.restrict
 		}
-		h, err := New(Options{Root: tree(t, files), Kind: KindLive, KernelLog: func() ([]byte, error) { return nil, c.err }})
+		facts := &Facts{CapEff: c.capEff, InContainer: c.container}
+		h, err := New(Options{Root: tree(t, files), Kind: KindLive, KernelLog: func() ([]byte, error) { return nil, c.err },
+			Facts: func() (*Facts, error) { return facts, nil }})
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, o, err := h.ReadKernelLog()
 		lu := unavailable(t, err)
 		if lu.Limit != LogLimitPrivilege || !strings.Contains(lu.Reason, c.reason) || !strings.Contains(lu.Lift, c.lift) ||
-			!errors.Is(err, fs.ErrPermission) || o.Source != "/dev/kmsg" {
-			t.Errorf("%s: %+v (origin %+v)", c.name, lu, o)
+			(c.notReason != "" && strings.Contains(lu.Reason, c.notReason)) || !errors.Is(err, fs.ErrPermission) || o.Source != "/dev/kmsg" {
+			t.Errorf("%s:\n reason %q\n lift %q\n(origin %+v)", c.name, lu.Reason, lu.Lift, o)
+		}
+		if !c.container && strings.Contains(lu.Lift, "--device") {
+			t.Errorf("%s: a container's fix outside one: %q", c.name, lu.Lift)
+		}
+	}
+}
+
+// A missing /dev/kmsg in a container is the container's configuration; outside one it is not
+// blamed on a container.
+func TestLiveKmsgMissing(t *testing.T) {
+	missing := &fs.PathError{Op: "open", Path: "/dev/kmsg", Err: syscall.ENOENT}
+	for _, container := range []bool{true, false} {
+		facts := &Facts{InContainer: container}
+		h, _ := New(Options{Root: tree(t, nil), Kind: KindLive, KernelLog: func() ([]byte, error) { return nil, missing },
+			Facts: func() (*Facts, error) { return facts, nil }})
+		_, err := h.KernelLog()
+		lu := unavailable(t, err)
+		inContainer := strings.Contains(lu.Reason, "does not exist in this container")
+		if lu.Limit != LogLimitSource || inContainer != container || !strings.Contains(lu.Lift, "--device /dev/kmsg") {
+			t.Errorf("container %v: %+v", container, lu)
 		}
 	}
 }

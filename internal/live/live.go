@@ -115,6 +115,7 @@ func LiveFacts(root string) *host.Facts {
 	f.CharDevs = liveCharDevs(filepath.Join(root, "dev/infiniband"), openRW)
 	f.Libraries = host.FindLibraries(t)
 	f.InContainer = host.InContainer(t)
+	f.CapEff = capEff(filepath.Join(root, "proc/self/status"))
 	return f
 }
 
@@ -188,4 +189,19 @@ func errnoName(err error) string {
 		}
 	}
 	return err.Error()
+}
+
+// capEff reads the effective capability set from a proc(5) status file ("CapEff:\t<hex>");
+// empty when it cannot be read.
+func capEff(status string) string {
+	b, err := os.ReadFile(status)
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "CapEff:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }

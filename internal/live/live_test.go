@@ -3,6 +3,7 @@ package live
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -31,5 +32,21 @@ func TestOnlyVerbsNodesAreOpened(t *testing.T) {
 	})
 	if len(devs) != 4 || strings.Join(opened, ",") != "uverbs0" {
 		t.Errorf("listed %d nodes, opened %v; want all four listed and only uverbs0 opened", len(devs), opened)
+	}
+}
+
+// The effective capability set is read from proc(5)'s status file, as the kernel prints it.
+func TestCapEff(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "status")
+	status := "Name:\trdmadiag\nCapInh:\t0000000000000000\nCapPrm:\t00000000a80425fb\nCapEff:\t00000000a80425fb\nCapBnd:\t00000000a80425fb\n"
+	if err := os.WriteFile(p, []byte(status), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := capEff(p); got != "00000000a80425fb" {
+		t.Errorf("CapEff %q", got)
+	}
+	if got := capEff(filepath.Join(dir, "missing")); got != "" {
+		t.Errorf("missing file: %q", got)
 	}
 }

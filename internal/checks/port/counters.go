@@ -189,6 +189,23 @@ func notAvailable(inv *inventory.Inventory, p portRef, names []string, f *report
 	f.Summary += fmt.Sprintf("; %d link counter(s) not available (%s)", len(names), where)
 }
 
+// flapConsequence links a counters finding whose only alarm is link_downed to port.flaps: one
+// flap is one root cause. The flap history is the cause an operator acts on (when and how often
+// the link went down, from the kernel log and carrier counters, judged against the flap
+// thresholds); link_downed is the same event counted by the port, so the counter finding is its
+// consequence and the reverse would name a counter as the cause of the flapping it counts. A
+// finding that also flags symbol or integrity errors stays a root cause of its own: those point
+// at the cable or transceiver, which the flap history does not explain. port.flaps explains it
+// only when it is itself a problem (a warning or critical finding on the same device).
+func flapConsequence(alarmed []string) []string {
+	for _, n := range alarmed {
+		if n != "link_downed" {
+			return nil
+		}
+	}
+	return []string{"check:port.flaps"}
+}
+
 // readUptime returns the seconds since boot from /proc/uptime, 0 when unknown.
 func readUptime(h *host.Host) float64 {
 	s, err := h.ReadString("/proc/uptime")
@@ -248,7 +265,7 @@ type counterJudgement struct {
 // counters b could not read are one unknown finding next to it.
 func judge(p portRef, s span, a, b reading) []report.Finding {
 	f := report.Finding{Subject: p.subject(), Severity: report.OK}
-	var alarms, notes, unknown []string
+	var alarms, alarmed, notes, unknown []string
 	for _, d := range counterDefs {
 		var c counterJudgement
 		if s.interval == 0 {
@@ -265,6 +282,7 @@ func judge(p portRef, s span, a, b reading) []report.Finding {
 		switch {
 		case c.sev >= report.Warning:
 			alarms = append(alarms, c.alarm)
+			alarmed = append(alarmed, d.name)
 		case c.sev == report.Info:
 			notes = append(notes, c.note)
 		}
@@ -281,6 +299,7 @@ func judge(p portRef, s span, a, b reading) []report.Finding {
 		f.Severity = report.Skipped
 		f.Summary = p.name() + ": no error counter available for this port"
 	case len(alarms) > 0:
+		f.AlsoExplainedBy = flapConsequence(alarmed)
 		f.Summary = p.name() + over + ": " + strings.Join(alarms, "; ")
 		f.Remediation = "Watch whether they still grow: rdmadiag check --interval 60s. Symbol errors, link-integrity and buffer-overrun errors point at the cable or transceiver (reseat or replace it, then clear with perfquery -R); link_downed means flaps."
 		if s.interval > 0 {

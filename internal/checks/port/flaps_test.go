@@ -3,6 +3,8 @@ package port
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
@@ -134,5 +136,35 @@ func TestFlapCounting(t *testing.T) {
 	n, at := maxBurst(ds)
 	if n != 2 || at.Usec != 3*min {
 		t.Errorf("burst %d at %d, want 2 at %d", n, at.Usec, 3*min)
+	}
+}
+
+// One flap is one root cause: port.counters flagging only link_downed is the flap port.flaps
+// judges, and is explained by it; a counters finding with symbol errors too stays a root cause.
+func TestOneFlapOneRootCause(t *testing.T) {
+	for _, c := range []struct {
+		fixture, port string
+		roots         []string
+		countersBy    []string
+	}{
+		{"link-flap", "rxe0/1", []string{"port.flaps@rxe0/1"}, []string{"port.flaps@rxe0/1"}},
+		{"port-cx7-ib", "mlx5_0/1", []string{"port.counters@mlx5_0/1", "port.flaps@mlx5_0/1"}, nil},
+	} {
+		fs := checktest.Run(t, c.fixture, checks.Options{}, "port.flaps", "port.counters")
+		rep := report.Build(fs, report.DefaultFaults(), report.Tool{}, report.HostInfo{})
+		var roots []string
+		for _, r := range rep.Summary.RootCauses {
+			if strings.HasSuffix(r, "@"+c.port) {
+				roots = append(roots, r)
+			}
+		}
+		if !slices.Equal(roots, c.roots) {
+			t.Errorf("%s: root causes on %s %v, want %v", c.fixture, c.port, roots, c.roots)
+		}
+		for _, f := range rep.Findings {
+			if f.CheckID == "port.counters" && f.Subject.Name == c.port && !slices.Equal(f.ExplainedBy, c.countersBy) {
+				t.Errorf("%s: port.counters explained by %v, want %v", c.fixture, f.ExplainedBy, c.countersBy)
+			}
+		}
 	}
 }
