@@ -188,6 +188,18 @@ func TestLinkQualityDriverLimits(t *testing.T) {
 	checktest.WantEvidence(t, f, "FEC", "no such device")
 }
 
+// A clean port's summary claims only what was judged: FEC statistics without PHY counters (a
+// non-mlx5 driver) give "no uncorrectable FEC block" but no effective BER.
+func TestLinkQualityClaimsOnlyJudged(t *testing.T) {
+	l := newLiveFEC(t, &ethtoolnl.FEC{Active: ethtoolnl.FECRS, Corrected: &ethtoolnl.FECStat{Total: 12}, Uncorrectable: &ethtoolnl.FECStat{Total: 0}}, 0)
+	l.stats = map[string]uint64{"rx_packets": 1}
+	f := l.run(t, 0, func() {})
+	checktest.WantSeverity(t, f, report.OK)
+	if !strings.Contains(f.Summary, "no uncorrectable FEC block") || strings.Contains(f.Summary, "effective BER") {
+		t.Errorf("summary %q", f.Summary)
+	}
+}
+
 // The real kernel's answers (lab ethtool-netdevsim, Linux 6.1): rxe1 sits on a netdevsim port
 // whose driver reports its FEC (RS) but no FEC statistics, no ethtool -S strings and no module
 // EEPROM; rxe0 on virtio_net has no FEC at all. Each is what the driver offers, so information,
