@@ -16,15 +16,17 @@
 # cannot run the lab skips e2e with a message; with CI=true it fails.
 
 # Not in the default set: probe-bandwidth, the strict bandwidth comparison, too close to its limit
-# under emulation for CI (`make e2e-bandwidth`); devlink-netdevsim, which first builds netdevsim.ko
-# out of tree from Debian's kernel source (`make e2e-devlink`). Its recorded replies are replayed
-# by `make test` (internal/snapshot/devlink_lab_test.go), so the devlink decoders meet real kernel bytes in
-# every CI run anyway.
-LAB_OPTIONAL ?= probe-bandwidth devlink-netdevsim
+# under emulation for CI (`make e2e-bandwidth`); devlink-netdevsim and ethtool-netdevsim, which
+# first build netdevsim.ko out of tree from Debian's kernel source (`make e2e-netdevsim`; `make
+# e2e-devlink` runs the first alone). Their recorded replies are replayed by `make test`
+# (internal/snapshot/devlink_lab_test.go, internal/snapshot/ethtool_lab_test.go and the goldens of
+# fixtures/sysfs/{devlink,ethtool}-netdevsim), so the devlink and ethtool decoders meet real kernel
+# bytes in every CI run anyway.
+LAB_OPTIONAL ?= probe-bandwidth devlink-netdevsim ethtool-netdevsim
 LAB_SCENARIOS ?= $(filter-out $(LAB_OPTIONAL),$(sort $(basename $(notdir $(wildcard lab/scenarios/*.sh)))))
 LAB_GO_TEST = go test -tags lab -count=1 -timeout 60m -v -run 'TestLab$$|TestLab/' ./lab/e2e/
 
-.PHONY: e2e e2e-bandwidth e2e-devlink e2e-speed fixtures lab-selftest lab-facts
+.PHONY: e2e e2e-bandwidth e2e-devlink e2e-netdevsim e2e-speed fixtures fixtures-netdevsim netdevsim-ko lab-selftest lab-facts
 
 e2e: build lab-bins
 	LAB_E2E_SCENARIOS="$(LAB_SCENARIOS)" $(LAB_GO_TEST)
@@ -32,11 +34,20 @@ e2e: build lab-bins
 e2e-bandwidth: build lab-bins
 	LAB_E2E_SCENARIOS=probe-bandwidth $(LAB_GO_TEST)
 
-# The guest kernel must be unpacked (any scenario run does it) before netdevsim.ko can be built.
-e2e-devlink: build lab-bins
-	test -d lab/cache/root/lib/modules || LAB_E2E_SCENARIOS=healthy $(LAB_GO_TEST)
+# The guest kernel must be unpacked (any scenario run does it) before netdevsim.ko can be built;
+# lab/netdevsim-ko.sh then builds it and fetches the guest's ethtool into $(LAB_CACHE)/netdevsim
+# (apt as root the first time, cached afterwards).
+LAB_CACHE_DIR = $(or $(LAB_CACHE),lab/cache)
+NETDEVSIM_SCENARIOS = devlink-netdevsim ethtool-netdevsim
+netdevsim-ko:
+	test -d $(LAB_CACHE_DIR)/root/lib/modules || LAB_QUIET=1 lab/vm.sh -s healthy -o lab/out/netdevsim-prep
 	lab/netdevsim-ko.sh
+
+e2e-devlink: build lab-bins netdevsim-ko
 	LAB_E2E_SCENARIOS=devlink-netdevsim $(LAB_GO_TEST)
+
+e2e-netdevsim: build lab-bins netdevsim-ko
+	LAB_E2E_SCENARIOS="$(NETDEVSIM_SCENARIOS)" $(LAB_GO_TEST)
 
 lab-selftest:
 	LAB_E2E_SCENARIOS="$(LAB_SCENARIOS)" LAB_E2E_PAYLOAD='rdma -j link || echo []' LAB_E2E_FILES= \
@@ -48,6 +59,12 @@ LAB_NO_FIXTURE ?= probe-lab probe-bandwidth devlink-netdevsim stalled-read
 
 fixtures: build lab-bins
 	lab/fixtures.sh $(filter-out $(LAB_NO_FIXTURE),$(LAB_SCENARIOS))
+
+# The netdevsim scenarios' fixtures, after building netdevsim.ko: ethtool-netdevsim, and
+# devlink-netdevsim too with LAB_NO_FIXTURE= (it stays listed above so that re-recording it is
+# asked for, not a side effect).
+fixtures-netdevsim: build lab-bins netdevsim-ko
+	lab/fixtures.sh $(filter-out $(LAB_NO_FIXTURE),$(NETDEVSIM_SCENARIOS))
 
 lab-facts:
 	@for s in $(LAB_SCENARIOS); do \

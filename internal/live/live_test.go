@@ -50,3 +50,18 @@ func TestCapEff(t *testing.T) {
 		t.Errorf("missing file: %q", got)
 	}
 }
+
+// A driver without statistics (netdevsim) makes ETHTOOL_GSTRINGS fail with EOPNOTSUPP: that is an
+// empty set, as a snapshot replays it; any other failure stays an error naming the netdev.
+func TestNoStatsIsEmpty(t *testing.T) {
+	st, err := noStatsIsEmpty("eth1")(nil, syscall.EOPNOTSUPP)
+	if err != nil || st == nil || len(st) != 0 {
+		t.Errorf("EOPNOTSUPP: %v %v, want an empty set", st, err)
+	}
+	if _, err := noStatsIsEmpty("eth1")(nil, syscall.ENODEV); !errors.Is(err, syscall.ENODEV) || !strings.Contains(err.Error(), "ethtool -S eth1") {
+		t.Errorf("ENODEV: %v", err)
+	}
+	if st, err := noStatsIsEmpty("eth0")(map[string]uint64{"rx_packets": 3}, nil); err != nil || st["rx_packets"] != 3 {
+		t.Errorf("stats: %v %v", st, err)
+	}
+}

@@ -4,7 +4,7 @@
 # "dummy", whose diagnose writes every fmsg value type (drivers/net/netdevsim/health.c).
 # Debian's kernel has no netdevsim: run lab/netdevsim-ko.sh first, which builds it from Debian's
 # linux-source-6.1 for the guest kernel.
-LAB_FILES="${LAB:-.}/cache/netdevsim/netdevsim.ko"
+LAB_FILES="${LAB_CACHE:-${LAB:-.}/cache}/netdevsim/netdevsim.ko"
 
 guest_setup() {
 	modprobe psample || return 1

@@ -113,7 +113,7 @@ func roceAddressing(env *checks.Env, p portRef, f *report.Finding) {
 	for _, n := range p.port.Netdevs {
 		nd := readNetdev(h, n)
 		src := "/sys/class/net/" + n
-		if nd.operstate != "up" {
+		if !nd.operational() {
 			probs = append(probs, problem{report.Warning, fmt.Sprintf("netdev %s is %s although the port is ACTIVE", n, orNone(nd.operstate)),
 				"Bring the netdev up: ip link set " + n + " up"})
 		}
@@ -154,4 +154,12 @@ func roceAddressing(env *checks.Env, p portRef, f *report.Finding) {
 	}
 	f.Summary = p.name() + ": " + strings.Join(texts, "; ")
 	f.Remediation = strings.Join(fixes, " ")
+}
+
+// operational reports whether the netdev carries traffic: operstate "up", or "unknown" on an
+// interface that is administratively up. A driver that never reports carrier changes (dummy,
+// tun, netdevsim) leaves operstate at IF_OPER_UNKNOWN, which Documentation/networking/operstates.rst
+// says "must be considered for user data" (lab scenario ethtool-netdevsim: rxe1 ACTIVE on one).
+func (n netdevInfo) operational() bool {
+	return n.operstate == "up" || n.operstate == "unknown" && n.adminUp != nil && *n.adminUp
 }

@@ -155,6 +155,9 @@ type lqJudgement struct {
 	notes    []string
 	judged   bool
 	limit    bool
+	// uncorrJudged: an uncorrectable FEC block count was judged; berJudged: an effective BER
+	// was. The summary of a clean port claims only what was judged.
+	uncorrJudged, berJudged bool
 }
 
 func (j *lqJudgement) raise(s report.Severity) {
@@ -245,7 +248,7 @@ func (j *lqJudgement) fecBoot(nd string, fec *ethtoolnl.FEC) {
 	j.ev("FEC active", fec.Active.String(), "", src)
 	if !fec.HasStats() {
 		j.raise(report.Info)
-		j.notes = append(j.notes, "driver does not report FEC statistics")
+		j.notes = append(j.notes, fecActiveText(fec.Active)+", driver does not report FEC statistics")
 		j.ev("FEC statistics", "none reported by the driver", "", src)
 		return
 	}
@@ -260,6 +263,7 @@ func (j *lqJudgement) fecBoot(nd string, fec *ethtoolnl.FEC) {
 	}
 	if u := fec.Uncorrectable; u != nil {
 		j.ev("FEC uncorrectable blocks", strconv.FormatUint(u.Total, 10)+lanesText(u), "0", src)
+		j.uncorrJudged = true
 		if u.Total > 0 {
 			j.raise(report.Warning)
 			j.alarms = append(j.alarms, fmt.Sprintf("%d uncorrectable FEC blocks (bit errors the FEC could not correct: the frames in them were dropped)", u.Total))
@@ -323,6 +327,7 @@ func (j *lqJudgement) judgeBER(lp *lqPort, corrected uint64, hasCorr bool, symEr
 	if hasSym {
 		eff := float64(symErr) / bits
 		j.ev("effective BER "+span, fmt.Sprintf("%s (%d %s)", ber(eff), symErr, statSymbolErrors), "at most "+ber(effectiveBERMax), src+": "+statSymbolErrors+" / bits")
+		j.berJudged = true
 		if eff > effectiveBERMax {
 			j.raise(report.Warning)
 			j.alarms = append(j.alarms, fmt.Sprintf("effective BER %s, above the %s the IBTA and NVIDIA's ibdiagnet allow (errors the FEC did not correct)", ber(eff), ber(effectiveBERMax)))
@@ -355,7 +360,8 @@ func judgeLinkQualityDelta(lp *lqPort, a, b lqSample) report.Finding {
 		j.ev("FEC active", b.fec.Active.String(), "", src)
 		if !b.fec.HasStats() {
 			j.raise(report.Info)
-			j.notes = append(j.notes, "driver does not report FEC statistics")
+			j.notes = append(j.notes, fecActiveText(b.fec.Active)+", driver does not report FEC statistics")
+			j.ev("FEC statistics", "none reported by the driver", "", src)
 			break
 		}
 		if ca, cb := a.fec.Corrected, b.fec.Corrected; ca != nil && cb != nil {
@@ -370,6 +376,7 @@ func judgeLinkQualityDelta(lp *lqPort, a, b lqSample) report.Finding {
 				j.ev("FEC uncorrectable blocks "+span, fmt.Sprintf("%d -> %d: reset, increase unknown", ua.Total, ub.Total), "+0", src)
 			default:
 				j.ev("FEC uncorrectable blocks "+span, fmt.Sprintf("+%d (%d -> %d)", d, ua.Total, ub.Total), "+0", src)
+				j.uncorrJudged = true
 				if d > 0 {
 					j.raise(report.Warning)
 					j.alarms = append(j.alarms, fmt.Sprintf("%d new uncorrectable FEC blocks (frames dropped while watched)", d))
@@ -432,13 +439,36 @@ func (j *lqJudgement) finish(lp *lqPort, span string) report.Finding {
 	case !j.judged:
 		f.Severity = report.Skipped
 		f.Summary = name + ": no FEC statistics or PHY bit counters to judge"
-	case len(j.notes) > 0:
-		f.Summary = name + " " + span + ": " + strings.Join(j.notes, ", ")
-		if f.Severity == report.OK {
-			f.Summary += "; no uncorrectable FEC block, effective BER within " + ber(effectiveBERMax)
-		}
 	default:
-		f.Summary = name + " " + span + ": no uncorrectable FEC block, effective BER within " + ber(effectiveBERMax)
+		var clean []string
+		if j.uncorrJudged {
+			clean = append(clean, "no uncorrectable FEC block")
+		}
+		if j.berJudged {
+			clean = append(clean, "effective BER within "+ber(effectiveBERMax))
+		}
+		if len(clean) == 0 {
+			// Nothing counts the errors that reach the frames: say so rather than pass the port as clean.
+			clean = append(clean, "no uncorrectable-block or symbol-error counter, so link errors are not judged")
+			f.Severity = max(f.Severity, report.Info)
+		}
+		f.Summary = name + " " + span + ": "
+		if len(j.notes) > 0 {
+			f.Summary += strings.Join(j.notes, ", ") + "; "
+		}
+		f.Summary += strings.Join(clean, ", ")
 	}
 	return f
+}
+
+// fecActiveText names the FEC in use for a summary, as FEC_GET's ETHTOOL_A_FEC_ACTIVE gives it
+// (none when the driver sets no mode: fec_prepare_data in net/ethtool/fec.c leaves it out).
+func fecActiveText(m ethtoolnl.FECMode) string {
+	switch m {
+	case 0:
+		return "no active FEC reported"
+	case ethtoolnl.FECOff:
+		return "FEC off"
+	}
+	return "FEC " + m.String() + " active"
 }

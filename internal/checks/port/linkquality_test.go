@@ -187,3 +187,53 @@ func TestLinkQualityDriverLimits(t *testing.T) {
 	checktest.WantSeverity(t, f, report.Unknown)
 	checktest.WantEvidence(t, f, "FEC", "no such device")
 }
+
+// A clean port's summary claims only what was judged: FEC statistics without PHY counters (a
+// non-mlx5 driver) give "no uncorrectable FEC block" but no effective BER.
+func TestLinkQualityClaimsOnlyJudged(t *testing.T) {
+	l := newLiveFEC(t, &ethtoolnl.FEC{Active: ethtoolnl.FECRS, Corrected: &ethtoolnl.FECStat{Total: 12}, Uncorrectable: &ethtoolnl.FECStat{Total: 0}}, 0)
+	l.stats = map[string]uint64{"rx_packets": 1}
+	f := l.run(t, 0, func() {})
+	checktest.WantSeverity(t, f, report.OK)
+	if !strings.Contains(f.Summary, "no uncorrectable FEC block") || strings.Contains(f.Summary, "effective BER") {
+		t.Errorf("summary %q", f.Summary)
+	}
+}
+
+// The real kernel's answers (lab ethtool-netdevsim, Linux 6.1): rxe1 sits on a netdevsim port
+// whose driver reports its FEC (RS) but no FEC statistics, no ethtool -S strings and no module
+// EEPROM; rxe0 on virtio_net has no FEC at all. Each is what the driver offers, so information,
+// never "could not check"; and netdevsim's operstate "unknown" on an ACTIVE port is no fault.
+func TestLinkQualityNetdevsimLab(t *testing.T) {
+	fs := checktest.Run(t, "ethtool-netdevsim", checks.Options{}, "port")
+	f := checktest.One(t, fs, "port.link_quality", "rxe1/1")
+	checktest.WantSeverity(t, f, report.Info)
+	checktest.WantEvidence(t, f, "FEC active", "RS")
+	checktest.WantEvidence(t, f, "FEC statistics", "none reported by the driver")
+	checktest.WantEvidence(t, f, "PHY counters", "the driver exposes no PHY bit counters")
+	for _, want := range []string{"eth1 (rxe1/1) since boot: FEC RS active, driver does not report FEC statistics", "link errors are not judged"} {
+		if !strings.Contains(f.Summary, want) {
+			t.Errorf("rxe1 summary %q lacks %q", f.Summary, want)
+		}
+	}
+	if strings.Contains(f.Summary, "within") || f.Limit != nil {
+		t.Errorf("rxe1: nothing was judged, yet %q (limit %+v)", f.Summary, f.Limit)
+	}
+
+	f = checktest.One(t, fs, "port.link_quality", "rxe0/1")
+	checktest.WantSeverity(t, f, report.Info)
+	checktest.WantEvidence(t, f, "FEC", "EOPNOTSUPP")
+
+	for _, p := range []string{"rxe0/1", "rxe1/1"} {
+		f = checktest.One(t, fs, "port.transceiver", p)
+		checktest.WantSeverity(t, f, report.Info)
+		checktest.WantEvidence(t, f, "module EEPROM", "EOPNOTSUPP")
+		if !strings.Contains(f.Summary, "no pluggable module information from this driver") {
+			t.Errorf("%s transceiver summary %q", p, f.Summary)
+		}
+	}
+
+	f = checktest.One(t, fs, "port.addressing", "rxe1/1")
+	checktest.WantSeverity(t, f, report.OK)
+	checktest.WantSeverity(t, checktest.One(t, fs, "port.state", "rxe1/1"), report.OK)
+}

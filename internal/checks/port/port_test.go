@@ -239,6 +239,29 @@ func TestEthDownCauses(t *testing.T) {
 	}
 }
 
+// An ACTIVE port's netdev is operational when it is "up", or "unknown" (a driver that never
+// reports carrier, like netdevsim in lab ethtool-netdevsim) while administratively up.
+func TestNetdevOperational(t *testing.T) {
+	yes, no := true, false
+	for _, tc := range []struct {
+		nd   netdevInfo
+		want bool
+	}{
+		{netdevInfo{operstate: "up", adminUp: &yes}, true},
+		{netdevInfo{operstate: "up"}, true},
+		{netdevInfo{operstate: "unknown", adminUp: &yes}, true},
+		{netdevInfo{operstate: "unknown", adminUp: &no}, false},
+		{netdevInfo{operstate: "unknown"}, false}, // flags unreadable: nothing says it is up
+		{netdevInfo{operstate: "down", adminUp: &yes}, false},
+		{netdevInfo{operstate: "dormant", adminUp: &yes}, false},
+		{netdevInfo{operstate: "", adminUp: &yes}, false},
+	} {
+		if got := tc.nd.operational(); got != tc.want {
+			t.Errorf("operstate %q adminUp %v: operational %v, want %v", tc.nd.operstate, tc.nd.adminUp != nil && *tc.nd.adminUp, got, tc.want)
+		}
+	}
+}
+
 // TestVFAndHomogeneity: identical cards at different rates warn on the slower port; a VF's
 // "N/A (no PMA)" counters are not available (named, with the PF to read them on), never unknown.
 func TestVFAndHomogeneity(t *testing.T) {
