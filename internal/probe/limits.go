@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"syscall"
 
 	"github.com/rdmadiag/rdmadiag/internal/verbs"
@@ -20,8 +21,9 @@ type LimitsResult struct {
 	// limits it reports itself: the documented firmware/driver mismatch.
 	Inconsistent bool `json:"inconsistent"`
 	// MemoryBound is true when the QP at all limits at once needed more
-	// memory than the host could give (ENOMEM) but each limit on its own
-	// was accepted: a resource limit, not an inconsistency.
+	// memory than the host could give (ENOMEM) or than the probe's budget
+	// allows, and each limit on its own that fits was accepted: a resource
+	// limit, not an inconsistency.
 	MemoryBound bool `json:"memory_bound"`
 }
 
@@ -31,6 +33,77 @@ type LimitAttempt struct {
 	Cap     verbs.QPCap `json:"cap"`
 	Granted verbs.QPCap `json:"granted"`
 	Errno   string      `json:"errno,omitempty"`
+	// NotTried says why the QP was not created: its queues need more memory than the probe's
+	// budget (Options.MemoryBudget).
+	NotTried string `json:"not_tried,omitempty"`
+}
+
+// Tried says whether the QP was created or refused, as opposed to left out.
+func (a LimitAttempt) Tried() bool { return a.NotTried == "" }
+
+// QueueBytes is a lower bound of the memory a QP of c needs for its queues: 16 bytes per
+// scatter/gather entry, plus one 16-byte control segment per send work request. That is the
+// smallest work-request layout among the providers (mlx5 builds WQEs of 16-byte segments,
+// include/linux/mlx5/qp.h; rxe's struct rxe_send_wqe and rxe_recv_wqe, include/uapi/rdma/
+// rdma_user_rxe.h, are larger), so an attempt is left out only when it cannot fit.
+func QueueBytes(c verbs.QPCap) uint64 {
+	return addSat(mulSat(uint64(c.MaxSendWR), 16*(uint64(c.MaxSendSGE)+1)), mulSat(uint64(c.MaxRecvWR), 16*uint64(c.MaxRecvSGE)))
+}
+
+// mulSat and addSat saturate at the largest uint64: the limits come from the device, and a
+// bound that wrapped around would let a huge QP through.
+func mulSat(a, b uint64) uint64 {
+	if a != 0 && b > math.MaxUint64/a {
+		return math.MaxUint64
+	}
+	return a * b
+}
+
+func addSat(a, b uint64) uint64 {
+	if a > math.MaxUint64-b {
+		return math.MaxUint64
+	}
+	return a + b
+}
+
+// rxeVendorID is the vendor_id Soft-RoCE reports (RXE_VENDOR_ID, drivers/infiniband/sw/rxe/
+// rxe_param.h).
+const rxeVendorID = 0xffffff
+
+// RXEQueueBytes is a lower bound of what rxe allocates for a QP of c: rxe_queue_init
+// (drivers/infiniband/sw/rxe/rxe_queue.c) gives each queue roundup_pow_of_two(max_wr + 1) slots
+// of roundup_pow_of_two(element) bytes, at least a cache line (64 bytes), and rxe_qp.c sizes a
+// send element as struct rxe_send_wqe plus the SGEs, a receive element as struct rxe_recv_wqe
+// plus the SGEs (include/uapi/rdma/rdma_user_rxe.h); 128 and 32 bytes are below those structs'
+// sizes. At rxe's max_qp_wr (1 << 20) one queue alone is 2^21 slots: hundreds of MiB.
+func RXEQueueBytes(c verbs.QPCap) uint64 {
+	queue := func(wr, elem uint64) uint64 { return mulSat(pow2(wr+1), pow2(max(elem, 64))) }
+	return addSat(queue(uint64(c.MaxSendWR), 128+16*uint64(c.MaxSendSGE)), queue(uint64(c.MaxRecvWR), 32+16*uint64(c.MaxRecvSGE)))
+}
+
+func pow2(v uint64) uint64 {
+	p := uint64(1)
+	for p < v && p < 1<<62 {
+		p <<= 1
+	}
+	return p
+}
+
+// planLimits lists the QPs the probe creates, in order: both limits at once, then each on its
+// own (tried only if the first fails with ENOMEM, or is left out). An attempt whose queues
+// (need, a lower bound) cannot fit in budget (bytes; 0: no bound) is marked NotTried.
+func planLimits(wr, sge uint32, budget uint64, need func(verbs.QPCap) uint64) []LimitAttempt {
+	attempts := []LimitAttempt{
+		{What: "max_qp_wr and max_sge", Cap: verbs.QPCap{MaxSendWR: wr, MaxRecvWR: wr, MaxSendSGE: sge, MaxRecvSGE: sge}},
+		{What: "max_qp_wr, one SGE", Cap: verbs.QPCap{MaxSendWR: wr, MaxRecvWR: wr, MaxSendSGE: 1, MaxRecvSGE: 1}},
+		{What: "max_sge, one WR", Cap: verbs.QPCap{MaxSendWR: 1, MaxRecvWR: 1, MaxSendSGE: sge, MaxRecvSGE: sge}},
+	}
+	for i := range attempts {
+		if n := need(attempts[i].Cap); budget > 0 && n > budget {
+			attempts[i].NotTried = fmt.Sprintf("needs at least %d MiB of queue memory, over the probe's budget of %d MiB", n>>20, budget>>20)
+		}
+	}
+	return attempts
 }
 
 const inconsistentRemedy = "the device rejects a QP at the max_qp_wr/max_sge it advertises: a firmware/driver inconsistency; " +
@@ -62,14 +135,23 @@ func Limits(ctx context.Context, lib *verbs.Lib, dev string, port int, o Options
 	if err != nil {
 		return r
 	}
-	attempts := []LimitAttempt{
-		{What: "max_qp_wr and max_sge", Cap: r.Requested},
-		{What: "max_qp_wr, one SGE", Cap: verbs.QPCap{MaxSendWR: wr, MaxRecvWR: wr, MaxSendSGE: 1, MaxRecvSGE: 1}},
-		{What: "max_sge, one WR", Cap: verbs.QPCap{MaxSendWR: 1, MaxRecvWR: 1, MaxSendSGE: sge, MaxRecvSGE: sge}},
+	need := QueueBytes
+	if s.dattr.VendorID == rxeVendorID {
+		need = RXEQueueBytes
+	}
+	attempts := planLimits(wr, sge, o.MemoryBudget, need)
+	if !attempts[0].Tried() && !attempts[1].Tried() && !attempts[2].Tried() {
+		r.Attempts = attempts
+		_ = s.skip(StageCreateQP, fmt.Errorf("no QP at the limits fits the probe's memory budget: %s", attempts[2].NotTried))
+		return r
 	}
 	s.step(StageCreateQP, func() error {
 		for i := range attempts {
 			a := &attempts[i]
+			if !a.Tried() {
+				r.Attempts = append(r.Attempts, *a)
+				continue
+			}
 			qp, granted, err := pd.CreateQP(verbs.QPInitAttr{SendCQ: cq.Addr(), RecvCQ: cq.Addr(), Cap: a.Cap, QPType: verbs.QPTypeRC})
 			r.Attempts = append(r.Attempts, *a)
 			last := &r.Attempts[len(r.Attempts)-1]
@@ -102,7 +184,7 @@ func Limits(ctx context.Context, lib *verbs.Lib, dev string, port int, o Options
 			}
 		}
 		for _, a := range r.Attempts[1:] {
-			if a.Errno != "" {
+			if a.Tried() && a.Errno != "" {
 				return fmt.Errorf("ibv_create_qp at %s: %s; the device cannot create a QP at its advertised limits (host memory or device resources exhausted)", a.What, a.Errno)
 			}
 		}

@@ -96,6 +96,10 @@ type Options struct {
 	// LatSize and LatIters shape the latency run (defaults 64 bytes, 1000).
 	LatSize  int
 	LatIters int
+	// MemoryBudget bounds the queue memory one QP of the limits probe may need (bytes; 0: no
+	// bound). A QP at a software device's limits (rxe: 1,048,576 work requests of 32 SGEs)
+	// needs gigabytes, which a health check must not take from the node's jobs.
+	MemoryBudget uint64
 }
 
 func (o Options) timeout() time.Duration {

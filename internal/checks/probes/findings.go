@@ -76,11 +76,29 @@ func driverFinding(t target, r probe.Result) report.Finding {
 }
 
 func limitsFinding(t target, r probe.LimitsResult) report.Finding {
-	f := base(t, r.Result, "limits", fmt.Sprintf("%s accepts a QP at its reported limits (max_qp_wr %d, max_sge %d)",
-		t.subject().Name, r.Requested.MaxSendWR, r.Requested.MaxSendSGE))
-	f.Evidence = append(f.Evidence,
-		report.EvExp("granted send wr/sge", fmt.Sprintf("%d/%d", r.Granted.MaxSendWR, r.Granted.MaxSendSGE),
-			fmt.Sprintf("%d/%d", r.Requested.MaxSendWR, r.Requested.MaxSendSGE), src))
+	ok := fmt.Sprintf("%s accepts a QP at its reported limits (max_qp_wr %d, max_sge %d)",
+		t.subject().Name, r.Requested.MaxSendWR, r.Requested.MaxSendSGE)
+	if r.MemoryBound && len(r.Attempts) > 0 {
+		ok = memoryBoundSummary(t.subject().Name, r.Attempts)
+	}
+	f := base(t, r.Result, "limits", ok)
+	if len(r.Attempts) > 1 {
+		for _, a := range r.Attempts {
+			obs := fmt.Sprintf("granted %d/%d", a.Granted.MaxSendWR, a.Granted.MaxSendSGE)
+			switch {
+			case !a.Tried():
+				obs = "not tried: " + a.NotTried
+			case a.Errno != "":
+				obs = "refused: " + a.Errno
+			}
+			f.Evidence = append(f.Evidence, report.EvExp("QP at "+a.What+" (send wr/sge)", obs,
+				fmt.Sprintf("%d/%d", a.Cap.MaxSendWR, a.Cap.MaxSendSGE), src))
+		}
+	} else {
+		f.Evidence = append(f.Evidence,
+			report.EvExp("granted send wr/sge", fmt.Sprintf("%d/%d", r.Granted.MaxSendWR, r.Granted.MaxSendSGE),
+				fmt.Sprintf("%d/%d", r.Requested.MaxSendWR, r.Requested.MaxSendSGE), src))
+	}
 	if r.Inconsistent {
 		f.Severity = report.Critical
 		f.Summary = fmt.Sprintf("%s rejects a QP at the limits it advertises (EINVAL): the firmware and the driver disagree", t.subject().Name)
@@ -89,6 +107,32 @@ func limitsFinding(t target, r probe.LimitsResult) report.Finding {
 		}
 	}
 	return f
+}
+
+// memoryBoundSummary says what a limits probe verified when the QP at both limits at once was
+// refused for memory or left out for the probe's budget: the limits accepted on their own and
+// the QPs not tried, with why.
+func memoryBoundSummary(name string, attempts []probe.LimitAttempt) string {
+	var accepted, left []string
+	for i, a := range attempts {
+		switch {
+		case !a.Tried():
+			left = append(left, fmt.Sprintf("a QP at %s (%s)", a.What, a.NotTried))
+		case i > 0 && a.Errno == "":
+			accepted = append(accepted, a.What)
+		}
+	}
+	out := name + " accepts a QP at " + strings.Join(accepted, " and at ")
+	if len(accepted) == 0 {
+		out = name + " was not given a QP at any limit"
+	}
+	if both := attempts[0]; both.Tried() && both.Errno != "" {
+		out += "; a QP at both limits at once was refused with " + both.Errno + " (the host could not back that much queue memory)"
+	}
+	if len(left) > 0 {
+		out += "; not tried: " + strings.Join(left, "; ")
+	}
+	return out
 }
 
 func loopbackFinding(t target, r probe.LoopbackResult) report.Finding {

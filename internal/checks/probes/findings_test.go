@@ -104,3 +104,68 @@ func TestBandwidthFinding(t *testing.T) {
 		t.Errorf("rxe: %+v", soft)
 	}
 }
+
+// A device whose QP at both limits at once does not fit the probe's memory budget is judged on
+// each limit alone, and the finding says which were verified and why the other was not tried.
+func TestLimitsFindingMemoryBound(t *testing.T) {
+	both := verbs.QPCap{MaxSendWR: 1 << 20, MaxRecvWR: 1 << 20, MaxSendSGE: 32, MaxRecvSGE: 32}
+	r := probe.LimitsResult{Result: probe.Result{Status: probe.Pass}, Requested: both, MemoryBound: true,
+		Attempts: []probe.LimitAttempt{
+			{What: "max_qp_wr and max_sge", Cap: both, NotTried: "needs at least 1040 MiB of queue memory, over the probe's budget of 200 MiB"},
+			{What: "max_qp_wr, one SGE", Cap: verbs.QPCap{MaxSendWR: 1 << 20, MaxSendSGE: 1}, Granted: verbs.QPCap{MaxSendWR: 1 << 20, MaxSendSGE: 1}},
+			{What: "max_sge, one WR", Cap: verbs.QPCap{MaxSendWR: 1, MaxSendSGE: 32}, Granted: verbs.QPCap{MaxSendWR: 1, MaxSendSGE: 32}},
+		}}
+	f := limitsFinding(hw, r)
+	if want := "mlx5_0/1 accepts a QP at max_qp_wr, one SGE and at max_sge, one WR; not tried: a QP at max_qp_wr and max_sge " +
+		"(needs at least 1040 MiB of queue memory, over the probe's budget of 200 MiB)"; f.Severity != report.OK || f.Summary != want {
+		t.Errorf("memory-bound: %s %q\nwant %q", f.Severity, f.Summary, want)
+	}
+	var ev []string
+	for _, e := range f.Evidence {
+		if strings.HasPrefix(e.Name, "QP at ") {
+			ev = append(ev, e.Name+" = "+e.Observed)
+		}
+	}
+	want := []string{
+		"QP at max_qp_wr and max_sge (send wr/sge) = not tried: needs at least 1040 MiB of queue memory, over the probe's budget of 200 MiB",
+		"QP at max_qp_wr, one SGE (send wr/sge) = granted 1048576/1",
+		"QP at max_sge, one WR (send wr/sge) = granted 1/32",
+	}
+	if strings.Join(ev, "\n") != strings.Join(want, "\n") {
+		t.Errorf("evidence:\n%s\nwant:\n%s", strings.Join(ev, "\n"), strings.Join(want, "\n"))
+	}
+	r.Attempts[0].NotTried, r.Attempts[0].Errno = "", "ENOMEM"
+	if f := limitsFinding(hw, r); !strings.Contains(f.Summary, "a QP at both limits at once was refused with ENOMEM") || strings.Contains(f.Summary, "not tried") {
+		t.Errorf("ENOMEM: %q", f.Summary)
+	}
+	// Only the small QP fitted (as rxe in a small guest): the summary claims max_sge alone.
+	r.Attempts[0].Errno, r.Attempts[0].NotTried = "", "needs at least 4096 MiB of queue memory, over the probe's budget of 199 MiB"
+	r.Attempts[1].NotTried, r.Attempts[1].Granted = "needs at least 640 MiB of queue memory, over the probe's budget of 199 MiB", verbs.QPCap{}
+	f = limitsFinding(hw, r)
+	if !strings.HasPrefix(f.Summary, "mlx5_0/1 accepts a QP at max_sge, one WR; not tried: a QP at max_qp_wr and max_sge (needs at least 4096 MiB") ||
+		!strings.Contains(f.Summary, "a QP at max_qp_wr, one SGE (needs at least 640 MiB") {
+		t.Errorf("only max_sge: %q", f.Summary)
+	}
+}
+
+func TestMeminfoKB(t *testing.T) {
+	const mi = "MemTotal:        1013396 kB\nMemFree:          512000 kB\nMemAvailable:     801234 kB\nHugePages_Total:       0\n"
+	for _, c := range []struct {
+		in, name string
+		want     uint64
+		ok       bool
+	}{
+		{mi, "MemAvailable", 801234, true},
+		{mi, "MemTotal", 1013396, true},
+		{mi, "HugePages_Total", 0, false}, // no unit
+		{mi, "Missing", 0, false},
+		{"MemAvailable: lots kB\n", "MemAvailable", 0, false},
+		{"MemAvailable: 99999999999999999999 kB\n", "MemAvailable", 0, false},
+		{"", "MemAvailable", 0, false},
+	} {
+		got, ok := meminfoKB(c.in, c.name)
+		if got != c.want || ok != c.ok {
+			t.Errorf("%s in %q: %d %v, want %d %v", c.name, c.in, got, ok, c.want, c.ok)
+		}
+	}
+}

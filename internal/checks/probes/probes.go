@@ -14,11 +14,14 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/checks/pcie"
+	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/internal/probe"
 	"github.com/rdmadiag/rdmadiag/internal/verbs"
@@ -71,7 +74,45 @@ var stateFact = checks.NewFact("verbs library and probe locks", func(*checks.Env
 })
 
 func (s *state) options(env *checks.Env) probe.Options {
-	return probe.Options{Timeout: env.Opts.ProbeTimeout, SysfsRoot: filepath.Join(env.Host.Root(), "sys")}
+	return probe.Options{Timeout: env.Opts.ProbeTimeout, SysfsRoot: filepath.Join(env.Host.Root(), "sys"),
+		MemoryBudget: memoryBudget(env.Host)}
+}
+
+// fallbackBudget bounds the limits probe's queues when /proc/meminfo cannot be read.
+const fallbackBudget = 256 << 20
+
+// memoryBudget is what one probe QP's queues may take: a quarter of the memory the kernel says
+// is available for new work (MemAvailable, Documentation/filesystems/proc.rst), so that a
+// health check on a busy node leaves its jobs the rest.
+func memoryBudget(h *host.Host) uint64 {
+	s, err := h.ReadString("/proc/meminfo")
+	if err != nil {
+		return fallbackBudget
+	}
+	if kb, ok := meminfoKB(s, "MemAvailable"); ok && kb > 0 {
+		return kb * 1024 / 4
+	}
+	return fallbackBudget
+}
+
+// meminfoKB reads one "Name:  N kB" line of /proc/meminfo.
+func meminfoKB(meminfo, name string) (uint64, bool) {
+	for line := range strings.SplitSeq(meminfo, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || k != name {
+			continue
+		}
+		f := strings.Fields(v)
+		if len(f) != 2 || f[1] != "kB" {
+			return 0, false
+		}
+		n, err := strconv.ParseUint(f[0], 10, 64)
+		if err != nil || n >= 1<<50 {
+			return 0, false
+		}
+		return n, true
+	}
+	return 0, false
 }
 
 // target is one port of one device.
