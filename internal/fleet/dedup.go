@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"io"
 	"os"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -25,6 +26,11 @@ type hostIndex struct {
 	// repeated counts the hosts with more than one report that has tool.started; untimed
 	// those with more than one report that has none.
 	repeated, untimed int
+	// repeatedNames names the repeated hosts (only those: the index stays small), and kept
+	// marks those the second reading added a report of: a host whose reports changed between
+	// the two readings must not vanish from the fleet.
+	repeatedNames map[uint64]string
+	kept          map[uint64]bool
 }
 
 // newest identifies the report of a host that is kept.
@@ -39,7 +45,7 @@ type newest struct {
 }
 
 func newHostIndex() *hostIndex {
-	return &hostIndex{seed: maphash.MakeSeed(), m: map[uint64]newest{}}
+	return &hostIndex{seed: maphash.MakeSeed(), m: map[uint64]newest{}, repeatedNames: map[uint64]string{}, kept: map[uint64]bool{}}
 }
 
 // key hashes a host name with a seed of this run, so that a report cannot choose a name that
@@ -75,6 +81,7 @@ func (x *hostIndex) note(r *hostRecord) {
 	s, src := r.started.UnixNano(), sourceHash(r.source)
 	if e.n++; e.n == 2 {
 		x.repeated++
+		x.repeatedNames[k] = r.host
 	}
 	if e.n == 1 || s > e.started || s == e.started && src > e.src {
 		e.started, e.src = s, src
@@ -88,15 +95,22 @@ func (x *hostIndex) older(r *hostRecord) string {
 	if !dedupable(r) || r.started == nil {
 		return ""
 	}
-	e, ok := x.m[x.key(r.host)]
+	k := x.key(r.host)
+	e, ok := x.m[k]
 	if !ok || e.n < 2 {
 		return "" // a host seen once (or an input that appeared since the first reading)
 	}
 	s := r.started.UnixNano()
-	if s == e.started && sourceHash(r.source) == e.src {
-		return ""
-	}
 	when := "started " + r.started.UTC().Format(time.RFC3339)
+	// The newest of the first reading, or a report rewritten since with a later start (a
+	// collector writing while fleet reads): the first of these the second reading meets is kept.
+	if s == e.started && sourceHash(r.source) == e.src || s > e.started {
+		if !x.kept[k] {
+			x.kept[k] = true
+			return ""
+		}
+		return fmt.Sprintf("%s, %s: another report of this host was used (the inputs changed while they were read)", r.source, when)
+	}
 	switch {
 	case s == e.started:
 		return fmt.Sprintf("%s, %s: the same start time as the report of this host that is used (a copy)", r.source, when)
@@ -104,6 +118,19 @@ func (x *hostIndex) older(r *hostRecord) string {
 		return fmt.Sprintf("%s, %s: older than the host's newest report, started %s (%d reports of this host)", r.source, when,
 			time.Unix(0, e.started).UTC().Format(time.RFC3339), e.n)
 	}
+}
+
+// vanished lists the repeated hosts the second reading kept no report of: their inputs changed
+// or disappeared between the two readings.
+func (x *hostIndex) vanished() []string {
+	var out []string
+	for k, name := range x.repeatedNames {
+		if !x.kept[k] {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // spools keeps a copy of the inputs that can be read only once (standard input) in temporary
@@ -139,7 +166,7 @@ func (s *spools) first(inputs func(yield func(Input) bool)) func(yield func(Inpu
 						s.files = map[string]string{}
 					}
 					s.files[id] = f.Name()
-					return teeCloser{io.TeeReader(rc, f), rc, f}, nil
+					return teeCloser{io.TeeReader(rc, &spoolWriter{f: f, s: s, name: in.Name}), rc, f}, nil
 				}
 			}
 			if !yield(in) {
@@ -176,6 +203,29 @@ func (s *spools) remove() {
 	for _, p := range s.files {
 		os.Remove(p)
 	}
+}
+
+// spoolWriter writes the copy; a failed write (a full disk) stops the copying and is
+// remembered, instead of failing the reading of the input itself: the reports are still counted,
+// only the removal of a repeated host's older reports is given up (Consume says so).
+type spoolWriter struct {
+	f    *os.File
+	s    *spools
+	name string
+	err  error
+}
+
+func (w *spoolWriter) Write(b []byte) (int, error) {
+	if w.err != nil {
+		return len(b), nil
+	}
+	if _, err := w.f.Write(b); err != nil {
+		w.err = err
+		w.s.mu.Lock()
+		w.s.err = fmt.Errorf("keep a copy of %s: %w", w.name, err)
+		w.s.mu.Unlock()
+	}
+	return len(b), nil
 }
 
 type teeCloser struct {

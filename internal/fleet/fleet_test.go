@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -509,4 +510,70 @@ func TestHostileSizes(t *testing.T) {
 		t.Errorf("notes %q", res.Notes)
 	}
 	t.Logf("%s", time.Since(start))
+}
+
+// A report rewritten between the two readings (a collector writing into the directory while
+// fleet reads it) must not make its host vanish, and a fleet with a critical host is never
+// healthy: the later report is kept, and a host none of whose reports the second reading could
+// keep is a failed host.
+func TestDuplicateRewrittenBetweenReadings(t *testing.T) {
+	at := func(min int) func(*report.Report) {
+		return func(r *report.Report) { s := now.Add(time.Duration(min) * time.Minute); r.Tool.Started = &s }
+	}
+	crit := problem("port.state", "port", "mlx5_0/1", "critical", "down")
+	first := [][]byte{encode(t, host("a", crit, at(-20))), encode(t, host("a", crit, at(-10))), encode(t, host("b"))}
+	for name, second := range map[string][]byte{
+		"rewritten later":  encode(t, host("a", crit, at(-1))),
+		"rewritten older":  encode(t, host("a", crit, at(-30))),
+		"replaced by junk": []byte("{"),
+	} {
+		reads := 0
+		inputs := func(yield func(Input) bool) {
+			reads++
+			for i, b := range first {
+				if reads == 2 && i == 1 {
+					b = second
+				}
+				if !yield(Input{Name: fmt.Sprintf("mem/%d.json", i), Open: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }}) {
+					return
+				}
+			}
+		}
+		a := NewAggregator(Options{Now: now, Stale: time.Hour, Names: 20})
+		a.Consume(inputs, 2)
+		r := a.Result()
+		if r.Healthy || r.ExitCode == 0 {
+			t.Errorf("%s: healthy with a critical host", name)
+		}
+		var hosts []string
+		for _, v := range r.Verdicts {
+			hosts = append(hosts, v.Verdict+":"+hostsOf(v.List))
+		}
+		for _, f := range r.Failed.Names {
+			hosts = append(hosts, "failed:"+f.Host)
+		}
+		if !slices.ContainsFunc(hosts, func(h string) bool { return strings.Contains(h, "a") && !strings.HasPrefix(h, "healthy") }) {
+			t.Errorf("%s: host a vanished: %v", name, hosts)
+		}
+	}
+}
+
+// A copy of standard input that cannot be written (a full disk) gives up the removal of older
+// duplicates, not the reading of the reports.
+func TestSpoolWriteErrorDoesNotFailTheReading(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "spool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close() // writes now fail
+	var s spools
+	w := &spoolWriter{f: f, s: &s, name: "-"}
+	data := []byte(`{"kind":"x"}`)
+	got, err := io.ReadAll(io.TeeReader(bytes.NewReader(data), w))
+	if err != nil || !bytes.Equal(got, data) {
+		t.Errorf("reading through a failing copy: %q, %v", got, err)
+	}
+	if s.err == nil || !strings.Contains(s.err.Error(), "keep a copy of -") {
+		t.Errorf("the failed copy is not remembered: %v", s.err)
+	}
 }

@@ -131,6 +131,9 @@ func (a *Aggregator) Consume(inputs iter.Seq[Input], workers int) {
 		}
 		a.add(r)
 	})
+	for _, host := range idx.vanished() {
+		a.failed.add(host, "its reports changed or disappeared between the two readings of the inputs; read them again")
+	}
 }
 
 // consume reads every input with workers decoding in parallel and hands each host record to
