@@ -114,7 +114,8 @@ type Finding struct {
 	// the cause) that explain this finding beyond what their fault rows list. It is for a finding
 	// that knows it counts the same event another check judges, which the cause cannot know:
 	// port.counters flagging only link_downed repeats the flaps port.flaps judges, while its
-	// symbol errors would be a fault of their own. Not serialised: links are made before output.
+	// symbol errors would be a fault of their own. Only a cause on the same subject is linked. Not
+	// serialised: links are made before output.
 	AlsoExplainedBy []string `json:"-"`
 	// Probe is set by the runner for findings of a probe (a check that creates verbs resources):
 	// they are evidence and never causes. Not serialised: links are made before output.

@@ -342,7 +342,10 @@ func link(fs []Finding, faults *FaultTable) {
 			if !ok {
 				continue
 			}
-			if (faults.canExplain(c, e) || matchExplains(e.AlsoExplainedBy, c)) && !slices.Contains(e.ExplainedBy, c.Ref) {
+			// A consequence names its cause by check; it is the same event only on the same
+			// subject (port 2's flaps do not explain port 1's link_downed).
+			also := matchExplains(e.AlsoExplainedBy, c) && c.Subject.Kind == e.Subject.Kind && c.Subject.Name == e.Subject.Name
+			if (faults.canExplain(c, e) || also) && !slices.Contains(e.ExplainedBy, c.Ref) {
 				e.ExplainedBy = append(e.ExplainedBy, c.Ref)
 				if ev != nil {
 					e.Evidence = append(e.Evidence, *ev)

@@ -355,6 +355,17 @@ func TestAlsoExplainedBy(t *testing.T) {
 		{"not named", build(Critical, "mlx5_0", nil)},
 		{"cause only info", build(Info, "mlx5_0", also)},
 		{"cause on another device", build(Critical, "mlx5_1", also)},
+		{"cause on another port", func() []string {
+			flap := f("port.flaps", Critical, "port-link", "mlx5_0/2", "mlx5_0")
+			cnt := f("port.counters", Warning, "port-link", "mlx5_0/1", "mlx5_0")
+			cnt.AlsoExplainedBy = also
+			for _, x := range Build([]Finding{flap, cnt}, DefaultFaults(), Tool{}, HostInfo{}).Findings {
+				if x.CheckID == "port.counters" {
+					return x.ExplainedBy
+				}
+			}
+			return []string{"no port.counters finding"}
+		}()},
 	} {
 		if len(c.got) != 0 {
 			t.Errorf("%s: explained by %v", c.name, c.got)
