@@ -66,6 +66,10 @@ func addSat(a, b uint64) uint64 {
 	return a + b
 }
 
+// MemoryBudgetRemedy is how to verify the limits a memory budget left out.
+const MemoryBudgetRemedy = "The probe keeps each QP within a quarter of the memory the kernel reports available (MemAvailable): " +
+	"rdmadiag's own margin, so that a health check does not take memory from the node's jobs. Run it again when more memory is free to verify the limits left out."
+
 // rxeVendorID is the vendor_id Soft-RoCE reports (RXE_VENDOR_ID, drivers/infiniband/sw/rxe/
 // rxe_param.h).
 const rxeVendorID = 0xffffff
@@ -92,7 +96,10 @@ func pow2(v uint64) uint64 {
 // planLimits lists the QPs the probe creates, in order: both limits at once, then each on its
 // own (tried only if the first fails with ENOMEM, or is left out). An attempt whose queues
 // (need, a lower bound) cannot fit in budget (bytes; 0: no bound) is marked NotTried.
-func planLimits(wr, sge uint32, budget uint64, need func(verbs.QPCap) uint64) []LimitAttempt {
+func planLimits(wr, sge uint32, budget uint64, why string, need func(verbs.QPCap) uint64) []LimitAttempt {
+	if why != "" {
+		why = " (" + why + ")"
+	}
 	attempts := []LimitAttempt{
 		{What: "max_qp_wr and max_sge", Cap: verbs.QPCap{MaxSendWR: wr, MaxRecvWR: wr, MaxSendSGE: sge, MaxRecvSGE: sge}},
 		{What: "max_qp_wr, one SGE", Cap: verbs.QPCap{MaxSendWR: wr, MaxRecvWR: wr, MaxSendSGE: 1, MaxRecvSGE: 1}},
@@ -100,7 +107,7 @@ func planLimits(wr, sge uint32, budget uint64, need func(verbs.QPCap) uint64) []
 	}
 	for i := range attempts {
 		if n := need(attempts[i].Cap); budget > 0 && n > budget {
-			attempts[i].NotTried = fmt.Sprintf("needs at least %d MiB of queue memory, over the probe's budget of %d MiB", n>>20, budget>>20)
+			attempts[i].NotTried = fmt.Sprintf("needs at least %d MiB of queue memory, over the probe's budget of %d MiB%s", n>>20, budget>>20, why)
 		}
 	}
 	return attempts
@@ -139,9 +146,10 @@ func Limits(ctx context.Context, lib *verbs.Lib, dev string, port int, o Options
 	if s.dattr.VendorID == rxeVendorID {
 		need = RXEQueueBytes
 	}
-	attempts := planLimits(wr, sge, o.MemoryBudget, need)
+	attempts := planLimits(wr, sge, o.MemoryBudget, o.MemoryBudgetWhy, need)
 	if !attempts[0].Tried() && !attempts[1].Tried() && !attempts[2].Tried() {
 		r.Attempts = attempts
+		s.res.Remedy = MemoryBudgetRemedy
 		_ = s.skip(StageCreateQP, fmt.Errorf("no QP at the limits fits the probe's memory budget: %s", attempts[2].NotTried))
 		return r
 	}

@@ -31,7 +31,8 @@ func TestRXEQueueBytes(t *testing.T) {
 	if got := RXEQueueBytes(small); got != 2*1024+2*1024 {
 		t.Errorf("RXEQueueBytes(one WR, max_sge) = %d", got)
 	}
-	if as := planLimits(1<<20, 32, 198<<20, RXEQueueBytes); as[0].Tried() || as[1].Tried() || !as[2].Tried() {
+	if as := planLimits(1<<20, 32, 198<<20, "a quarter of MemAvailable", RXEQueueBytes); as[0].Tried() || as[1].Tried() || !as[2].Tried() ||
+		!strings.HasSuffix(as[0].NotTried, "over the probe's budget of 198 MiB (a quarter of MemAvailable)") {
 		t.Errorf("rxe under 198 MiB: %+v", as)
 	}
 	if got := RXEQueueBytes(verbs.QPCap{MaxSendWR: 1<<32 - 1, MaxRecvWR: 1<<32 - 1, MaxSendSGE: 1<<32 - 1, MaxRecvSGE: 1<<32 - 1}); got != math.MaxUint64 {
@@ -65,7 +66,7 @@ func TestPlanLimits(t *testing.T) {
 		{"rxe under 16 MiB", 1 << 20, 32, 16 << 20, "skip,skip,try"},
 		{"nothing fits", 1 << 20, 32, 1 << 10, "skip,skip,skip"},
 	} {
-		as := planLimits(c.wr, c.sge, c.budget, QueueBytes)
+		as := planLimits(c.wr, c.sge, c.budget, "", QueueBytes)
 		if got := tried(as); got != c.want {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
 		}

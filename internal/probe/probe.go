@@ -100,6 +100,8 @@ type Options struct {
 	// bound). A QP at a software device's limits (rxe: 1,048,576 work requests of 32 SGEs)
 	// needs gigabytes, which a health check must not take from the node's jobs.
 	MemoryBudget uint64
+	// MemoryBudgetWhy says where MemoryBudget comes from, for the findings.
+	MemoryBudgetWhy string
 }
 
 func (o Options) timeout() time.Duration {

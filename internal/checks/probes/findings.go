@@ -82,6 +82,13 @@ func limitsFinding(t target, r probe.LimitsResult) report.Finding {
 		ok = memoryBoundSummary(t.subject().Name, r.Attempts)
 	}
 	f := base(t, r.Result, "limits", ok)
+	// A limit the memory budget left out is not verified: information, with how to verify it.
+	for _, a := range r.Attempts {
+		if !a.Tried() && f.Severity == report.OK {
+			f.Severity = report.Info
+			f.Remediation = probe.MemoryBudgetRemedy
+		}
+	}
 	if len(r.Attempts) > 1 {
 		for _, a := range r.Attempts {
 			obs := fmt.Sprintf("granted %d/%d", a.Granted.MaxSendWR, a.Granted.MaxSendSGE)

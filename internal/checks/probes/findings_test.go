@@ -117,7 +117,8 @@ func TestLimitsFindingMemoryBound(t *testing.T) {
 		}}
 	f := limitsFinding(hw, r)
 	if want := "mlx5_0/1 accepts a QP at max_qp_wr, one SGE and at max_sge, one WR; not tried: a QP at max_qp_wr and max_sge " +
-		"(needs at least 1040 MiB of queue memory, over the probe's budget of 200 MiB)"; f.Severity != report.OK || f.Summary != want {
+		"(needs at least 1040 MiB of queue memory, over the probe's budget of 200 MiB)"; f.Severity != report.Info || f.Summary != want ||
+		f.Remediation != probe.MemoryBudgetRemedy {
 		t.Errorf("memory-bound: %s %q\nwant %q", f.Severity, f.Summary, want)
 	}
 	var ev []string
@@ -135,7 +136,8 @@ func TestLimitsFindingMemoryBound(t *testing.T) {
 		t.Errorf("evidence:\n%s\nwant:\n%s", strings.Join(ev, "\n"), strings.Join(want, "\n"))
 	}
 	r.Attempts[0].NotTried, r.Attempts[0].Errno = "", "ENOMEM"
-	if f := limitsFinding(hw, r); !strings.Contains(f.Summary, "a QP at both limits at once was refused with ENOMEM") || strings.Contains(f.Summary, "not tried") {
+	if f := limitsFinding(hw, r); !strings.Contains(f.Summary, "a QP at both limits at once was refused with ENOMEM") || strings.Contains(f.Summary, "not tried") ||
+		f.Severity != report.OK {
 		t.Errorf("ENOMEM: %q", f.Summary)
 	}
 	// Only the small QP fitted (as rxe in a small guest): the summary claims max_sge alone.

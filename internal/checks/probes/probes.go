@@ -74,25 +74,28 @@ var stateFact = checks.NewFact("verbs library and probe locks", func(*checks.Env
 })
 
 func (s *state) options(env *checks.Env) probe.Options {
+	budget, why := memoryBudget(env.Host)
 	return probe.Options{Timeout: env.Opts.ProbeTimeout, SysfsRoot: filepath.Join(env.Host.Root(), "sys"),
-		MemoryBudget: memoryBudget(env.Host)}
+		MemoryBudget: budget, MemoryBudgetWhy: why}
 }
 
 // fallbackBudget bounds the limits probe's queues when /proc/meminfo cannot be read.
 const fallbackBudget = 256 << 20
 
-// memoryBudget is what one probe QP's queues may take: a quarter of the memory the kernel says
-// is available for new work (MemAvailable, Documentation/filesystems/proc.rst), so that a
-// health check on a busy node leaves its jobs the rest.
-func memoryBudget(h *host.Host) uint64 {
+// memoryBudget is what one probe QP's queues may take, and where that comes from: a quarter of
+// the memory the kernel says is available for new work (MemAvailable,
+// Documentation/filesystems/proc.rst). The quarter is rdmadiag's own margin, not a published
+// figure: a health check on a busy node must leave its jobs the rest.
+func memoryBudget(h *host.Host) (uint64, string) {
+	const unknown = "MemAvailable unknown"
 	s, err := h.ReadString("/proc/meminfo")
 	if err != nil {
-		return fallbackBudget
+		return fallbackBudget, unknown
 	}
 	if kb, ok := meminfoKB(s, "MemAvailable"); ok && kb > 0 {
-		return kb * 1024 / 4
+		return kb * 1024 / 4, "a quarter of MemAvailable"
 	}
-	return fallbackBudget
+	return fallbackBudget, unknown
 }
 
 // meminfoKB reads one "Name:  N kB" line of /proc/meminfo.
