@@ -398,9 +398,14 @@ func runKernelLog(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 		}
 		gp := groups[key]
 		if gp == nil && opened[fam] >= maxGroupsPerKind {
-			fk := fam + "|folded"
+			// Folded per RDMA device of this host (so a later line still links to its device's
+			// findings), the rest host-wide: either way a bounded number of groups.
+			fk, fold := fam+"|folded", logGroup{sig: s, folded: map[string]bool{}}
+			if inInventory(inv, g.dev, g.bdf) {
+				fk, fold.dev, fold.bdf = fk+"|"+g.dev+"|"+g.bdf, g.dev, g.bdf
+			}
 			if gp = groups[fk]; gp == nil {
-				gp = &logGroup{sig: s, folded: map[string]bool{}}
+				gp = &fold
 				groups[fk] = gp
 				order = append(order, fk)
 			}
@@ -421,7 +426,7 @@ func runKernelLog(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 	}
 	for _, key := range order {
 		if g := groups[key]; g.folded != nil {
-			g.detail = fmt.Sprintf("%d more groups of these lines, on any device, not listed one by one", len(g.folded))
+			g.detail = fmt.Sprintf("%d more groups of these lines, not listed one by one", len(g.folded))
 		}
 		out = append(out, groupFinding(groups[key], recovered, klog, inv))
 	}
