@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -115,7 +116,9 @@ func LiveFacts(root string) *host.Facts {
 	f.CharDevs = liveCharDevs(filepath.Join(root, "dev/infiniband"), openRW)
 	f.Libraries = host.FindLibraries(t)
 	f.InContainer = host.InContainer(t)
-	f.CapEff = capEff(filepath.Join(root, "proc/self/status"))
+	if initialUserNS(filepath.Join(root, "proc/self/uid_map")) {
+		f.CapEff = capEff(filepath.Join(root, "proc/self/status"))
+	}
 	return f
 }
 
@@ -189,6 +192,20 @@ func errnoName(err error) string {
 		}
 	}
 	return err.Error()
+}
+
+// initialUserNS says whether the process runs in the initial user namespace, whose uid_map is
+// the identity "0 0 4294967295" (user_namespaces(7)). Elsewhere (unshare -r, rootless podman)
+// its capabilities do not count for the kernel log, whose check is capable(CAP_SYSLOG) against
+// the initial namespace (kernel/printk/printk.c, check_syslog_permissions): CapEff is then left
+// unknown rather than read as having CAP_SYSLOG.
+func initialUserNS(uidMap string) bool {
+	b, err := os.ReadFile(uidMap)
+	if err != nil {
+		return false
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return len(lines) == 1 && slices.Equal(strings.Fields(lines[0]), []string{"0", "0", "4294967295"})
 }
 
 // capEff reads the effective capability set from a proc(5) status file ("CapEff:\t<hex>");

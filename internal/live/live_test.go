@@ -65,3 +65,28 @@ func TestNoStatsIsEmpty(t *testing.T) {
 		t.Errorf("stats: %v %v", st, err)
 	}
 }
+
+// Capabilities count for the kernel log only in the initial user namespace.
+func TestInitialUserNS(t *testing.T) {
+	dir := t.TempDir()
+	for name, c := range map[string]struct {
+		uidMap string
+		want   bool
+	}{
+		"initial":       {"         0          0 4294967295\n", true},
+		"unshare -r":    {"         0       1000          1\n", false},
+		"rootless":      {"0 1000 1\n1 100000 65536\n", false},
+		"missing":       {"", false},
+		"partial range": {"0 0 1000\n", false},
+	} {
+		p := filepath.Join(dir, strings.ReplaceAll(name, " ", "_"))
+		if name != "missing" {
+			if err := os.WriteFile(p, []byte(c.uidMap), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := initialUserNS(p); got != c.want {
+			t.Errorf("%s: initialUserNS = %v, want %v", name, got, c.want)
+		}
+	}
+}
