@@ -82,7 +82,11 @@ func judgeState(env *checks.Env, p portRef) report.Finding {
 		for _, n := range p.port.Netdevs {
 			nd := readNetdev(h, n)
 			nds = append(nds, nd)
-			f.Evidence = append(f.Evidence, report.EvExp("netdev "+n+" operstate", orNone(nd.operstate), "up", "/sys/class/net/"+n+"/operstate"))
+			exp := "up"
+			if nd.operstate == "unknown" && nd.operational() {
+				exp = "up, or unknown on an interface that is up" // see netdevInfo.operational
+			}
+			f.Evidence = append(f.Evidence, report.EvExp("netdev "+n+" operstate", orNone(nd.operstate), exp, "/sys/class/net/"+n+"/operstate"))
 			if nd.adminUp != nil && nd.operstate != "up" {
 				f.Evidence = append(f.Evidence, report.EvExp("netdev "+n+" administratively up (IFF_UP)", fmt.Sprint(*nd.adminUp), "true", "/sys/class/net/"+n+"/flags"))
 			}
