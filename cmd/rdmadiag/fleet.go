@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"io"
+	"iter"
 	"os"
 	"runtime"
 	"time"
@@ -17,7 +20,8 @@ const fleetExitHelp = `Exit codes:
   1   something is named: a host that is not healthy (warning, critical, unknown,
       interrupted), a stale or failed report, or drift between hosts of the same card
       (slower ports included); error counter outliers are listed but do not change it
-  64  usage error`
+  64  usage error
+  130 interrupted (SIGINT or SIGTERM): stopped between two reports, nothing written`
 
 // fleetStdin is what "-" reads; tests replace it.
 var fleetStdin io.Reader = os.Stdin
@@ -71,7 +75,12 @@ func (a *App) fleetCmd() *cobra.Command {
 				fo.Now = t
 			}
 			agg := fleet.NewAggregator(fo)
-			agg.Consume(fleet.Inputs(args, fleetStdin), workers)
+			ctx := cmd.Context()
+			agg.Consume(untilDone(ctx, fleet.Inputs(args, fleetStdin)), workers)
+			if ctx.Err() != nil {
+				// A partial aggregate would name hosts as missing that were only not read yet.
+				return fmt.Errorf("fleet: %w: nothing written", context.Cause(ctx))
+			}
 			r := agg.Result()
 			write := fleet.WriteTable
 			if o.format == "json" {
@@ -97,4 +106,16 @@ func (a *App) fleetCmd() *cobra.Command {
 	fl.IntVar(&names, "names", 20, "hosts named per list (the first by name; counts are always complete); 0 names all")
 	fl.IntVar(&workers, "parallel", runtime.GOMAXPROCS(0), "reports decoded at the same time")
 	return c
+}
+
+// untilDone yields inputs until ctx ends: a signal stops a fleet of thousands of reports
+// between two inputs, not after the last.
+func untilDone(ctx context.Context, inputs iter.Seq[fleet.Input]) iter.Seq[fleet.Input] {
+	return func(yield func(fleet.Input) bool) {
+		for in := range inputs {
+			if ctx.Err() != nil || !yield(in) {
+				return
+			}
+		}
+	}
 }

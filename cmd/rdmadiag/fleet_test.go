@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -79,5 +80,32 @@ func TestFleetUsage(t *testing.T) {
 		if _, stderr, code := run(t, args...); code != 64 || stderr == "" {
 			t.Errorf("%q: exit %d, stderr %q", args, code, stderr)
 		}
+	}
+}
+
+// A signal stops fleet between two inputs, and nothing is written: a partial aggregate would
+// name every host not read yet as missing.
+func TestFleetInterrupted(t *testing.T) {
+	out, code := runInterrupted(t, "fleet", "--stale", "0", filepath.Join("..", "..", "fixtures", "sysfs", "healthy", "check.golden.json"))
+	if out != "" || code == 0 {
+		t.Errorf("interrupted fleet: exit %d, wrote %q", code, out)
+	}
+	n := 0
+	for range untilDone(context.Background(), func(yield func(fleet.Input) bool) {
+		for range 3 {
+			if !yield(fleet.Input{}) {
+				return
+			}
+		}
+	}) {
+		n++
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range untilDone(ctx, func(yield func(fleet.Input) bool) { yield(fleet.Input{}) }) {
+		n += 100
+	}
+	if n != 3 {
+		t.Errorf("untilDone yielded %d, want 3 then none once the context ended", n)
 	}
 }
