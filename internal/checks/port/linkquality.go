@@ -69,6 +69,15 @@ type lqPort struct {
 	first  lqSample
 }
 
+// ethtoolClient is the host's ethtool netlink client, nil when the source has none (a tree, or a
+// snapshot recorded without ethtool answers); the checks judge a nil client as such.
+func ethtoolClient(h *host.Host) *ethtoolnl.Client {
+	if conn := h.Ethtool(); conn != nil {
+		return ethtoolnl.NewClient(conn)
+	}
+	return nil
+}
+
 func runLinkQuality(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 	inv := env.Inventory()
 	ports := allPorts(inv)
@@ -76,10 +85,7 @@ func runLinkQuality(ctx context.Context, env *checks.Env) ([]report.Finding, err
 		return noPorts(inv), nil
 	}
 	h := env.Host
-	var c *ethtoolnl.Client
-	if conn := h.Ethtool(); conn != nil {
-		c = ethtoolnl.NewClient(conn)
-	}
+	c := ethtoolClient(h)
 	var out []report.Finding
 	var todo []*lqPort
 	for _, p := range ports {

@@ -35,10 +35,7 @@ func runTransceiver(_ context.Context, env *checks.Env) ([]report.Finding, error
 		return noPorts(inv), nil
 	}
 	h := env.Host
-	var c *ethtoolnl.Client
-	if conn := h.Ethtool(); conn != nil {
-		c = ethtoolnl.NewClient(conn)
-	}
+	c := ethtoolClient(h)
 	out := make([]report.Finding, 0, len(ports))
 	for _, p := range ports {
 		out = append(out, judgeTransceiver(h, c, p))
