@@ -77,7 +77,7 @@ func runCmd(args []string) error {
 	fs.IntVar(&s.Devices, "devices", 0, "RDMA devices in this configuration")
 	fs.IntVar(&s.QPs, "qps", 0, "QPs held in this configuration")
 	fs.IntVar(&s.Round, "round", 0, "round number")
-	fs.StringVar(&s.Label, "label", "", "command label (ibv_devinfo, rdma_res_qp, check_noprobe, check, only_qpcq)")
+	fs.StringVar(&s.Label, "label", "", "command label (ibv_devinfo, rdma_res_qp, start, check_noprobe, check, only_qpcq)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
