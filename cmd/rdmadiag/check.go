@@ -170,6 +170,7 @@ func (a *App) judge(ctx context.Context, f *checkFlags, prog *progress) (*report
 	defer cancel()
 	env := checks.NewEnv(h, f.opts)
 	env.Now = a.Now
+	env.InventoryOptions = checks.InventoryOptions(toRun)
 	if prog.on {
 		env.Progress = prog.show
 		sleep := env.Sleep

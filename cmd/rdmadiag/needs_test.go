@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/host"
 )
 
@@ -19,6 +21,8 @@ type accessLog struct {
 	mu    sync.Mutex
 	ops   []string
 	verbs int
+	// devices, when set, changes the recorded verbs devices the host answers.
+	devices func(root string, recorded []host.VerbsDevice) []host.VerbsDevice
 }
 
 func (l *accessLog) open(t *testing.T) func(source) (*host.Host, func(), error) {
@@ -31,6 +35,10 @@ func (l *accessLog) open(t *testing.T) func(source) (*host.Host, func(), error) 
 	if err := json.Unmarshal(b, &facts); err != nil {
 		t.Fatal(err)
 	}
+	devs := facts.VerbsDevices
+	if l.devices != nil {
+		devs = l.devices(filepath.Join(snap, "root"), devs)
+	}
 	return func(source) (*host.Host, func(), error) {
 		h, err := host.New(host.Options{Root: filepath.Join(snap, "root"), Kind: host.KindLive,
 			Facts: func() (*host.Facts, error) { f := facts; return &f, nil },
@@ -38,7 +46,7 @@ func (l *accessLog) open(t *testing.T) func(source) (*host.Host, func(), error) 
 				l.mu.Lock()
 				l.verbs++
 				l.mu.Unlock()
-				return facts.VerbsDevices, facts.VerbsError, nil
+				return devs, facts.VerbsError, nil
 			},
 			Observe: func(what string) {
 				l.mu.Lock()
@@ -123,5 +131,96 @@ func TestGIDTableReadOncePerRun(t *testing.T) {
 		if n > 1 {
 			t.Errorf("%s: %d times", op, n)
 		}
+	}
+}
+
+// Only the checks marked VerbsDevices ask for the verbs devices: the mark is what lets a run
+// without them leave libibverbs unloaded, and lets one with them take the GID tables from the
+// same query.
+func TestVerbsDevicesMarked(t *testing.T) {
+	for _, c := range checks.Default.All() {
+		if c.Probe {
+			continue
+		}
+		var l accessLog
+		var out, errb bytes.Buffer
+		app := testApp(&out, &errb)
+		app.OpenHost = l.open(t)
+		if code := app.Execute(context.Background(), []string{"check", "--no-probe", "-o", "json", "--only", c.ID}); code > 3 {
+			t.Fatalf("%s: exit %d: %s", c.ID, code, errb.String())
+		}
+		if l.verbs > 0 && !c.VerbsDevices {
+			t.Errorf("%s asks for the verbs devices but is not marked VerbsDevices", c.ID)
+		}
+	}
+}
+
+// withGIDTables gives each recorded verbs device the GID table its tree holds, as
+// ibv_query_gid_table would (types and netdevs as the kernel numbers them).
+func withGIDTables(t *testing.T) func(string, []host.VerbsDevice) []host.VerbsDevice {
+	return func(root string, recorded []host.VerbsDevice) []host.VerbsDevice {
+		h, err := host.New(host.Options{Root: root, Kind: host.KindRoot})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := append([]host.VerbsDevice(nil), recorded...)
+		for i := range out {
+			d := &out[i]
+			d.GIDsRead = true
+			ifindex := map[string]uint32{}
+			pdir := "/sys/class/infiniband/" + d.Name + "/ports/1"
+			names, err := h.ReadDir(pdir + "/gids")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range names {
+				g, _ := h.ReadString(pdir + "/gids/" + n)
+				if strings.Trim(g, "0:") == "" {
+					continue
+				}
+				typ, _ := h.ReadString(pdir + "/gid_attrs/types/" + n)
+				nd, _ := h.ReadString(pdir + "/gid_attrs/ndevs/" + n)
+				if _, ok := ifindex[nd]; !ok && nd != "" {
+					ifindex[nd] = uint32(len(ifindex) + 2)
+				}
+				k, _ := strconv.Atoi(n)
+				e := host.VerbsGID{Port: 1, Index: k, GID: g, Type: 1, Ifindex: ifindex[nd]}
+				if typ == "RoCE v2" {
+					e.Type = 2
+				}
+				d.GIDs = append(d.GIDs, e)
+			}
+			if len(d.GIDs) == 0 {
+				t.Fatalf("%s: no GID in the fixture's table", d.Name)
+			}
+		}
+		return out
+	}
+}
+
+// A run that opens the verbs devices anyway takes the GID tables from that query: the report is
+// the one the sysfs walk gives, and no gids/N file is read.
+func TestGIDTableFromVerbsSameReport(t *testing.T) {
+	runWith := func(l *accessLog) string {
+		var out, errb bytes.Buffer
+		app := testApp(&out, &errb)
+		app.OpenHost = l.open(t)
+		if code := app.Execute(context.Background(), []string{"check", "--no-probe", "-o", "json"}); code > 3 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		return out.String()
+	}
+	var sysfs accessLog
+	want := runWith(&sysfs)
+	verbs := accessLog{devices: withGIDTables(t)}
+	got := runWith(&verbs)
+	if got != want {
+		t.Errorf("the report differs from the sysfs walk's:\n%s", unifiedDiff("sysfs", "verbs", want, got, 40))
+	}
+	if n := len(sysfs.touched("/gids/")); n == 0 {
+		t.Fatal("the sysfs walk read no gids/N file; the fixture should have a RoCE port")
+	}
+	if r := verbs.touched("/gids/", "/gid_attrs/types/"); len(r) > 0 {
+		t.Errorf("GID table files read although the verbs query gave the table: %d, e.g. %s", len(r), r[0])
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -28,6 +29,19 @@ type Check struct {
 	Run func(ctx context.Context, env *Env) ([]report.Finding, error)
 	// Fault is the fault-table row used for the "unknown" finding when Run fails.
 	Fault string
+	// VerbsDevices marks checks that ask Host.VerbsDevices (libibverbs opens every device). A run
+	// that selects one lets the inventory take the GID tables from the same query
+	// (InventoryOptions); a run that selects none loads no verbs library.
+	VerbsDevices bool
+}
+
+// InventoryOptions are the inventory sources that suit a run of these checks.
+func InventoryOptions(cs []Check) inventory.Options {
+	var o inventory.Options
+	for _, c := range cs {
+		o.VerbsGIDs = o.VerbsGIDs || c.VerbsDevices
+	}
+	return o
 }
 
 // Layer is the layer part of the id.

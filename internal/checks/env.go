@@ -67,6 +67,10 @@ type Env struct {
 	// the operator's terminal; it never changes a finding. Checks call Progressf.
 	Progress func(msg string)
 
+	// InventoryOptions choose the inventory's sources (InventoryOptions of the checks run); the
+	// zero value reads everything from sysfs.
+	InventoryOptions inventory.Options
+
 	invOnce sync.Once
 	inv     *inventory.Inventory
 
@@ -135,7 +139,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 // Inventory discovers the RDMA devices once per run and shares the result among checks.
 func (e *Env) Inventory() *inventory.Inventory {
-	e.invOnce.Do(func() { e.inv = inventory.Discover(e.Host) })
+	e.invOnce.Do(func() { e.inv = inventory.DiscoverWith(e.Host, e.InventoryOptions) })
 	return e.inv
 }
 

@@ -49,6 +49,27 @@ type VerbsDevice struct {
 	NumCompVectors int    `json:"num_comp_vectors"`
 	// Error is set (and the limits are zero) when the device could not be opened or queried.
 	Error string `json:"error,omitempty"`
+	// GIDsRead says GIDs holds the device's whole GID table (every port's valid entries, from one
+	// ibv_query_gid_table while the device was open): sysfs needs one file per entry for the same
+	// (1024 per port on rxe). False when the library lacks the call, the query failed
+	// (GIDError) or the recording predates it; the table is then read from sysfs.
+	GIDsRead bool       `json:"gids_read,omitempty"`
+	GIDs     []VerbsGID `json:"gids,omitempty"`
+	GIDError string     `json:"gid_error,omitempty"`
+}
+
+// VerbsGID is one valid GID table entry as ibv_query_gid_table gives it (struct ibv_gid_entry).
+type VerbsGID struct {
+	Port  int `json:"port"`
+	Index int `json:"index"`
+	// GID is the 16-byte GID as sysfs prints it (gids/N: eight groups of four hex digits).
+	GID string `json:"gid"`
+	// Type is the kernel's GID type (0 IB, 1 RoCE v1, 2 RoCE v2: enum ib_uverbs_gid_type,
+	// include/uapi/rdma/ib_user_ioctl_verbs.h).
+	Type uint32 `json:"type"`
+	// Ifindex is the index of the entry's netdev in its network namespace; 0 when none. It names
+	// the netdev only in that namespace, so the name is read from sysfs (gid_attrs/ndevs/N).
+	Ifindex uint32 `json:"ifindex,omitempty"`
 }
 
 // CharDev is one character device node and the result of opening it.
@@ -105,4 +126,17 @@ func (f *Facts) HasCap(c uint) (has, known bool) {
 		return false, false
 	}
 	return v&(1<<c) != 0, true
+}
+
+// FormatGID prints a GID as sysfs does (gids/N, "%pI6": eight groups of four hex digits).
+func FormatGID(g [16]byte) string {
+	b := make([]byte, 0, 39)
+	const hex = "0123456789abcdef"
+	for i := 0; i < 16; i += 2 {
+		if i > 0 {
+			b = append(b, ':')
+		}
+		b = append(b, hex[g[i]>>4], hex[g[i]&15], hex[g[i+1]>>4], hex[g[i+1]&15])
+	}
+	return string(b)
 }

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rdmadiag/rdmadiag/internal/host"
 )
@@ -141,14 +142,35 @@ func (inv *Inventory) Device(name string) *Device {
 	return nil
 }
 
+// Options choose between sources that give the same facts at different costs.
+type Options struct {
+	// VerbsGIDs takes RoCE ports' GID tables from Host.VerbsDevices (one ibv_query_gid_table per
+	// device) instead of one sysfs file per entry (1024 per port on rxe, three system calls
+	// each). A run sets it when a selected check opens the verbs devices anyway; a device whose
+	// table the verbs query did not give, or a query slower than VerbsWait, is read from sysfs.
+	VerbsGIDs bool
+}
+
+// VerbsWait bounds how long Discover waits for the verbs query before it reads the GID tables
+// from sysfs: a device whose firmware hangs can block ibv_open_device, and the inventory must not
+// wait for it (the checks that judge the verbs limits say so themselves).
+var VerbsWait = 2 * time.Second
+
 // Discover walks /sys/class/infiniband. It never fails as a whole: problems are attached to the
 // device they concern, or to Absent.
-func Discover(h *host.Host) *Inventory {
+func Discover(h *host.Host) *Inventory { return DiscoverWith(h, Options{}) }
+
+// DiscoverWith is Discover with the sources o chooses.
+func DiscoverWith(h *host.Host, o Options) *Inventory {
 	inv := &Inventory{}
 	names, err := h.ReadDir(ClassDir)
 	if err != nil {
 		inv.Absent = err
 		return inv
+	}
+	tables := func(string) *host.VerbsDevice { return nil }
+	if o.VerbsGIDs && len(names) > 0 {
+		tables = verbsTables(h)
 	}
 	uverbs := charDevIndex(h, "/sys/class/infiniband_verbs")
 	umad := charDevIndex(h, "/sys/class/infiniband_mad")
@@ -156,7 +178,7 @@ func Discover(h *host.Host) *Inventory {
 	// Devices are read concurrently: each is a few hundred to a few thousand sysfs reads (its GID
 	// tables), and a host carries up to 16 of them.
 	devs := make([]*Device, len(names))
-	parallel(len(names), func(i int) { devs[i] = readDevice(h, names[i]) })
+	parallel(len(names), func(i int) { devs[i] = readDevice(h, names[i], tables) })
 	for i, n := range names {
 		d := devs[i]
 		d.DriverVersion = moduleVersion(h, d.Driver, versions)
@@ -198,7 +220,37 @@ func first(s []string) string {
 	return s[0]
 }
 
-func readDevice(h *host.Host, name string) *Device {
+// verbsTables starts the verbs query and returns a lookup that waits for it, at most VerbsWait
+// in all, and then gives the device's entry when its GID table was read.
+func verbsTables(h *host.Host) func(name string) *host.VerbsDevice {
+	type answer struct {
+		devs []host.VerbsDevice
+		err  error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		devs, _, err := h.VerbsDevices()
+		ch <- answer{devs, err}
+	}()
+	timer := time.NewTimer(VerbsWait)
+	byName := sync.OnceValue(func() map[string]*host.VerbsDevice {
+		defer timer.Stop()
+		m := map[string]*host.VerbsDevice{}
+		select {
+		case a := <-ch:
+			for i := range a.devs {
+				if d := &a.devs[i]; d.GIDsRead && d.Error == "" {
+					m[d.Name] = d
+				}
+			}
+		case <-timer.C:
+		}
+		return m
+	})
+	return func(name string) *host.VerbsDevice { return byName()[name] }
+}
+
+func readDevice(h *host.Host, name string, tables func(string) *host.VerbsDevice) *Device {
 	d := &Device{Name: name}
 	dir := path.Join(ClassDir, name)
 	// Optional files may be absent (board_id on rxe); any other error (a link out of a tree, a
@@ -250,7 +302,11 @@ func readDevice(h *host.Host, name string) *Device {
 			d.Errors = append(d.Errors, err)
 		}
 		if p.LinkLayer != "InfiniBand" {
-			p.GIDs, p.GIDErr = readGIDs(h, pdir)
+			if vd := tables(name); vd != nil {
+				p.GIDs = verbsGIDs(h, pdir, num, vd.GIDs)
+			} else {
+				p.GIDs, p.GIDErr = readGIDs(h, pdir)
+			}
 			p.Netdevs = gidNetdevs(p.GIDs)
 			if p.GIDErr != nil {
 				// A tree may hold the netdev files without the GIDs (an excerpt of sysfs).
@@ -309,6 +365,49 @@ func readGIDs(h *host.Host, pdir string) ([]GID, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
 	return out, nil
+}
+
+// verbsGIDs turns a port's entries of the verbs GID table into what readGIDs reads from sysfs.
+// The netdev is read from gid_attrs/ndevs once per distinct ifindex: the index names a netdev
+// only in its own network namespace, the sysfs file gives the name the kernel holds.
+func verbsGIDs(h *host.Host, pdir string, port int, all []host.VerbsGID) []GID {
+	var ndevs *host.Dir
+	names := map[uint32]string{}
+	var out []GID
+	for _, e := range all {
+		if e.Port != port || !ValidGID(e.GID) || strings.Trim(e.GID, "0:") == "" {
+			continue
+		}
+		g := GID{Index: e.Index, Addr: e.GID, Type: GIDTypeName(e.Type)}
+		if e.Ifindex != 0 {
+			nd, ok := names[e.Ifindex]
+			if !ok {
+				if ndevs == nil {
+					ndevs = h.OpenDir(path.Join(pdir, "gid_attrs", "ndevs"))
+					defer ndevs.Close()
+				}
+				nd, _ = ndevs.ReadString(strconv.Itoa(e.Index))
+				names[e.Ifindex] = nd
+			}
+			g.Netdev = nd
+		}
+		out = append(out, g)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
+	return out
+}
+
+// GIDTypeName is the text sysfs prints for a kernel GID type (gid_attrs/types/N,
+// ib_cache_gid_type_str in drivers/infiniband/core/cache.c: "IB/RoCE v1" for both IB and RoCE v1
+// "for user space compatibility reasons").
+func GIDTypeName(t uint32) string {
+	switch t {
+	case 0, 1:
+		return "IB/RoCE v1"
+	case 2:
+		return "RoCE v2"
+	}
+	return "Invalid GID type"
 }
 
 // gidNetdevs lists the netdevs bound to a port through its GID table: that works for hardware

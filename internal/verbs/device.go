@@ -271,6 +271,24 @@ func (c *Context) GIDs(port uint8, gidTblLen, maxEntries int) ([]GIDEntry, error
 	return out, err
 }
 
+// ErrNoGIDTable is returned by GIDTable when libibverbs predates ibv_query_gid_table
+// (rdma-core v32).
+var ErrNoGIDTable = errors.New("libibverbs has no ibv_query_gid_table")
+
+// GIDTable returns the valid entries of every port's GID table in one ibv_query_gid_table call
+// (one ioctl, UVERBS_METHOD_QUERY_GID_TABLE): maxEntries must cover them all, the sum of the
+// ports' gid_tbl_len, or the kernel refuses the call.
+func (c *Context) GIDTable(maxEntries int) ([]GIDEntry, error) {
+	if c.lib.queryGIDTable == 0 {
+		return nil, ErrNoGIDTable
+	}
+	if maxEntries <= 0 || maxEntries > 1<<20 {
+		return nil, fmt.Errorf("%s: implausible GID table size %d", c.info.Name, maxEntries)
+	}
+	return c.gidTable(0, maxEntries)
+}
+
+// gidTable queries the whole table and keeps port's non-zero entries (every port's with port 0).
 func (c *Context) gidTable(port uint8, maxEntries int) ([]GIDEntry, error) {
 	m, err := NewMem(maxEntries * int(unsafe.Sizeof(GIDEntry{})))
 	if err != nil {
@@ -293,7 +311,7 @@ func (c *Context) gidTable(port uint8, maxEntries int) ([]GIDEntry, error) {
 	all := unsafe.Slice((*GIDEntry)(unsafe.Pointer(&m.Bytes()[0])), int(n))
 	var out []GIDEntry
 	for _, e := range all {
-		if e.PortNum == uint32(port) && e.GID != ([16]byte{}) {
+		if (port == 0 || e.PortNum == uint32(port)) && e.GID != ([16]byte{}) {
 			out = append(out, e)
 		}
 	}

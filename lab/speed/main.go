@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"reflect"
 	"syscall"
 	"time"
 )
@@ -55,6 +56,11 @@ func main() {
 		if err == nil && !ok {
 			os.Exit(1)
 		}
+	case "sameinv":
+		if len(os.Args) != 4 {
+			usage()
+		}
+		err = sameInventory(os.Args[2], os.Args[3])
 	default:
 		usage()
 	}
@@ -65,7 +71,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: labspeed run -o FILE -config NAME -devices N -qps N -round N -label LABEL -- CMD [ARG...]\n       labspeed table FILE")
+	fmt.Fprintln(os.Stderr, "usage: labspeed run -o FILE -config NAME -devices N -qps N -round N -label LABEL -- CMD [ARG...]\n       labspeed table FILE\n       labspeed sameinv REPORT1 REPORT2")
 	os.Exit(2)
 }
 
@@ -156,4 +162,43 @@ func tableCmd(file string, w io.Writer) (bool, error) {
 		return false, fmt.Errorf("%s: no samples", file)
 	}
 	return printTable(w, samples), nil
+}
+
+// sameInventory fails unless two reports (rdmadiag check or inventory, JSON) describe the
+// devices alike: a run that takes the GID tables from the verbs query must show what the sysfs
+// walk shows.
+func sameInventory(a, b string) error {
+	read := func(p string) (any, error) {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		var doc struct {
+			Host struct {
+				Inventory any `json:"inventory"`
+			} `json:"host"`
+		}
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		if doc.Host.Inventory == nil {
+			return nil, fmt.Errorf("%s: no host.inventory", p)
+		}
+		return doc.Host.Inventory, nil
+	}
+	x, err := read(a)
+	if err != nil {
+		return err
+	}
+	y, err := read(b)
+	if err != nil {
+		return err
+	}
+	if !reflect.DeepEqual(x, y) {
+		jx, _ := json.MarshalIndent(x, "", "  ")
+		jy, _ := json.MarshalIndent(y, "", "  ")
+		return fmt.Errorf("inventories differ:\n%s:\n%s\n%s:\n%s", a, jx, b, jy)
+	}
+	fmt.Printf("same inventory: %s %s\n", a, b)
+	return nil
 }

@@ -21,6 +21,8 @@ func init() {
 		Description: "Completion vectors present (verbs num_comp_vectors, MSI-X vectors, IRQs); with --interval, whether they advance under traffic",
 		Fault:       "cq-eq",
 		Run:         runVectors,
+		// Asks Host.VerbsDevices for the device's limits.
+		VerbsDevices: true,
 	})
 }
 

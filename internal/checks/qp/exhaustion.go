@@ -16,6 +16,8 @@ func init() {
 		Description: "QP count against the device's max_qp (ibv_query_device, recorded in snapshots)",
 		Fault:       "qp-context",
 		Run:         runExhaustion,
+		// Asks Host.VerbsDevices for the device's limits.
+		VerbsDevices: true,
 	})
 }
 
