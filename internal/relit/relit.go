@@ -132,3 +132,44 @@ func shortest(ss []string) int {
 	}
 	return m
 }
+
+// Present tells, for each expression, whether it may match one of texts: false means it matches
+// none of them, because no literal it requires occurs in any. A kernel log is thousands of
+// records and a list of signatures dozens of expressions: one search per distinct literal over
+// the whole log replaces one per expression per record, and a healthy log rules out nearly all.
+func Present(rs []*Regexp, texts []string) []bool {
+	// The texts are joined with a byte no literal of a signature contains, so that no literal is
+	// found across two texts; a literal that does contain it is taken as present.
+	const sep = "\x00"
+	n := 0
+	for _, t := range texts {
+		n += len(t) + 1
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, t := range texts {
+		b.WriteString(t)
+		b.WriteString(sep)
+	}
+	all := b.String()
+	found := map[string]bool{}
+	out := make([]bool, len(rs))
+	for i, r := range rs {
+		if r.lits == nil {
+			out[i] = true
+			continue
+		}
+		for _, l := range r.lits {
+			f, ok := found[l]
+			if !ok {
+				f = strings.Contains(l, sep) || strings.Contains(all, l)
+				found[l] = f
+			}
+			if f {
+				out[i] = true
+				break
+			}
+		}
+	}
+	return out
+}

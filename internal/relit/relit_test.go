@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -73,5 +74,37 @@ func FuzzPrefilter(f *testing.F) {
 		if std.MatchString(text) && !r.mayMatch(text) {
 			t.Fatalf("prefilter %q of %q rejects %q, which matches", r.lits, expr, text)
 		}
+		// Split into records anywhere: an expression that matches one record is present.
+		recs := strings.SplitAfter(text, "\n")
+		for _, rec := range recs {
+			if std.MatchString(rec) && !Present([]*Regexp{r}, recs)[0] {
+				t.Fatalf("Present rules out %q (literals %q), which matches record %q", expr, r.lits, rec)
+			}
+		}
 	})
+}
+
+func TestPresent(t *testing.T) {
+	rs := []*Regexp{
+		MustCompile(`Fatal error (\d+) detected`),
+		MustCompile(`health recovery failed|Cold reset is required`),
+		MustCompile(`(?i)link down`), // no literal under case folding: always present
+		MustCompile(`error detected`),
+	}
+	for _, tc := range []struct {
+		texts []string
+		want  []bool
+	}{
+		{nil, []bool{false, false, true, false}},
+		{[]string{"eth0: Link up", "mlx5_core: Cold reset is required"}, []bool{false, true, true, false}},
+		{[]string{"Fatal error 3 detected"}, []bool{true, false, true, false}},
+		{[]string{"uncorrectable error detected"}, []bool{false, false, true, true}},
+		// A literal split across two records is not there.
+		{[]string{"uncorrectable error", " detected"}, []bool{false, false, true, false}},
+	} {
+		got := Present(rs, tc.texts)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%q: %v, want %v", tc.texts, got, tc.want)
+		}
+	}
 }

@@ -224,16 +224,33 @@ var signatures = []signature{
 }
 
 // matchLine yields the signatures a line matches, first match first; the caller takes the
-// first it keeps. Signatures are ordered most specific first.
-func matchLine(text string) func(yield func(*signature, []string) bool) {
+// first it keeps. Signatures are ordered most specific first. present, when not nil, rules out
+// the signatures that match no record of the log (presentIn).
+func matchLine(text string, present []bool) func(yield func(*signature, []string) bool) {
 	return func(yield func(*signature, []string) bool) {
 		for si := range signatures {
+			if present != nil && !present[si] {
+				continue
+			}
 			s := &signatures[si]
 			if m := s.re.FindStringSubmatch(text); m != nil && !yield(s, m) {
 				return
 			}
 		}
 	}
+}
+
+// presentIn tells which signatures may match some record of recs (relit.Present).
+func presentIn(recs []kmsg.Record) []bool {
+	res := make([]*relit.Regexp, len(signatures))
+	for i := range signatures {
+		res[i] = signatures[i].re
+	}
+	texts := make([]string, len(recs))
+	for i, r := range recs {
+		texts[i] = r.Text
+	}
+	return relit.Present(res, texts)
 }
 
 // fatalSensor names enum mlx5_sensor (health.c).
@@ -340,8 +357,9 @@ func runKernelLog(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 	inv := env.Inventory()
 	var matches []logMatch
 	var recovered []kmsg.Record
+	present := presentIn(recs)
 	for i, r := range recs {
-		for s, m := range matchLine(r.Text) {
+		for s, m := range matchLine(r.Text, present) {
 			if s.id == "mlx5-recovered" {
 				recovered = append(recovered, r)
 			}

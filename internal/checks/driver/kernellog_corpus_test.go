@@ -22,7 +22,7 @@ var dmesgStamp = regexp.MustCompile(`^\[\s*\d+\.\d+\] `)
 // classify is what the kernel_log check makes of one line on its own: the first signature it
 // matches, and the PCI address or interface it names.
 func classify(text string) (sig *signature, device string) {
-	for s, m := range matchLine(text) {
+	for s, m := range matchLine(text, nil) {
 		_, bdf := recordDevice(kmsg.Record{Text: text}, &inventory.Inventory{})
 		if bdf == "" && s.netdev > 0 {
 			for _, n := range m[s.netdev:] {

@@ -99,9 +99,21 @@ type linkEvent struct {
 
 // parseLinkEvents finds the link up/down lines in the log.
 func parseLinkEvents(recs []kmsg.Record) []linkEvent {
+	res := make([]*relit.Regexp, len(linkFamilies))
+	for i := range linkFamilies {
+		res[i] = linkFamilies[i].re
+	}
+	texts := make([]string, len(recs))
+	for i, r := range recs {
+		texts[i] = r.Text
+	}
+	present := relit.Present(res, texts) // families no record can match are not tried
 	var out []linkEvent
 	for _, r := range recs {
 		for i := range linkFamilies {
+			if !present[i] {
+				continue
+			}
 			f := &linkFamilies[i]
 			m := f.re.FindStringSubmatch(r.Text)
 			if m == nil {
