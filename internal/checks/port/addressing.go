@@ -111,7 +111,7 @@ func roceAddressing(env *checks.Env, p portRef, f *report.Finding) {
 			"Assign the port's IP address to its netdev (ip addr add ... dev <netdev>); the kernel adds the RoCE v2 GID for it."})
 	}
 	for _, n := range p.port.Netdevs {
-		nd := readNetdev(h, n)
+		nd := netdev(env, n)
 		src := "/sys/class/net/" + n
 		if !nd.operational() {
 			probs = append(probs, problem{report.Warning, fmt.Sprintf("netdev %s is %s although the port is ACTIVE", n, orNone(nd.operstate)),

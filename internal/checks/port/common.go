@@ -5,7 +5,9 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 
+	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/report"
@@ -94,6 +96,31 @@ type netdevInfo struct {
 // iffUp is IFF_UP in include/uapi/linux/if.h; /sys/class/net/<dev>/flags prints the flags as
 // "0x%x" (net/core/net-sysfs.c). Lab port-down: "ip link set eth0 down" left 0x1002.
 const iffUp = 0x1
+
+// netdevReads holds each netdev's attributes for the run: five checks show them for every RoCE
+// port, and reading them once keeps the run close to what it must read.
+type netdevReads struct {
+	h  *host.Host
+	mu sync.Mutex
+	m  map[string]func() netdevInfo
+}
+
+var netdevFact = checks.NewFact("netdev attributes", func(env *checks.Env) *netdevReads {
+	return &netdevReads{h: env.Host, m: map[string]func() netdevInfo{}}
+})
+
+// netdev returns a netdev's attributes as read once in this run.
+func netdev(env *checks.Env, name string) netdevInfo {
+	r := netdevFact.Get(env)
+	r.mu.Lock()
+	f := r.m[name]
+	if f == nil {
+		f = sync.OnceValue(func() netdevInfo { return readNetdev(r.h, name) })
+		r.m[name] = f
+	}
+	r.mu.Unlock()
+	return f()
+}
 
 func readNetdev(h *host.Host, name string) netdevInfo {
 	n := netdevInfo{name: name, speedMbps: -1}

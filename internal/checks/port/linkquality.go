@@ -115,7 +115,7 @@ func runLinkQuality(ctx context.Context, env *checks.Env) ([]report.Finding, err
 			out = append(out, f)
 			continue
 		}
-		lp := &lqPort{p: p, netdev: readNetdev(h, nd[0])}
+		lp := &lqPort{p: p, netdev: netdev(env, nd[0])}
 		if c == nil {
 			lp.first = lqSample{fecErr: fmt.Errorf("ethtool netlink answers: %w", host.ErrNotRecorded), at: env.Now()}
 			lp.first.stats, lp.first.statsErr = h.EthtoolStats(nd[0])

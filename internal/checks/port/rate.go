@@ -99,7 +99,7 @@ func effectiveRate(env *checks.Env, ri *rateInfo) {
 	if p.ib() || len(p.port.Netdevs) == 0 {
 		return
 	}
-	nd := readNetdev(env.Host, p.port.Netdevs[0])
+	nd := netdev(env, p.port.Netdevs[0])
 	src := "/sys/class/net/" + nd.name + "/speed"
 	if nd.speedMbps <= 0 {
 		ri.f.Evidence = append(ri.f.Evidence, report.Ev("netdev speed", "unknown", src))

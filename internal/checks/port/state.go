@@ -80,7 +80,7 @@ func judgeState(env *checks.Env, p portRef) report.Finding {
 	var nds []netdevInfo
 	if !p.ib() {
 		for _, n := range p.port.Netdevs {
-			nd := readNetdev(h, n)
+			nd := netdev(env, n)
 			nds = append(nds, nd)
 			exp := "up"
 			if nd.operstate == "unknown" && nd.operational() {

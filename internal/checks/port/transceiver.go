@@ -38,12 +38,13 @@ func runTransceiver(_ context.Context, env *checks.Env) ([]report.Finding, error
 	c := ethtoolClient(h)
 	out := make([]report.Finding, 0, len(ports))
 	for _, p := range ports {
-		out = append(out, judgeTransceiver(h, c, p))
+		out = append(out, judgeTransceiver(env, c, p))
 	}
 	return out, nil
 }
 
-func judgeTransceiver(h *host.Host, c *ethtoolnl.Client, p portRef) report.Finding {
+func judgeTransceiver(env *checks.Env, c *ethtoolnl.Client, p portRef) report.Finding {
+	h := env.Host
 	f := report.Finding{Subject: p.subject()}
 	nds := p.port.Netdevs
 	if len(nds) == 0 && p.dev.Parent != "" {
@@ -57,7 +58,7 @@ func judgeTransceiver(h *host.Host, c *ethtoolnl.Client, p portRef) report.Findi
 		}
 		return f
 	}
-	nd := readNetdev(h, nds[0])
+	nd := netdev(env, nds[0])
 	name := fmt.Sprintf("%s (%s)", nd.name, p.name())
 	src := moduleSource(nd.name)
 	if c == nil {
