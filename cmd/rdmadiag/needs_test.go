@@ -224,3 +224,28 @@ func TestGIDTableFromVerbsSameReport(t *testing.T) {
 		t.Errorf("GID table files read although the verbs query gave the table: %d, e.g. %s", len(r), r[0])
 	}
 }
+
+// A netdev's attributes are read once per run, whichever number of port checks show them.
+func TestNetdevReadOncePerRun(t *testing.T) {
+	var l accessLog
+	var out, errb bytes.Buffer
+	app := testApp(&out, &errb)
+	app.OpenHost = l.open(t)
+	if code := app.Execute(context.Background(), []string{"check", "--no-probe", "-o", "json"}); code > 3 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	reads := map[string]int{}
+	for _, op := range l.touched("/operstate", "/flags") {
+		if strings.Contains(op, "/sys/class/net/") {
+			reads[op]++
+		}
+	}
+	if len(reads) == 0 {
+		t.Fatal("no netdev attribute read; the fixture should have a RoCE port with a netdev")
+	}
+	for op, n := range reads {
+		if n > 1 {
+			t.Errorf("%s: %d times", op, n)
+		}
+	}
+}
