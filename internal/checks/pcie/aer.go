@@ -102,7 +102,7 @@ func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 	if f := noDevices(inv); f != nil {
 		return f, nil
 	}
-	ts, out := resolveTargets(env.Host, inv)
+	ts, out := sharedTargets(env)
 	klog := kernelLog(env)
 	// Each function is judged once even when several devices share a root port.
 	seen := map[string]bool{}

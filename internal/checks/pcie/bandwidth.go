@@ -159,7 +159,7 @@ func runBandwidth(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 	if f := noDevices(inv); f != nil {
 		return f, nil
 	}
-	ts, out := resolveTargets(env.Host, inv)
+	ts, out := sharedTargets(env)
 	ms := make([]measured, len(ts))
 	bdfs := make([]string, len(ts))
 	vf := make([]bool, len(ts))

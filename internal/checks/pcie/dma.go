@@ -130,7 +130,7 @@ func runDMA(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 		return f, nil
 	}
 	h := env.Host
-	ts, out := resolveTargets(h, inv)
+	ts, out := sharedTargets(env)
 	klog := kernelLog(env)
 	type perTarget struct {
 		nets  []netErrs

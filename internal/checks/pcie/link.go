@@ -291,7 +291,7 @@ func runLink(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 	if f := noDevices(inv); f != nil {
 		return f, nil
 	}
-	ts, out := resolveTargets(env.Host, inv)
+	ts, out := sharedTargets(env)
 	klog := kernelLog(env)
 	for _, t := range ts {
 		out = append(out, judgePath(env.Host, t, klog))

@@ -99,7 +99,7 @@ func gpuTargets(env *checks.Env) ([]*target, []gpu, []report.Finding) {
 	if f := noGPU(env, l); f != nil {
 		return nil, nil, f
 	}
-	ts, out := resolveTargets(env.Host, env.Inventory())
+	ts, out := sharedTargets(env)
 	var hw []*target
 	for _, t := range ts {
 		if t.Devices[0].PCI != nil {

@@ -153,6 +153,25 @@ func resolveTargets(h *host.Host, inv *inventory.Inventory) ([]*target, []report
 	return ts, out
 }
 
+// targetsFact resolves the PCI functions once per run for the PCIe checks: finding a software
+// device's function walks its netdev's real path, which each of six checks repeated.
+var targetsFact = checks.NewFact("PCIe targets", func(env *checks.Env) resolved {
+	ts, out := resolveTargets(env.Host, env.Inventory())
+	return resolved{ts, out}
+})
+
+type resolved struct {
+	ts  []*target
+	out []report.Finding
+}
+
+// sharedTargets returns the run's targets (read only) and a copy of the findings about devices
+// that have none, for the caller to append to.
+func sharedTargets(env *checks.Env) ([]*target, []report.Finding) {
+	r := targetsFact.Get(env)
+	return r.ts, slices.Clone(r.out)
+}
+
 // netdevPCI returns the sysfs directory of the PCI function a netdev belongs to: the nearest
 // PCI-named ancestor of its real directory. The netdev's own "device" link is not enough: a
 // virtio NIC's points at the virtio device (…/0000:01:00.0/virtio0), as the lab's eth0 shows.

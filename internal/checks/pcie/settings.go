@@ -39,7 +39,7 @@ func runSettings(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 	if f := noDevices(inv); f != nil {
 		return f, nil
 	}
-	ts, out := resolveTargets(env.Host, inv)
+	ts, out := sharedTargets(env)
 	for _, t := range ts {
 		out = append(out, judgeSettings(env, t))
 	}
