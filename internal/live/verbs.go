@@ -13,18 +13,13 @@ func queryVerbsDevices() ([]host.VerbsDevice, string) {
 	if err != nil {
 		return nil, err.Error()
 	}
-	infos, err := lib.Devices()
-	if err != nil {
-		return nil, err.Error()
-	}
-	out := make([]host.VerbsDevice, 0, len(infos))
-	for _, in := range infos {
+	var out []host.VerbsDevice
+	err = lib.EachDevice(func(in verbs.DeviceInfo, ctx *verbs.Context, err error) {
 		vd := host.VerbsDevice{Name: in.Name}
-		ctx, err := lib.OpenDevice(in.Name)
 		if err != nil {
 			vd.Error = err.Error()
 			out = append(out, vd)
-			continue
+			return
 		}
 		a, err := ctx.QueryDevice()
 		if err != nil {
@@ -39,6 +34,12 @@ func queryVerbsDevices() ([]host.VerbsDevice, string) {
 			vd.Error = err.Error()
 		}
 		out = append(out, vd)
+	})
+	if err != nil {
+		return nil, err.Error()
+	}
+	if out == nil {
+		out = []host.VerbsDevice{}
 	}
 	return out, ""
 }

@@ -122,17 +122,9 @@ func (l *Lib) OpenDevice(name string) (*Context, error) {
 			if info.Name != name {
 				continue
 			}
-			scratch, err := NewArena(8192)
-			if err != nil {
-				return err
-			}
-			p, e := l.call(l.openDevice, d)
-			if p == 0 {
-				_ = scratch.Free()
-				return &Error{Verb: "ibv_open_device", Object: name + " (/dev/infiniband/" + info.Uverbs + ")", Errno: e}
-			}
-			c = &Context{lib: l, p: cptr(p), info: info, scratch: scratch}
-			return nil
+			var err error
+			c, err = l.open(d, info)
+			return err
 		}
 		if len(names) == 0 {
 			return &NoDeviceError{Reason: "libibverbs finds no RDMA device",
@@ -141,6 +133,35 @@ func (l *Lib) OpenDevice(name string) (*Context, error) {
 		return &NoDeviceError{Reason: fmt.Sprintf("device %q not found (libibverbs lists %s)", name, strings.Join(names, ", "))}
 	})
 	return c, err
+}
+
+// open opens one device of a device list.
+func (l *Lib) open(d uintptr, info DeviceInfo) (*Context, error) {
+	scratch, err := NewArena(8192)
+	if err != nil {
+		return nil, err
+	}
+	p, e := l.call(l.openDevice, d)
+	if p == 0 {
+		_ = scratch.Free()
+		return nil, &Error{Verb: "ibv_open_device", Object: info.Name + " (/dev/infiniband/" + info.Uverbs + ")", Errno: e}
+	}
+	return &Context{lib: l, p: cptr(p), info: info, scratch: scratch}, nil
+}
+
+// EachDevice opens every device of one device list in turn and hands it to fn, which must close
+// it; a device that would not open comes with its error instead. ibv_get_device_list rescans
+// the devices on every call, so one list for all of them saves a scan per device over
+// Devices and OpenDevice.
+func (l *Lib) EachDevice(fn func(info DeviceInfo, c *Context, err error)) error {
+	return l.withDeviceList(func(devs []uintptr) error {
+		for _, d := range devs {
+			info := deviceInfo(d)
+			c, err := l.open(d, info)
+			fn(info, c, err)
+		}
+		return nil
+	})
 }
 
 // Info is the device as listed before opening.
