@@ -135,41 +135,148 @@ func shortest(ss []string) int {
 
 // Present tells, for each expression, whether it may match one of texts: false means it matches
 // none of them, because no literal it requires occurs in any. A kernel log is thousands of
-// records and a list of signatures dozens of expressions: one search per distinct literal over
-// the whole log replaces one per expression per record, and a healthy log rules out nearly all.
+// records and a list of signatures dozens of expressions: one pass over the log for all their
+// literals (Aho-Corasick) replaces one search per expression per record, and a healthy log
+// rules out nearly all.
 func Present(rs []*Regexp, texts []string) []bool {
-	// The texts are joined with a byte no literal of a signature contains, so that no literal is
-	// found across two texts; a literal that does contain it is taken as present.
-	const sep = "\x00"
-	n := 0
-	for _, t := range texts {
-		n += len(t) + 1
+	id := map[string]int{}
+	var lits []string
+	for _, r := range rs {
+		for _, l := range r.lits {
+			if _, ok := id[l]; !ok {
+				id[l] = len(lits)
+				lits = append(lits, l)
+			}
+		}
 	}
-	var b strings.Builder
-	b.Grow(n)
-	for _, t := range texts {
-		b.WriteString(t)
-		b.WriteString(sep)
-	}
-	all := b.String()
-	found := map[string]bool{}
+	found := newMatcher(lits).scan(texts)
 	out := make([]bool, len(rs))
 	for i, r := range rs {
-		if r.lits == nil {
-			out[i] = true
-			continue
-		}
+		out[i] = r.lits == nil
 		for _, l := range r.lits {
-			f, ok := found[l]
-			if !ok {
-				f = strings.Contains(l, sep) || strings.Contains(all, l)
-				found[l] = f
-			}
-			if f {
+			if found[id[l]] {
 				out[i] = true
 				break
 			}
 		}
 	}
 	return out
+}
+
+// matcher finds which of a set of strings occur in texts in one pass (Aho-Corasick).
+type matcher struct {
+	root  [256]int32 // the root's transitions, dense: most bytes of a log leave it at once
+	nodes []acNode
+	n     int
+}
+
+type acNode struct {
+	edges []acEdge // a few at most below the root
+	fail  int32    // the longest proper suffix that is a node
+	dict  int32    // the nearest node on the fail chain that ends a string, -1 if none
+	ends  []int32  // strings ending here
+}
+
+type acEdge struct {
+	b  byte
+	to int32
+}
+
+func (n *acNode) next(b byte) int32 {
+	for _, e := range n.edges {
+		if e.b == b {
+			return e.to
+		}
+	}
+	return -1
+}
+
+func newMatcher(strs []string) *matcher {
+	m := &matcher{nodes: []acNode{{dict: -1}}, n: len(strs)}
+	for i, s := range strs {
+		cur := int32(0)
+		for j := 0; j < len(s); j++ {
+			var nx int32
+			if cur == 0 {
+				nx = m.root[s[j]]
+			} else {
+				nx = m.nodes[cur].next(s[j])
+			}
+			if nx <= 0 {
+				nx = int32(len(m.nodes))
+				m.nodes = append(m.nodes, acNode{dict: -1})
+				if cur == 0 {
+					m.root[s[j]] = nx
+				} else {
+					m.nodes[cur].edges = append(m.nodes[cur].edges, acEdge{s[j], nx})
+				}
+			}
+			cur = nx
+		}
+		m.nodes[cur].ends = append(m.nodes[cur].ends, int32(i))
+	}
+	// Fail and dictionary links, breadth first.
+	var queue []int32
+	for b := range 256 {
+		if c := m.root[b]; c > 0 {
+			queue = append(queue, c)
+		}
+	}
+	for len(queue) > 0 {
+		u := queue[0]
+		queue = queue[1:]
+		for _, e := range m.nodes[u].edges {
+			v := e.to
+			f := m.nodes[u].fail
+			m.nodes[v].fail = m.step(f, e.b)
+			if fl := m.nodes[v].fail; len(m.nodes[fl].ends) > 0 {
+				m.nodes[v].dict = fl
+			} else {
+				m.nodes[v].dict = m.nodes[fl].dict
+			}
+			queue = append(queue, v)
+		}
+	}
+	return m
+}
+
+// step is the transition from state on byte b, following fail links.
+func (m *matcher) step(state int32, b byte) int32 {
+	for state != 0 {
+		if nx := m.nodes[state].next(b); nx >= 0 {
+			return nx
+		}
+		state = m.nodes[state].fail
+	}
+	return m.root[b]
+}
+
+// scan reports which strings occur in one of texts (none across two of them).
+func (m *matcher) scan(texts []string) []bool {
+	found := make([]bool, m.n)
+	if m.n == 0 {
+		return found
+	}
+	left := m.n
+	seen := make([]bool, len(m.nodes)) // nodes whose strings (and suffix chain) are marked
+	for _, t := range texts {
+		state := int32(0)
+		for i := 0; i < len(t); i++ {
+			state = m.step(state, t[i])
+			for v := state; v > 0 && !seen[v]; v = m.nodes[v].dict {
+				seen[v] = true
+				for _, k := range m.nodes[v].ends {
+					found[k] = true
+					left--
+				}
+				if m.nodes[v].dict < 0 {
+					break
+				}
+			}
+			if left == 0 {
+				return found
+			}
+		}
+	}
+	return found
 }

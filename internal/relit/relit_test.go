@@ -108,3 +108,29 @@ func TestPresent(t *testing.T) {
 		}
 	}
 }
+
+// The one-pass matcher finds exactly the strings strings.Contains finds, within one text.
+func FuzzMatcher(f *testing.F) {
+	f.Add("he|she|his|hers", "ushers\x00ahishers")
+	f.Add("abc|bc|c|abcd", "xabcy")
+	f.Add("aa|aaa|a", "aaaa")
+	f.Fuzz(func(t *testing.T, set, text string) {
+		var strs []string
+		for _, s := range strings.Split(set, "|") {
+			if s != "" {
+				strs = append(strs, s)
+			}
+		}
+		texts := strings.Split(text, "\x00")
+		got := newMatcher(strs).scan(texts)
+		for i, s := range strs {
+			want := false
+			for _, tx := range texts {
+				want = want || strings.Contains(tx, s)
+			}
+			if got[i] != want {
+				t.Fatalf("%q in %q: %v, want %v", s, texts, got[i], want)
+			}
+		}
+	})
+}
