@@ -48,22 +48,15 @@ type state struct {
 	// locks serialise the probes of one device, so that the bandwidth probe is not measured
 	// against the others on the same device; probes of different devices run concurrently.
 	locks deviceLocks
-	// heavy serialises the two heavy probes across devices: the limits probe's QP has the
-	// device's largest queues (max_qp_wr x max_sge; over 500 MB mapped on rxe), and eight at once
-	// exhausted a 1 GiB lab guest; the bandwidth probe saturates the DMA path (and, on a software
-	// device, the CPU), so two at once measure each other: eight concurrent ones on rxe missed
-	// their deadline. The light probes (open and query, loopback, CQ) still run concurrently.
-	heavy deviceLocks
-}
-
-// heavily runs a heavy probe while no other heavy probe runs. It is called while holding the
-// device's lock, never the other way round, so no two probes can wait for each other. A run that
-// ends meanwhile hands the probe an ended context, which it reports at its first stage.
-func (s *state) heavily(ctx context.Context, probe func(ctx context.Context) report.Finding) report.Finding {
-	if unlock, ok := s.heavy.lock(ctx, "heavy probes"); ok {
-		defer unlock()
-	}
-	return probe(ctx)
+	// bandwidth keeps two devices' bandwidth probes apart when they would measure each other
+	// (a shared PCIe link; software beside hardware; see dmaPath.disturbs). It is entered while
+	// holding the device's lock, never the other way round, so no two probes wait for each
+	// other.
+	bandwidth bwGate
+	// memory is the queue memory the limits probes of all devices share (probe.MemoryPool):
+	// a bound per probe let eight devices' QPs at rxe's limits exhaust a 1 GiB guest.
+	memOnce sync.Once
+	memory  *probe.MemoryPool
 }
 
 func shared(env *checks.Env) *state { return stateFact.Get(env) }
@@ -74,16 +67,15 @@ var stateFact = checks.NewFact("verbs library and probe locks", func(*checks.Env
 })
 
 func (s *state) options(env *checks.Env) probe.Options {
-	budget, why := memoryBudget(env.Host)
-	return probe.Options{Timeout: env.Opts.ProbeTimeout, SysfsRoot: filepath.Join(env.Host.Root(), "sys"),
-		MemoryBudget: budget, MemoryBudgetWhy: why}
+	s.memOnce.Do(func() { s.memory = probe.NewMemoryPool(memoryBudget(env.Host)) })
+	return probe.Options{Timeout: env.Opts.ProbeTimeout, SysfsRoot: filepath.Join(env.Host.Root(), "sys"), Memory: s.memory}
 }
 
 // fallbackBudget bounds the limits probe's queues when /proc/meminfo cannot be read.
 const fallbackBudget = 256 << 20
 
-// memoryBudget is what one probe QP's queues may take, and where that comes from: a quarter of
-// the memory the kernel says is available for new work (MemAvailable,
+// memoryBudget is what the limits probes' QPs of one run may take at once, and where that comes
+// from: a quarter of the memory the kernel says is available for new work (MemAvailable,
 // Documentation/filesystems/proc.rst). The quarter is rdmadiag's own margin, not a published
 // figure: a health check on a busy node must leave its jobs the rest.
 func memoryBudget(h *host.Host) (uint64, string) {
@@ -253,9 +245,7 @@ func runDriver(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 
 func runLimits(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 	return each(ctx, env, "firmware.limits_probe", func(ctx context.Context, s *state, t target) report.Finding {
-		return s.heavily(ctx, func(ctx context.Context) report.Finding {
-			return limitsFinding(t, probe.Limits(ctx, s.lib, t.dev.Name, t.port, s.options(env)))
-		})
+		return limitsFinding(t, probe.Limits(ctx, s.lib, t.dev.Name, t.port, s.options(env)))
 	})
 }
 
@@ -279,8 +269,15 @@ func runBandwidth(ctx context.Context, env *checks.Env) ([]report.Finding, error
 		if err != nil {
 			b = pcie.Budget{}
 		}
-		return s.heavily(ctx, func(ctx context.Context) report.Finding {
-			return bandwidthFinding(t, probe.Bandwidth(ctx, s.lib, t.dev.Name, t.port, s.options(env)), b)
+		var r probe.BandwidthResult
+		beside, ok := s.bandwidth.run(ctx, t.dev, func(ctx context.Context) {
+			r = probe.Bandwidth(ctx, s.lib, t.dev.Name, t.port, s.options(env))
 		})
+		if !ok {
+			// The run ended while the probe waited: with the ended context the probe opens
+			// nothing and reports the run's end at its first stage.
+			r = probe.Bandwidth(ctx, s.lib, t.dev.Name, t.port, s.options(env))
+		}
+		return bandwidthFinding(t, r, b, beside)
 	})
 }
