@@ -3,8 +3,9 @@
 // firmware.limits_probe (a QP at the reported limits), qp.loopback_probe (RC self-loopback with
 // WRITE and SEND), cq.completion_probe (N completions, optional overrun) and
 // pcie.bandwidth_probe (RDMA WRITE loopback bandwidth and latency). They live in one package
-// because they share the library handle, the device/port walk and the per-device locks that keep
-// two probes of one device from measuring each other.
+// because they share the library handle, the device/port walk, the per-device locks that keep
+// two probes of one device from measuring each other, the gate that keeps apart the bandwidth
+// probes of devices whose paths would disturb each other, and the limits probes' memory pool.
 //
 // Probes run only on a live host (a snapshot has no device to open) and only when --no-probe is
 // not given; they create and destroy their own resources and touch nothing else.
@@ -34,7 +35,7 @@ func init() {
 		{ID: "firmware.limits_probe", Fault: "firmware", Description: "create a QP at the limits the device reports (EINVAL = firmware/driver inconsistency)", Run: runLimits},
 		{ID: "qp.loopback_probe", Fault: "qp-context", Description: "RC QP connected to itself: RESET->INIT->RTR->RTS, signaled RDMA WRITE and SEND, payloads checked", Run: runLoopback},
 		{ID: "cq.completion_probe", Fault: "cq-eq", Description: "N signaled work requests complete on a CQ sized for them (--probe-cq-overrun: overrun is detected)", Run: runCQ},
-		{ID: "pcie.bandwidth_probe", Fault: "dma-engine", Description: "RDMA WRITE loopback bandwidth and small-message latency across the DMA path", Run: runBandwidth},
+		{ID: bandwidthID, Fault: "dma-engine", Description: "RDMA WRITE loopback bandwidth and small-message latency across the DMA path", Run: runBandwidth},
 	} {
 		c.Probe = true
 		checks.Register(c)
@@ -127,6 +128,16 @@ func (t target) subject() report.Subject {
 // each runs fn on every port (see schedule), or explains why nothing can be probed; what
 // names the probe in the progress line.
 func each(ctx context.Context, env *checks.Env, what string, fn func(ctx context.Context, s *state, t target) report.Finding) ([]report.Finding, error) {
+	// Registered before anything slow (the library's load), so that the bandwidth check, which
+	// waits for the light ones on each device, finds every light check of the run registered.
+	var ph phase
+	if order := orderFact.Get(env); what == bandwidthID {
+		ph = heavy{order}
+	} else {
+		r := order.light()
+		defer r.close()
+		ph = r
+	}
 	s := shared(env)
 	inv := env.Inventory()
 	if len(inv.Devices) == 0 {
@@ -146,7 +157,7 @@ func each(ctx context.Context, env *checks.Env, what string, fn func(ctx context
 		}
 	}
 	var started atomic.Int32
-	return schedule(ctx, &s.locks, ts, func(ctx context.Context, t target) report.Finding {
+	return schedule(ctx, &s.locks, ph, ts, func(ctx context.Context, t target) report.Finding {
 		env.Progressf("%s: probing %s/%d (%d/%d)", what, t.dev.Name, t.port, started.Add(1), len(ts))
 		return fn(ctx, s, t)
 	})
@@ -158,7 +169,7 @@ func each(ctx context.Context, env *checks.Env, what string, fn func(ctx context
 // the busiest device, not with the device count. When ctx ends, probes not yet started are not
 // started (nor waited for: a probe already running ends at its own deadline, which ctx bounds)
 // and the error is ctx's; the findings keep the targets' order.
-func schedule(ctx context.Context, locks *deviceLocks, ts []target, probe func(ctx context.Context, t target) report.Finding) ([]report.Finding, error) {
+func schedule(ctx context.Context, locks *deviceLocks, ph phase, ts []target, probe func(ctx context.Context, t target) report.Finding) ([]report.Finding, error) {
 	type devRun struct {
 		name string
 		idx  []int // into ts, in order
@@ -180,6 +191,12 @@ func schedule(ctx context.Context, locks *deviceLocks, ts []target, probe func(c
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if ph != nil {
+				defer ph.done(r.name)
+				if !ph.ready(ctx, r.name) {
+					return
+				}
+			}
 			for _, i := range r.idx {
 				unlock, ok := locks.lock(ctx, r.name)
 				if !ok {
@@ -261,8 +278,10 @@ func runCQ(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 	})
 }
 
+const bandwidthID = "pcie.bandwidth_probe"
+
 func runBandwidth(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
-	return each(ctx, env, "pcie.bandwidth_probe", func(ctx context.Context, s *state, t target) report.Finding {
+	return each(ctx, env, bandwidthID, func(ctx context.Context, s *state, t target) report.Finding {
 		// The PCIe layer's budget (narrowest trained link on the path) is the other ceiling the
 		// loopback is judged against; an error leaves it unknown and the port rate alone counts.
 		b, err := pcie.DeviceBudget(env.Host, env.Inventory(), t.dev.Name)

@@ -51,7 +51,7 @@ func TestScheduleDevicesRunConcurrently(t *testing.T) {
 	bStarted := make(chan struct{})
 	var locks deviceLocks
 	// a's probe returns only once b's has started: it can finish only if the two overlap.
-	fs, err := schedule(context.Background(), &locks, targets("a", "b"), func(ctx context.Context, tg target) report.Finding {
+	fs, err := schedule(context.Background(), &locks, nil, targets("a", "b"), func(ctx context.Context, tg target) report.Finding {
 		switch tg.dev.Name {
 		case "a":
 			select {
@@ -98,7 +98,7 @@ func TestScheduleSerialisesOneDevice(t *testing.T) {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		_, err := schedule(context.Background(), &locks, targets("a", "a"), func(ctx context.Context, tg target) report.Finding {
+		_, err := schedule(context.Background(), &locks, nil, targets("a", "a"), func(ctx context.Context, tg target) report.Finding {
 			enter("a")
 			defer leave("a")
 			if tg.port == 1 {
@@ -118,7 +118,7 @@ func TestScheduleSerialisesOneDevice(t *testing.T) {
 	<-firstOnA
 	go func() {
 		defer wg.Done()
-		_, err := schedule(context.Background(), &locks, targets("a", "b"), func(ctx context.Context, tg target) report.Finding {
+		_, err := schedule(context.Background(), &locks, nil, targets("a", "b"), func(ctx context.Context, tg target) report.Finding {
 			enter(tg.dev.Name)
 			defer leave(tg.dev.Name)
 			if tg.dev.Name == "a" {
@@ -169,7 +169,7 @@ func TestScheduleStopsAtTheRunsEnd(t *testing.T) {
 	go func() {
 		// Port 1 of a runs until the run ends (as a probe does at its deadline); port 2 must then
 		// not start.
-		fs, err := schedule(ctx, &locks, targets("a", "a"), func(pctx context.Context, tg target) report.Finding {
+		fs, err := schedule(ctx, &locks, nil, targets("a", "a"), func(pctx context.Context, tg target) report.Finding {
 			mu.Lock()
 			calls++
 			mu.Unlock()
@@ -187,7 +187,7 @@ func TestScheduleStopsAtTheRunsEnd(t *testing.T) {
 	second := make(chan res, 1)
 	go func() {
 		// Another check waits for device a's lock; the run's end must release it unprobed.
-		fs, err := schedule(ctx, &locks, targets("a"), func(context.Context, target) report.Finding {
+		fs, err := schedule(ctx, &locks, nil, targets("a"), func(context.Context, target) report.Finding {
 			t.Error("a probe started after the run ended")
 			return report.Finding{}
 		})
@@ -211,7 +211,7 @@ func TestScheduleStopsAtTheRunsEnd(t *testing.T) {
 		t.Errorf("%d probes ran, want 1", calls)
 	}
 	// A run that has already ended starts nothing.
-	fs, err := schedule(ctx, &locks, targets("b", "c"), func(context.Context, target) report.Finding {
+	fs, err := schedule(ctx, &locks, nil, targets("b", "c"), func(context.Context, target) report.Finding {
 		t.Error("probe started after the end")
 		return report.Finding{}
 	})
@@ -358,7 +358,7 @@ func TestBandwidthScheduleByPath(t *testing.T) {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		fs, err := schedule(wait, &locks, ts, func(ctx context.Context, tg target) report.Finding {
+		fs, err := schedule(wait, &locks, nil, ts, func(ctx context.Context, tg target) report.Finding {
 			beside, ok := gate.run(ctx, tg.dev, func(context.Context) {
 				k.enter(tg.dev.Name)
 				bw.enter(tg.dev.Name)
@@ -382,7 +382,7 @@ func TestBandwidthScheduleByPath(t *testing.T) {
 	}()
 	go func() {
 		defer wg.Done()
-		fs, err := schedule(wait, &locks, ts, func(ctx context.Context, tg target) report.Finding {
+		fs, err := schedule(wait, &locks, nil, ts, func(ctx context.Context, tg target) report.Finding {
 			k.enter(tg.dev.Name)
 			time.Sleep(time.Millisecond)
 			k.leave(tg.dev.Name)
@@ -454,5 +454,100 @@ func TestBandwidthGateStopsAtTheRunsEnd(t *testing.T) {
 	}
 	if _, ok := gate.run(ctx, swDev("rxe1"), func(context.Context) { t.Error("started with an ended run") }); ok {
 		t.Error("a probe was admitted after the run ended")
+	}
+}
+
+// Each device's bandwidth probe starts once the light probe checks of the run are done with
+// that device, even when the bandwidth check reaches it first; a light check that returned
+// without probing holds nothing; and the run's end releases a bandwidth probe still waiting,
+// unstarted.
+func TestBandwidthAfterLightProbes(t *testing.T) {
+	wait := guard(t)
+	order := newLightFirst()
+	var locks deviceLocks
+	light := order.light()
+	early := order.light()
+	early.close() // as a check that found no device to probe
+	var mu sync.Mutex
+	lightDone := map[string]bool{}
+	bwStarted := make(chan string, 2)
+	bw := make(chan error, 1)
+	go func() {
+		_, err := schedule(wait, &locks, heavy{order}, targets("a", "b"), func(_ context.Context, tg target) report.Finding {
+			mu.Lock()
+			if !lightDone[tg.dev.Name] {
+				t.Errorf("bandwidth probe on %s started before the light probe there finished", tg.dev.Name)
+			}
+			mu.Unlock()
+			bwStarted <- tg.dev.Name
+			return finding(tg)
+		})
+		bw <- err
+	}()
+	// The light check starts after the bandwidth check has had time to reach both devices (a
+	// pause that only gives a wrong order the chance to show); a's light probe runs until
+	// released.
+	release := make(chan struct{})
+	lt := make(chan error, 1)
+	go func() {
+		defer light.close()
+		time.Sleep(20 * time.Millisecond)
+		_, err := schedule(wait, &locks, light, targets("a", "b"), func(_ context.Context, tg target) report.Finding {
+			if tg.dev.Name == "a" {
+				<-release
+			}
+			mu.Lock()
+			lightDone[tg.dev.Name] = true
+			mu.Unlock()
+			return finding(tg)
+		})
+		lt <- err
+	}()
+	// b's bandwidth probe runs while a's light probe still holds a; a's waits for it.
+	select {
+	case dev := <-bwStarted:
+		if dev != "b" {
+			t.Fatalf("bandwidth probe on %s started first, want b (a's light probe is still running)", dev)
+		}
+	case <-wait.Done():
+		t.Fatal("b's bandwidth probe never started")
+	}
+	close(release)
+	for _, ch := range []chan error{lt, bw} {
+		select {
+		case err := <-ch:
+			if err != nil {
+				t.Error(err)
+			}
+		case <-wait.Done():
+			t.Fatal("a check did not finish")
+		}
+	}
+	if dev := <-bwStarted; dev != "a" {
+		t.Errorf("second bandwidth probe on %s, want a", dev)
+	}
+
+	// A light check that never gets to device c: its bandwidth probe waits, and the run's end
+	// releases it without starting it.
+	stuck := order.light()
+	defer stuck.close()
+	ctx, cancel := context.WithCancel(wait)
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		fs, err := schedule(ctx, &locks, heavy{order}, targets("c"), func(context.Context, target) report.Finding {
+			t.Error("a bandwidth probe started after the run ended")
+			return report.Finding{}
+		})
+		if len(fs) != 0 || !errors.Is(err, context.Canceled) {
+			t.Errorf("after the end: %d findings, error %v", len(fs), err)
+		}
+	}()
+	time.Sleep(20 * time.Millisecond) // as above: time for a wrong order to start the probe
+	cancel()
+	select {
+	case <-ended:
+	case <-wait.Done():
+		t.Fatal("the waiting bandwidth probe did not return at the run's end")
 	}
 }
