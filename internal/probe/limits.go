@@ -34,7 +34,8 @@ type LimitAttempt struct {
 	Granted verbs.QPCap `json:"granted"`
 	Errno   string      `json:"errno,omitempty"`
 	// NotTried says why the QP was not created: its queues need more memory than the probe's
-	// budget (Options.MemoryBudget).
+	// budget (Options.Memory), or other devices' limits probes held the budget until this
+	// probe's deadline.
 	NotTried string `json:"not_tried,omitempty"`
 }
 
