@@ -145,6 +145,33 @@ func Bandwidth(ctx context.Context, lib *verbs.Lib, dev string, port int, o Opti
 		posted, completed := 0, 0
 		start := time.Now()
 		checked := start
+		// tick looks at the clock, by time and not by iteration count: on rxe a post_send
+		// runs the transfer in the kernel, so one iteration can take milliseconds, and a whole
+		// queue of them (TxDepth writes) seconds when other probes share the CPU. So it is
+		// called after every post as well as after every poll: eight rxe devices' probes at
+		// once on two CPUs spent longer than their deadline filling the first queue.
+		tick := func() error {
+			now := time.Now()
+			if now.Sub(checked) <= checkEvery {
+				return nil
+			}
+			checked = now
+			if err := s.expired(); err != nil {
+				return fmt.Errorf("%d of %d writes completed before %w", completed, target, err)
+			}
+			if !r.Truncated && now.After(stop) {
+				// Out of budget: post no more, finish at the next signaled write.
+				r.Truncated = true
+				target = min(target, max(posted, 1))
+				if target%mod != 0 && target < iters {
+					target = min(iters, (target/mod+1)*mod)
+				}
+				if posted > target {
+					target = posted
+				}
+			}
+			return nil
+		}
 		for completed < target {
 			for posted < target && posted-completed < r.TxDepth {
 				wr := &wrs[posted%r.TxDepth]
@@ -157,6 +184,9 @@ func Bandwidth(ctx context.Context, lib *verbs.Lib, dev string, port int, o Opti
 					return err
 				}
 				posted++
+				if err := tick(); err != nil {
+					return err
+				}
 			}
 			k, err := cq.Poll(wcs)
 			if err != nil {
@@ -170,24 +200,8 @@ func Bandwidth(ctx context.Context, lib *verbs.Lib, dev string, port int, o Opti
 				}
 				completed = max(completed, int(w.WRID)+1)
 			}
-			// Checked by time, not by iteration count: on rxe a post_send
-			// runs the transfer in the kernel, so iterations can be slow.
-			if now := time.Now(); now.Sub(checked) > checkEvery {
-				checked = now
-				if err := s.expired(); err != nil {
-					return fmt.Errorf("%d of %d writes completed before %w", completed, target, err)
-				}
-				if !r.Truncated && now.After(stop) {
-					// Out of budget: finish at the next signaled write.
-					r.Truncated = true
-					target = min(target, max(posted, 1))
-					if target%mod != 0 && target < iters {
-						target = min(iters, (target/mod+1)*mod)
-					}
-					if posted > target {
-						target = posted
-					}
-				}
+			if err := tick(); err != nil {
+				return err
 			}
 		}
 		r.Duration = time.Since(start)

@@ -34,7 +34,8 @@ type LimitAttempt struct {
 	Granted verbs.QPCap `json:"granted"`
 	Errno   string      `json:"errno,omitempty"`
 	// NotTried says why the QP was not created: its queues need more memory than the probe's
-	// budget (Options.MemoryBudget).
+	// budget (Options.Memory), or other devices' limits probes held the budget until this
+	// probe's deadline.
 	NotTried string `json:"not_tried,omitempty"`
 }
 
@@ -67,8 +68,13 @@ func addSat(a, b uint64) uint64 {
 }
 
 // MemoryBudgetRemedy is how to verify the limits a memory budget left out.
-const MemoryBudgetRemedy = "The probe keeps each QP within a quarter of the memory the kernel reports available (MemAvailable): " +
+const MemoryBudgetRemedy = "The limits probes of a run keep their QPs together within a quarter of the memory the kernel reports available (MemAvailable): " +
 	"rdmadiag's own margin, so that a health check does not take memory from the node's jobs. Run it again when more memory is free to verify the limits left out."
+
+// MemoryWaitRemedy is how to verify the limits left out because other devices' limits probes
+// held the memory budget until the probe's deadline.
+const MemoryWaitRemedy = "The limits probes of all devices share one memory budget; this one's deadline came while others held it. " +
+	"Run it again with a longer --probe-timeout, or on this device alone (--only firmware.limits_probe), to verify the limits left out."
 
 // rxeVendorID is the vendor_id Soft-RoCE reports (RXE_VENDOR_ID, drivers/infiniband/sw/rxe/
 // rxe_param.h).
@@ -146,19 +152,44 @@ func Limits(ctx context.Context, lib *verbs.Lib, dev string, port int, o Options
 	if s.dattr.VendorID == rxeVendorID {
 		need = RXEQueueBytes
 	}
-	attempts := planLimits(wr, sge, o.MemoryBudget, o.MemoryBudgetWhy, need)
+	attempts := planLimits(wr, sge, o.Memory.Total(), o.Memory.Why(), need)
 	if !attempts[0].Tried() && !attempts[1].Tried() && !attempts[2].Tried() {
 		r.Attempts = attempts
 		s.res.Remedy = MemoryBudgetRemedy
 		_ = s.skip(StageCreateQP, fmt.Errorf("no QP at the limits fits the probe's memory budget: %s", attempts[2].NotTried))
 		return r
 	}
+	var waited error // why an attempt could not have its memory: the limit of this run
 	s.step(StageCreateQP, func() error {
 		for i := range attempts {
 			a := &attempts[i]
 			if !a.Tried() {
 				r.Attempts = append(r.Attempts, *a)
 				continue
+			}
+			// The queues' memory is reserved from the run's pool before the QP exists and
+			// given back once it is destroyed: other devices' limits probes share the pool.
+			release, err := o.Memory.Reserve(s.ctx, need(a.Cap))
+			if errors.Is(err, ErrOverBudget) { // planLimits left these out already
+				a.NotTried = err.Error()
+				r.Attempts = append(r.Attempts, *a)
+				continue
+			}
+			if err != nil {
+				if ctx.Err() != nil {
+					return err // the run ended: reported as any stage the run's end cut short
+				}
+				// The probe's own deadline came while other devices' limits probes held the
+				// pool: those attempts are left out as over the budget, not failed.
+				waited = fmt.Errorf("the probe's deadline came while other devices' limits probes held the probe memory budget of %d MiB (%w)", o.Memory.Total()>>20, err)
+				for j := i; j < len(attempts); j++ {
+					if attempts[j].Tried() {
+						attempts[j].NotTried = fmt.Sprintf("waited until the probe's deadline for %d MiB of the probe memory budget of %d MiB, held by other devices' limits probes",
+							need(attempts[j].Cap)>>20, o.Memory.Total()>>20)
+					}
+					r.Attempts = append(r.Attempts, attempts[j])
+				}
+				break
 			}
 			qp, granted, err := pd.CreateQP(verbs.QPInitAttr{SendCQ: cq.Addr(), RecvCQ: cq.Addr(), Cap: a.Cap, QPType: verbs.QPTypeRC})
 			r.Attempts = append(r.Attempts, *a)
@@ -168,15 +199,20 @@ func Limits(ctx context.Context, lib *verbs.Lib, dev string, port int, o Options
 				if i == 0 {
 					r.Granted = granted
 				}
-				// Destroy at once: the next attempt may need the memory.
+				// Destroy at once: the next attempt, or another device's, may need the memory.
 				if derr := qp.Destroy(); derr != nil {
+					// The queues may still be mapped: the pool has them back only with the
+					// probe's teardown, whose ibv_close_device frees what the context holds.
+					s.tr.push("probe memory reservation", func() error { release(); return nil })
 					return derr
 				}
+				release()
 				if i == 0 {
 					return nil
 				}
 				continue
 			}
+			release()
 			var ve *verbs.Error
 			if errors.As(err, &ve) && ve.Errno != 0 {
 				last.Errno = verbs.ErrnoName(ve.Errno)
@@ -191,10 +227,21 @@ func Limits(ctx context.Context, lib *verbs.Lib, dev string, port int, o Options
 				return err
 			}
 		}
-		for _, a := range r.Attempts[1:] {
-			if a.Tried() && a.Errno != "" {
+		tried := false
+		for k, a := range r.Attempts {
+			if !a.Tried() {
+				continue
+			}
+			tried = true
+			if k > 0 && a.Errno != "" {
 				return fmt.Errorf("ibv_create_qp at %s: %s; the device cannot create a QP at its advertised limits (host memory or device resources exhausted)", a.What, a.Errno)
 			}
+		}
+		if waited != nil {
+			s.res.Remedy = MemoryWaitRemedy
+		}
+		if !tried {
+			return s.skip(StageCreateQP, fmt.Errorf("no QP at the limits created: %w", waited))
 		}
 		r.MemoryBound = true
 		return nil

@@ -96,12 +96,11 @@ type Options struct {
 	// LatSize and LatIters shape the latency run (defaults 64 bytes, 1000).
 	LatSize  int
 	LatIters int
-	// MemoryBudget bounds the queue memory one QP of the limits probe may need (bytes; 0: no
-	// bound). A QP at a software device's limits (rxe: 1,048,576 work requests of 32 SGEs)
-	// needs gigabytes, which a health check must not take from the node's jobs.
-	MemoryBudget uint64
-	// MemoryBudgetWhy says where MemoryBudget comes from, for the findings.
-	MemoryBudgetWhy string
+	// Memory bounds the queue memory the limits probes sharing it hold at once (nil: no
+	// bound); a QP larger than the whole pool is not tried. A QP at a software device's limits
+	// (rxe: 1,048,576 work requests of 32 SGEs) needs gigabytes, which a health check must not
+	// take from the node's jobs.
+	Memory *MemoryPool
 }
 
 func (o Options) timeout() time.Duration {

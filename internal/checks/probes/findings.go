@@ -82,11 +82,14 @@ func limitsFinding(t target, r probe.LimitsResult) report.Finding {
 		ok = memoryBoundSummary(t.subject().Name, r.Attempts)
 	}
 	f := base(t, r.Result, "limits", ok)
-	// A limit the memory budget left out is not verified: information, with how to verify it.
+	// A limit the memory budget left out is not verified: information, with how to verify it
+	// (the probe's own remedy when it says more: the budget was held by other devices' probes).
 	for _, a := range r.Attempts {
 		if !a.Tried() && f.Severity == report.OK {
 			f.Severity = report.Info
-			f.Remediation = probe.MemoryBudgetRemedy
+			if f.Remediation == "" {
+				f.Remediation = probe.MemoryBudgetRemedy
+			}
 		}
 	}
 	if len(r.Attempts) > 1 {
@@ -191,7 +194,9 @@ func cqFinding(t target, r probe.CQResult) report.Finding {
 	return f
 }
 
-func bandwidthFinding(t target, r probe.BandwidthResult, b pcie.Budget) report.Finding {
+// bandwidthFinding judges r; beside is how many other devices' bandwidth probes ran during it
+// (never one whose figure it would disturb, see dmaPath.disturbs).
+func bandwidthFinding(t target, r probe.BandwidthResult, b pcie.Budget, beside int) report.Finding {
 	f := base(t, r.Result, "bandwidth", "")
 	if f.Severity == report.OK {
 		f.Summary = fmt.Sprintf("RDMA WRITE loopback on %s: %.2f Gb/s (%d x %d B, %d in flight), latency median %s",
@@ -206,6 +211,13 @@ func bandwidthFinding(t target, r probe.BandwidthResult, b pcie.Budget) report.F
 	}
 	if r.Truncated {
 		f.Evidence = append(f.Evidence, report.Ev("truncated", "stopped early to stay within --probe-timeout", src))
+	}
+	if beside > 0 {
+		if t.dev.Software() {
+			f.Evidence = append(f.Evidence, report.Ev("run beside", fmt.Sprintf("%d other software device(s)' bandwidth probes: each copies in the CPU, so the figure is this device's share of the CPU, not what it reaches alone", beside), src))
+		} else {
+			f.Evidence = append(f.Evidence, report.Ev("run beside", fmt.Sprintf("%d other device(s)' bandwidth probes, none on a PCIe link this device's path crosses", beside), src))
+		}
 	}
 	if r.Completion != nil {
 		f.Evidence = append(f.Evidence, report.Ev("failed completion", r.Completion.Status+" "+r.Completion.StatusText, src))

@@ -82,26 +82,41 @@ func TestCQFinding(t *testing.T) {
 
 func TestBandwidthFinding(t *testing.T) {
 	pass := probe.Result{Status: probe.Pass, Attrs: attrs()}
-	slow := bandwidthFinding(hw, probe.BandwidthResult{Result: pass, Gbps: 120, LatMedian: 3 * time.Microsecond}, pcie.Budget{})
+	slow := bandwidthFinding(hw, probe.BandwidthResult{Result: pass, Gbps: 120, LatMedian: 3 * time.Microsecond}, pcie.Budget{}, 0)
 	if slow.Severity != report.Warning {
 		t.Errorf("120 of 400 Gb/s: %+v", slow)
 	}
-	fast := bandwidthFinding(hw, probe.BandwidthResult{Result: pass, Gbps: 360}, pcie.Budget{})
+	fast := bandwidthFinding(hw, probe.BandwidthResult{Result: pass, Gbps: 360}, pcie.Budget{}, 0)
 	if fast.Severity != report.OK {
 		t.Errorf("360 of 400 Gb/s: %+v", fast)
 	}
 	// In a Gen3 x8 slot the PCIe link (63 Gb/s) is the ceiling, not the 400 Gb/s port: 50 Gb/s is
 	// what the slot allows (the pcie layer reports the slot), not a DMA-path fault.
 	gen3 := pcie.Budget{UsableGbps: 63.0, Limit: "8.0 GT/s x8 at 0000:3a:00.0"}
-	if f := bandwidthFinding(hw, probe.BandwidthResult{Result: pass, Gbps: 50}, gen3); f.Severity != report.OK {
+	if f := bandwidthFinding(hw, probe.BandwidthResult{Result: pass, Gbps: 50}, gen3, 0); f.Severity != report.OK {
 		t.Errorf("50 Gb/s under a 63 Gb/s PCIe budget: %+v", f)
 	}
-	if f := bandwidthFinding(hw, probe.BandwidthResult{Result: pass, Gbps: 20}, gen3); f.Severity != report.Warning || !strings.Contains(f.Summary, "PCIe budget") {
+	if f := bandwidthFinding(hw, probe.BandwidthResult{Result: pass, Gbps: 20}, gen3, 0); f.Severity != report.Warning || !strings.Contains(f.Summary, "PCIe budget") {
 		t.Errorf("20 Gb/s under a 63 Gb/s PCIe budget: %+v", f)
 	}
-	soft := bandwidthFinding(rxe, probe.BandwidthResult{Result: pass, Gbps: 0.2}, pcie.Budget{})
+	soft := bandwidthFinding(rxe, probe.BandwidthResult{Result: pass, Gbps: 0.2}, pcie.Budget{}, 0)
 	if soft.Severity != report.Info || !strings.Contains(soft.Summary, "software device") {
 		t.Errorf("rxe: %+v", soft)
+	}
+	if hasEvidence(soft, "run beside") {
+		t.Errorf("rxe probed alone says it ran beside others: %+v", soft.Evidence)
+	}
+	// Run beside seven others, a software device's figure is its share of the CPU; the finding
+	// says so and stays information.
+	shared := bandwidthFinding(rxe, probe.BandwidthResult{Result: pass, Gbps: 0.03, Truncated: true}, pcie.Budget{}, 7)
+	if shared.Severity != report.Info || !evidenceContains(shared, "run beside", "7 other software device(s)' bandwidth probes") ||
+		!evidenceContains(shared, "run beside", "share of the CPU") {
+		t.Errorf("rxe beside seven others: %s %+v", shared.Severity, shared.Evidence)
+	}
+	// A hardware device measured beside another on a separate path is judged as alone.
+	beside := bandwidthFinding(hw, probe.BandwidthResult{Result: pass, Gbps: 360}, pcie.Budget{}, 1)
+	if beside.Severity != report.OK || !evidenceContains(beside, "run beside", "none on a PCIe link this device's path crosses") {
+		t.Errorf("hardware beside another path: %s %+v", beside.Severity, beside.Evidence)
 	}
 }
 
@@ -170,4 +185,22 @@ func TestMeminfoKB(t *testing.T) {
 			t.Errorf("%s in %q: %d %v, want %d %v", c.name, c.in, got, ok, c.want, c.ok)
 		}
 	}
+}
+
+func hasEvidence(f report.Finding, name string) bool {
+	for _, e := range f.Evidence {
+		if e.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func evidenceContains(f report.Finding, name, text string) bool {
+	for _, e := range f.Evidence {
+		if e.Name == name && strings.Contains(e.Observed, text) {
+			return true
+		}
+	}
+	return false
 }

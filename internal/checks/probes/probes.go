@@ -3,8 +3,9 @@
 // firmware.limits_probe (a QP at the reported limits), qp.loopback_probe (RC self-loopback with
 // WRITE and SEND), cq.completion_probe (N completions, optional overrun) and
 // pcie.bandwidth_probe (RDMA WRITE loopback bandwidth and latency). They live in one package
-// because they share the library handle, the device/port walk and the per-device locks that keep
-// two probes of one device from measuring each other.
+// because they share the library handle, the device/port walk, the per-device locks that keep
+// two probes of one device from measuring each other, the gate that keeps apart the bandwidth
+// probes of devices whose paths would disturb each other, and the limits probes' memory pool.
 //
 // Probes run only on a live host (a snapshot has no device to open) and only when --no-probe is
 // not given; they create and destroy their own resources and touch nothing else.
@@ -34,7 +35,7 @@ func init() {
 		{ID: "firmware.limits_probe", Fault: "firmware", Description: "create a QP at the limits the device reports (EINVAL = firmware/driver inconsistency)", Run: runLimits},
 		{ID: "qp.loopback_probe", Fault: "qp-context", Description: "RC QP connected to itself: RESET->INIT->RTR->RTS, signaled RDMA WRITE and SEND, payloads checked", Run: runLoopback},
 		{ID: "cq.completion_probe", Fault: "cq-eq", Description: "N signaled work requests complete on a CQ sized for them (--probe-cq-overrun: overrun is detected)", Run: runCQ},
-		{ID: "pcie.bandwidth_probe", Fault: "dma-engine", Description: "RDMA WRITE loopback bandwidth and small-message latency across the DMA path", Run: runBandwidth},
+		{ID: bandwidthID, Fault: "dma-engine", Description: "RDMA WRITE loopback bandwidth and small-message latency across the DMA path", Run: runBandwidth},
 	} {
 		c.Probe = true
 		checks.Register(c)
@@ -48,22 +49,15 @@ type state struct {
 	// locks serialise the probes of one device, so that the bandwidth probe is not measured
 	// against the others on the same device; probes of different devices run concurrently.
 	locks deviceLocks
-	// heavy serialises the two heavy probes across devices: the limits probe's QP has the
-	// device's largest queues (max_qp_wr x max_sge; over 500 MB mapped on rxe), and eight at once
-	// exhausted a 1 GiB lab guest; the bandwidth probe saturates the DMA path (and, on a software
-	// device, the CPU), so two at once measure each other: eight concurrent ones on rxe missed
-	// their deadline. The light probes (open and query, loopback, CQ) still run concurrently.
-	heavy deviceLocks
-}
-
-// heavily runs a heavy probe while no other heavy probe runs. It is called while holding the
-// device's lock, never the other way round, so no two probes can wait for each other. A run that
-// ends meanwhile hands the probe an ended context, which it reports at its first stage.
-func (s *state) heavily(ctx context.Context, probe func(ctx context.Context) report.Finding) report.Finding {
-	if unlock, ok := s.heavy.lock(ctx, "heavy probes"); ok {
-		defer unlock()
-	}
-	return probe(ctx)
+	// bandwidth keeps two devices' bandwidth probes apart when they would measure each other
+	// (a shared PCIe link; software beside hardware; see dmaPath.disturbs). It is entered while
+	// holding the device's lock, never the other way round, so no two probes wait for each
+	// other.
+	bandwidth bwGate
+	// memory is the queue memory the limits probes of all devices share (probe.MemoryPool):
+	// a bound per probe let eight devices' QPs at rxe's limits exhaust a 1 GiB guest.
+	memOnce sync.Once
+	memory  *probe.MemoryPool
 }
 
 func shared(env *checks.Env) *state { return stateFact.Get(env) }
@@ -74,16 +68,15 @@ var stateFact = checks.NewFact("verbs library and probe locks", func(*checks.Env
 })
 
 func (s *state) options(env *checks.Env) probe.Options {
-	budget, why := memoryBudget(env.Host)
-	return probe.Options{Timeout: env.Opts.ProbeTimeout, SysfsRoot: filepath.Join(env.Host.Root(), "sys"),
-		MemoryBudget: budget, MemoryBudgetWhy: why}
+	s.memOnce.Do(func() { s.memory = probe.NewMemoryPool(memoryBudget(env.Host)) })
+	return probe.Options{Timeout: env.Opts.ProbeTimeout, SysfsRoot: filepath.Join(env.Host.Root(), "sys"), Memory: s.memory}
 }
 
 // fallbackBudget bounds the limits probe's queues when /proc/meminfo cannot be read.
 const fallbackBudget = 256 << 20
 
-// memoryBudget is what one probe QP's queues may take, and where that comes from: a quarter of
-// the memory the kernel says is available for new work (MemAvailable,
+// memoryBudget is what the limits probes' QPs of one run may take at once, and where that comes
+// from: a quarter of the memory the kernel says is available for new work (MemAvailable,
 // Documentation/filesystems/proc.rst). The quarter is rdmadiag's own margin, not a published
 // figure: a health check on a busy node must leave its jobs the rest.
 func memoryBudget(h *host.Host) (uint64, string) {
@@ -135,6 +128,16 @@ func (t target) subject() report.Subject {
 // each runs fn on every port (see schedule), or explains why nothing can be probed; what
 // names the probe in the progress line.
 func each(ctx context.Context, env *checks.Env, what string, fn func(ctx context.Context, s *state, t target) report.Finding) ([]report.Finding, error) {
+	// Registered before anything slow (the library's load), so that the bandwidth check, which
+	// waits for the light ones on each device, finds every light check of the run registered.
+	var ph phase
+	if order := orderFact.Get(env); what == bandwidthID {
+		ph = heavy{order}
+	} else {
+		r := order.light()
+		defer r.close()
+		ph = r
+	}
 	s := shared(env)
 	inv := env.Inventory()
 	if len(inv.Devices) == 0 {
@@ -154,7 +157,7 @@ func each(ctx context.Context, env *checks.Env, what string, fn func(ctx context
 		}
 	}
 	var started atomic.Int32
-	return schedule(ctx, &s.locks, ts, func(ctx context.Context, t target) report.Finding {
+	return schedule(ctx, &s.locks, ph, ts, func(ctx context.Context, t target) report.Finding {
 		env.Progressf("%s: probing %s/%d (%d/%d)", what, t.dev.Name, t.port, started.Add(1), len(ts))
 		return fn(ctx, s, t)
 	})
@@ -166,7 +169,7 @@ func each(ctx context.Context, env *checks.Env, what string, fn func(ctx context
 // the busiest device, not with the device count. When ctx ends, probes not yet started are not
 // started (nor waited for: a probe already running ends at its own deadline, which ctx bounds)
 // and the error is ctx's; the findings keep the targets' order.
-func schedule(ctx context.Context, locks *deviceLocks, ts []target, probe func(ctx context.Context, t target) report.Finding) ([]report.Finding, error) {
+func schedule(ctx context.Context, locks *deviceLocks, ph phase, ts []target, probe func(ctx context.Context, t target) report.Finding) ([]report.Finding, error) {
 	type devRun struct {
 		name string
 		idx  []int // into ts, in order
@@ -188,6 +191,12 @@ func schedule(ctx context.Context, locks *deviceLocks, ts []target, probe func(c
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if ph != nil {
+				defer ph.done(r.name)
+				if !ph.ready(ctx, r.name) {
+					return
+				}
+			}
 			for _, i := range r.idx {
 				unlock, ok := locks.lock(ctx, r.name)
 				if !ok {
@@ -253,9 +262,7 @@ func runDriver(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 
 func runLimits(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 	return each(ctx, env, "firmware.limits_probe", func(ctx context.Context, s *state, t target) report.Finding {
-		return s.heavily(ctx, func(ctx context.Context) report.Finding {
-			return limitsFinding(t, probe.Limits(ctx, s.lib, t.dev.Name, t.port, s.options(env)))
-		})
+		return limitsFinding(t, probe.Limits(ctx, s.lib, t.dev.Name, t.port, s.options(env)))
 	})
 }
 
@@ -271,16 +278,25 @@ func runCQ(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 	})
 }
 
+const bandwidthID = "pcie.bandwidth_probe"
+
 func runBandwidth(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
-	return each(ctx, env, "pcie.bandwidth_probe", func(ctx context.Context, s *state, t target) report.Finding {
+	return each(ctx, env, bandwidthID, func(ctx context.Context, s *state, t target) report.Finding {
 		// The PCIe layer's budget (narrowest trained link on the path) is the other ceiling the
 		// loopback is judged against; an error leaves it unknown and the port rate alone counts.
 		b, err := pcie.DeviceBudget(env.Host, env.Inventory(), t.dev.Name)
 		if err != nil {
 			b = pcie.Budget{}
 		}
-		return s.heavily(ctx, func(ctx context.Context) report.Finding {
-			return bandwidthFinding(t, probe.Bandwidth(ctx, s.lib, t.dev.Name, t.port, s.options(env)), b)
+		var r probe.BandwidthResult
+		beside, ok := s.bandwidth.run(ctx, t.dev, func(ctx context.Context) {
+			r = probe.Bandwidth(ctx, s.lib, t.dev.Name, t.port, s.options(env))
 		})
+		if !ok {
+			// The run ended while the probe waited: with the ended context the probe opens
+			// nothing and reports the run's end at its first stage.
+			r = probe.Bandwidth(ctx, s.lib, t.dev.Name, t.port, s.options(env))
+		}
+		return bandwidthFinding(t, r, b, beside)
 	})
 }
