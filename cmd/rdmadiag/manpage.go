@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/rdmadiag/rdmadiag/internal/relit"
 )
 
 // The manual page is generated here from the command tree rather than with cobra/doc: cobra/doc
@@ -162,7 +163,8 @@ func defaultIsZero(f *pflag.Flag) bool {
 
 // termLine is "  term   description": at least two spaces before the term column, and the
 // description starting after two or more spaces (or after a term that fills its column).
-var termLine = regexp.MustCompile(`^(\s+)(\S+)(\s+)(\S.*)$`)
+// Compiled at first use: only `rdmadiag man` needs it.
+var termLine = relit.MustCompile(`^(\s+)(\S+)(\s+)(\S.*)$`)
 
 // writeHelpText turns plain help text into roff: blank lines separate paragraphs; a run of
 // unindented lines is a filled paragraph; an indented run is a table of terms when its lines

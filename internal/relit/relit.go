@@ -2,44 +2,122 @@
 // every match must contain. Go's regexp has no such prefilter (only a literal prefix), and the
 // kernel-log signatures are tried on every record: most records contain none of their words, and
 // strings.Contains rejects them far faster than the backtracker (docs/speed.md).
+//
+// An expression is parsed for its prefilter at its first use and compiled only when a text
+// passes the prefilter: the checks declare dozens of expressions as package variables, and
+// compiling them all when the program started was a quarter of the start-up of every command,
+// `rdmadiag version` included (docs/speed.md, "Start-up"). Every expression made with
+// MustCompile is listed by All, so that a test compiles them all and a typo fails the tests, not
+// a run.
 package relit
 
 import (
 	"regexp"
 	"regexp/syntax"
+	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
-// Regexp is a compiled expression with its prefilter. The zero set of literals means "no
-// prefilter": every text goes to the expression.
+// Regexp is an expression with its prefilter, both made at first use. The zero set of literals
+// means "no prefilter": every text goes to the expression.
 type Regexp struct {
-	re   *regexp.Regexp
-	lits []string
+	expr string
+
+	parsed   sync.Once
+	lits     []string
+	parseErr error
+
+	compiled   sync.Once
+	re         *regexp.Regexp
+	compileErr error
 }
 
-// MustCompile compiles expr like regexp.MustCompile and derives its prefilter.
+var (
+	allMu sync.Mutex
+	all   []*Regexp
+)
+
+// MustCompile returns expr to be compiled at its first use, for a package variable. An invalid
+// expression panics at that use as regexp.MustCompile would (a check's panic becomes an unknown
+// finding, internal/checks); tests compile every expression through All so that it never does.
 func MustCompile(expr string) *Regexp {
-	re := regexp.MustCompile(expr)
-	r := &Regexp{re: re}
-	if p, err := syntax.Parse(expr, syntax.Perl); err == nil {
-		r.lits = Required(p.Simplify())
-	}
+	r := newRegexp(expr)
+	allMu.Lock()
+	all = append(all, r)
+	allMu.Unlock()
 	return r
 }
 
+// newRegexp is MustCompile without the listing, for expressions made at run time (the fuzz
+// target makes millions).
+func newRegexp(expr string) *Regexp { return &Regexp{expr: expr} }
+
+// All returns every expression made with MustCompile so far (all package variables, once the
+// packages are initialised).
+func All() []*Regexp {
+	allMu.Lock()
+	defer allMu.Unlock()
+	return append([]*Regexp(nil), all...)
+}
+
+// Compile compiles the expression now and returns why it is invalid, if it is.
+func (r *Regexp) Compile() error {
+	if err := r.parse(); err != nil {
+		return err
+	}
+	return r.compile()
+}
+
+// parse derives the prefilter once.
+func (r *Regexp) parse() error {
+	r.parsed.Do(func() {
+		p, err := syntax.Parse(r.expr, syntax.Perl)
+		if err != nil {
+			r.parseErr = err
+			return
+		}
+		r.lits = Required(p.Simplify())
+	})
+	return r.parseErr
+}
+
+// compile compiles the expression once.
+func (r *Regexp) compile() error {
+	r.compiled.Do(func() { r.re, r.compileErr = regexp.Compile(r.expr) })
+	return r.compileErr
+}
+
+// must panics with regexp.MustCompile's message when err is set.
+func (r *Regexp) must(err error) {
+	if err != nil {
+		panic(`regexp: Compile(` + strconv.Quote(r.expr) + `): ` + err.Error())
+	}
+}
+
 // Literals is the prefilter: every match contains one of these strings (nil: no prefilter).
-func (r *Regexp) Literals() []string { return r.lits }
+func (r *Regexp) Literals() []string {
+	r.must(r.parse())
+	return r.lits
+}
+
+// std is the compiled expression.
+func (r *Regexp) std() *regexp.Regexp {
+	r.must(r.compile())
+	return r.re
+}
 
 // String is the expression's source text.
-func (r *Regexp) String() string { return r.re.String() }
+func (r *Regexp) String() string { return r.expr }
 
 // mayMatch is false only when no match can exist in s.
 func (r *Regexp) mayMatch(s string) bool {
-	if r.lits == nil {
+	lits := r.Literals()
+	if lits == nil {
 		return true
 	}
-	for _, l := range r.lits {
+	for _, l := range lits {
 		if strings.Contains(s, l) {
 			return true
 		}
@@ -48,14 +126,14 @@ func (r *Regexp) mayMatch(s string) bool {
 }
 
 // MatchString is regexp.MatchString behind the prefilter.
-func (r *Regexp) MatchString(s string) bool { return r.mayMatch(s) && r.re.MatchString(s) }
+func (r *Regexp) MatchString(s string) bool { return r.mayMatch(s) && r.std().MatchString(s) }
 
 // FindString is regexp.FindString behind the prefilter.
 func (r *Regexp) FindString(s string) string {
 	if !r.mayMatch(s) {
 		return ""
 	}
-	return r.re.FindString(s)
+	return r.std().FindString(s)
 }
 
 // FindStringSubmatch is regexp.FindStringSubmatch behind the prefilter.
@@ -63,7 +141,7 @@ func (r *Regexp) FindStringSubmatch(s string) []string {
 	if !r.mayMatch(s) {
 		return nil
 	}
-	return r.re.FindStringSubmatch(s)
+	return r.std().FindStringSubmatch(s)
 }
 
 // Required returns strings one of which every match of re contains, or nil when no such set is
@@ -142,7 +220,7 @@ func Present(rs []*Regexp, texts []string) []bool {
 	id := map[string]int{}
 	var lits []string
 	for _, r := range rs {
-		for _, l := range r.lits {
+		for _, l := range r.Literals() {
 			if _, ok := id[l]; !ok {
 				id[l] = len(lits)
 				lits = append(lits, l)
@@ -152,8 +230,8 @@ func Present(rs []*Regexp, texts []string) []bool {
 	found := newMatcher(lits).scan(texts)
 	out := make([]bool, len(rs))
 	for i, r := range rs {
-		out[i] = r.lits == nil
-		for _, l := range r.lits {
+		out[i] = r.Literals() == nil
+		for _, l := range r.Literals() {
 			if found[id[l]] {
 				out[i] = true
 				break

@@ -1,10 +1,12 @@
 package relit
 
 import (
+	"fmt"
 	"regexp"
 	"regexp/syntax"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -70,9 +72,9 @@ func FuzzPrefilter(f *testing.F) {
 		if err != nil {
 			return
 		}
-		r := MustCompile(expr)
+		r := newRegexp(expr)
 		if std.MatchString(text) && !r.mayMatch(text) {
-			t.Fatalf("prefilter %q of %q rejects %q, which matches", r.lits, expr, text)
+			t.Fatalf("prefilter %q of %q rejects %q, which matches", r.Literals(), expr, text)
 		}
 		// Split into records anywhere: an expression that matches one record is present.
 		recs := strings.SplitAfter(text, "\n")
@@ -133,4 +135,69 @@ func FuzzMatcher(f *testing.F) {
 			}
 		}
 	})
+}
+
+// An expression is compiled only for a text its prefilter lets through: a host whose log has
+// none of a signature's words never pays for compiling it.
+func TestCompiledOnlyPastPrefilter(t *testing.T) {
+	r := newRegexp(`Fatal error (\d+) detected`)
+	if r.MatchString("eth0: Link up") || r.FindString("no") != "" || r.FindStringSubmatch("x") != nil {
+		t.Fatal("matched a text without the literal")
+	}
+	if r.re != nil {
+		t.Fatal("compiled for texts the prefilter rejects")
+	}
+	if m := r.FindStringSubmatch("Fatal error 3 detected"); len(m) != 2 || m[1] != "3" {
+		t.Fatalf("FindStringSubmatch = %q", m)
+	}
+	if r.re == nil {
+		t.Fatal("not compiled after a match")
+	}
+}
+
+// A bad expression does not stop the program from starting, says why through Compile (which the
+// tests call on All), and panics with regexp's message at every use, not a nil dereference.
+func TestInvalidExpression(t *testing.T) {
+	r := MustCompile(`Fatal error (\d+ detected`)
+	if !slices.Contains(All(), r) {
+		t.Fatal("All does not list an expression made with MustCompile")
+	}
+	err := r.Compile()
+	if err == nil || !strings.Contains(err.Error(), "missing closing )") {
+		t.Fatalf("Compile() = %v, want the parser's error", err)
+	}
+	for i := 0; i < 2; i++ {
+		func() {
+			defer func() {
+				p := recover()
+				if msg := fmt.Sprint(p); !strings.HasPrefix(msg, "regexp: Compile(") || !strings.Contains(msg, "missing closing )") {
+					t.Errorf("use %d: panic %q, want regexp.MustCompile's", i, msg)
+				}
+			}()
+			r.MatchString("Fatal error 1 detected")
+		}()
+	}
+	if err := MustCompile(`Link (up|down)$`).Compile(); err != nil {
+		t.Errorf("Compile() of a valid expression: %v", err)
+	}
+}
+
+// Checks run concurrently and share the package's expressions: the first uses race to compile.
+func TestConcurrentFirstUse(t *testing.T) {
+	r := newRegexp(`(?:^|\s)([^\s:]+): Link (up|down)$`)
+	var wg sync.WaitGroup
+	got := make([][]string, 8)
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i] = r.FindStringSubmatch("mlx5_core 0000:01:00.0 eth0: Link down")
+		}()
+	}
+	wg.Wait()
+	for i, m := range got {
+		if !slices.Equal(m, []string{" eth0: Link down", "eth0", "down"}) {
+			t.Errorf("goroutine %d: %q", i, m)
+		}
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/rdmadiag/rdmadiag/internal/host"
 )
@@ -23,13 +24,19 @@ type redactor struct {
 	maps map[string]map[string]string
 }
 
+// The patterns are compiled at the first redaction: only `record --redact` uses them, and
+// compiling them when the program started was part of every command's start-up.
 var (
 	// GUIDs (four groups of four hex digits: node_guid, sys_image_guid) and GIDs (eight groups)
 	// as sysfs prints them; one pattern so that a GID is never redacted as two GUIDs.
-	reHexGroups = regexp.MustCompile(`\b(?:[0-9a-f]{4}:){3,7}[0-9a-f]{4}\b`)
-	reMAC       = regexp.MustCompile(`\b(?:[0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}\b`)
-	reIP4       = regexp.MustCompile(`\b(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}\b`)
+	reHexGroups = lazyRegexp(`\b(?:[0-9a-f]{4}:){3,7}[0-9a-f]{4}\b`)
+	reMAC       = lazyRegexp(`\b(?:[0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}\b`)
+	reIP4       = lazyRegexp(`\b(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}\b`)
 )
+
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 func (r *redactor) stand(kind, v string, mk func(n int) string) string {
 	m := r.maps[kind]
@@ -91,7 +98,7 @@ func (r *redactor) gid(v string) string {
 
 func (r *redactor) text(b []byte) []byte {
 	s := string(b)
-	s = reHexGroups.ReplaceAllStringFunc(s, func(v string) string {
+	s = reHexGroups().ReplaceAllStringFunc(s, func(v string) string {
 		switch strings.Count(v, ":") {
 		case 3:
 			return r.guid(v)
@@ -100,8 +107,8 @@ func (r *redactor) text(b []byte) []byte {
 		}
 		return v
 	})
-	s = reMAC.ReplaceAllStringFunc(s, r.mac)
-	s = reIP4.ReplaceAllStringFunc(s, r.ip4)
+	s = reMAC().ReplaceAllStringFunc(s, r.mac)
+	s = reIP4().ReplaceAllStringFunc(s, r.ip4)
 	for host, stand := range r.maps["host"] {
 		s = strings.ReplaceAll(s, host, stand)
 	}

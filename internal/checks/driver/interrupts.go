@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"regexp"
 	"sort"
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/procirq"
+	"github.com/rdmadiag/rdmadiag/internal/relit"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -25,7 +25,7 @@ func init() {
 // (drivers/net/ethernet/mellanox/mlx5/core/pci_irq.c irq_set_name), "mlx5_async" on kernels
 // before the IRQ pools, and mlx5_cmd_eq / mlx5_async_eq / mlx5_pages_eq / mlx5_comp%d on older
 // eq.c. Group 1 is the vector kind, group 2 the PCI function.
-var mlx5IRQName = regexp.MustCompile(`^mlx5_(comp|combined|async|cmd_eq|async_eq|pages_eq|ctrl)[0-9]*@pci:([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])$`)
+var mlx5IRQName = relit.MustCompile(`^mlx5_(comp|combined|async|cmd_eq|async_eq|pages_eq|ctrl)[0-9]*@pci:([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])$`)
 
 func runInterrupts(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 	devOf := map[string]string{}

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
+	"github.com/rdmadiag/rdmadiag/internal/relit"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -217,7 +217,7 @@ func bdfLogEvidence(klog *kmsg.Log, logErr error, bdf string, fn rdmaFunction) [
 
 // failureText matches the words the kernel's failure messages use ("probe ... failed with error",
 // "Unknown symbol", "disagrees about version", command "timeout", "err -22").
-var failureText = regexp.MustCompile(`(?i)\b(fail(ed|ure)?|error|err|unknown symbol|disagrees|time(d)? ?out|unable|cannot|can't|invalid)\b`)
+var failureText = relit.MustCompile(`(?i)\b(fail(ed|ure)?|error|err|unknown symbol|disagrees|time(d)? ?out|unable|cannot|can't|invalid)\b`)
 
 // severe reports whether a record is an error or a warning: by its level (KERN_WARNING or
 // graver) when the source gave one, by its words when it came from a text log without levels.

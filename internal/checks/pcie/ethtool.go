@@ -2,9 +2,10 @@ package pcie
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/rdmadiag/rdmadiag/internal/relit"
 )
 
 // DriverCounter is one non-zero driver statistic on the DMA path.
@@ -18,7 +19,7 @@ type DriverCounter struct {
 
 // perQueue matches per-channel copies of a counter (mlx5 "rx3_wqe_err", "tx0_cqe_err"); the
 // aggregate is judged instead so that nothing is counted twice.
-var perQueue = regexp.MustCompile(`^(rx|tx|ch|xdp)[0-9]+_`)
+var perQueue = relit.MustCompile(`^(rx|tx|ch|xdp)[0-9]+_`)
 
 // DMACounters picks, from a netdev's `ethtool -S` statistics, the non-zero counters that speak of
 // the PCIe link or the DMA path, sorted by name. The names are mlx5e's

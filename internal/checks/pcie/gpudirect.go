@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"maps"
 	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/kmod"
+	"github.com/rdmadiag/rdmadiag/internal/relit"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -67,9 +67,9 @@ var (
 	// nvidiaVersionRe reads /proc/driver/nvidia/version's first line: "NVRM version: NVIDIA UNIX
 	// Open Kernel Module for x86_64  535.104.05  Release Build ..." for the open flavour,
 	// "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  ..." for the proprietary one.
-	nvidiaVersionRe = regexp.MustCompile(`NVRM version: NVIDIA UNIX (Open Kernel Module for )?\S+(?: Kernel Module)?\s+(\d+)\.(\d+)`)
-	releaseRe       = regexp.MustCompile(`^(\d+)\.(\d+)`)
-	providerRe      = regexp.MustCompile(`-rdmav(\d+)\.so$`)
+	nvidiaVersionRe = relit.MustCompile(`NVRM version: NVIDIA UNIX (Open Kernel Module for )?\S+(?: Kernel Module)?\s+(\d+)\.(\d+)`)
+	releaseRe       = relit.MustCompile(`^(\d+)\.(\d+)`)
+	providerRe      = relit.MustCompile(`-rdmav(\d+)\.so$`)
 )
 
 // nvidiaDriver is what the host says of the NVIDIA kernel module.

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"regexp"
 	"strings"
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
+	"github.com/rdmadiag/rdmadiag/internal/relit"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -225,7 +225,7 @@ func judgeLink(l link) linkVerdict {
 
 // limitedRe matches the kernel's __pcie_print_link_status() line (drivers/pci/pci.c: "%u.%03u
 // Gb/s available PCIe bandwidth, limited by %s x%d link at %s (capable of ...)").
-var limitedRe = regexp.MustCompile(`available PCIe bandwidth, limited by (.+?) x(\d+) link at ([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])`)
+var limitedRe = relit.MustCompile(`available PCIe bandwidth, limited by (.+?) x(\d+) link at ([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])`)
 
 // pcieLog is the run's kernel log as the pcie checks use it: its records, the source lines are
 // cited by, and the error that kept it away (the records are then empty).
