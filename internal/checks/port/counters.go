@@ -109,9 +109,22 @@ func (d counterDef) key() string { return d.dir + "/" + d.name }
 
 func readCounters(h *host.Host, p portRef) reading {
 	r := reading{vals: map[string]uint64{}, failed: map[string]error{}}
+	// Each counter directory is opened once and its files read relative to it: the path runs
+	// through /sys/class's symlink, and a port has some twenty counters to read.
+	dirs := map[string]*host.Dir{}
+	defer func() {
+		for _, d := range dirs {
+			d.Close()
+		}
+	}()
 	for _, d := range counterDefs {
+		dir := dirs[d.dir]
+		if dir == nil {
+			dir = h.OpenDir(p.file(d.dir))
+			dirs[d.dir] = dir
+		}
 		pth := p.file(d.key())
-		s, err := h.ReadString(pth)
+		s, err := dir.ReadString(d.name)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // this driver does not have the counter
 		}
