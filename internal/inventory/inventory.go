@@ -253,16 +253,20 @@ func verbsTables(h *host.Host) func(name string) *host.VerbsDevice {
 func readDevice(h *host.Host, name string, tables func(string) *host.VerbsDevice) *Device {
 	d := &Device{Name: name}
 	dir := path.Join(ClassDir, name)
+	// The device's attributes are read relative to its directory held open, not each through
+	// the class directory's symlink again.
+	attrs := h.OpenDir(dir)
+	defer attrs.Close()
 	// Optional files may be absent (board_id on rxe); any other error (a link out of a tree, a
 	// FIFO, EIO) is kept so the device's findings say what could not be read.
 	opt := func(file string) string {
-		s, err := h.ReadString(path.Join(dir, file))
+		s, err := attrs.ReadString(file)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			d.Errors = append(d.Errors, err)
 		}
 		return s
 	}
-	if nt, err := h.ReadString(path.Join(dir, "node_type")); err != nil {
+	if nt, err := attrs.ReadString("node_type"); err != nil {
 		d.Errors = append(d.Errors, err)
 	} else {
 		_, d.NodeType, _ = strings.Cut(nt, ": ")
