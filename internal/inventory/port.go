@@ -1,7 +1,9 @@
 package inventory
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"net"
 	"path"
@@ -266,6 +268,9 @@ var ErrorCounterNames = []string{
 func ErrorCounters(h *host.Host, d *Device, p *Port) map[string]uint64 {
 	var out map[string]uint64
 	dir := fmt.Sprintf("%s/%s/ports/%d/counters", ClassDir, d.Name, p.Num)
+	if _, err := h.ReadDir(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil // no PMA counters at all (software devices): one look instead of a read each
+	}
 	for _, n := range ErrorCounterNames {
 		s, err := h.ReadString(path.Join(dir, n))
 		if err != nil {

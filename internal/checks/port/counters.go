@@ -109,22 +109,47 @@ func (d counterDef) key() string { return d.dir + "/" + d.name }
 
 func readCounters(h *host.Host, p portRef) reading {
 	r := reading{vals: map[string]uint64{}, failed: map[string]error{}}
-	// Each counter directory is opened once and its files read relative to it: the path runs
-	// through /sys/class's symlink, and a port has some twenty counters to read.
-	dirs := map[string]*host.Dir{}
+	// Each counter directory is listed and opened once, and only the counters it has are read,
+	// relative to it: the path runs through /sys/class's symlink, a port has some twenty
+	// counters to read, and a driver has one of the two directories or a few of its files only
+	// (rxe has no PMA counters/ directory at all).
+	type counterDir struct {
+		dir     *host.Dir
+		has     map[string]bool
+		missing bool
+	}
+	dirs := map[string]*counterDir{}
 	defer func() {
 		for _, d := range dirs {
-			d.Close()
+			if d.dir != nil {
+				d.dir.Close()
+			}
 		}
 	}()
 	for _, d := range counterDefs {
-		dir := dirs[d.dir]
-		if dir == nil {
-			dir = h.OpenDir(p.file(d.dir))
-			dirs[d.dir] = dir
+		cd := dirs[d.dir]
+		if cd == nil {
+			cd = &counterDir{}
+			names, err := h.ReadDir(p.file(d.dir))
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				cd.missing = true
+			case err == nil:
+				cd.has = map[string]bool{}
+				for _, n := range names {
+					cd.has[n] = true
+				}
+			}
+			if !cd.missing {
+				cd.dir = h.OpenDir(p.file(d.dir))
+			}
+			dirs[d.dir] = cd
+		}
+		if cd.missing || (cd.has != nil && !cd.has[d.name]) {
+			continue // this driver does not have the counter
 		}
 		pth := p.file(d.key())
-		s, err := dir.ReadString(d.name)
+		s, err := cd.dir.ReadString(d.name)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // this driver does not have the counter
 		}
