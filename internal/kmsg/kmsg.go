@@ -40,6 +40,15 @@ const noLevelField = "nolevel"
 // noStampField marks, likewise, a record whose time since boot was inferred, not the kernel's.
 const noStampField = "nostamp"
 
+// Texts is the message of each record, in order: what a search over the whole log reads.
+func Texts(recs []Record) []string {
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = r.Text
+	}
+	return out
+}
+
 // BDF returns the PCI address the record is about: from the dictionary when the kernel gave one,
 // else from a "driver 0000:3b:00.0: " prefix in the text (dev_printk format).
 func (r Record) BDF() string {

@@ -82,3 +82,13 @@ func TestQuoteWallClock(t *testing.T) {
 		t.Errorf("round trip lost NoStamp: %+v", recs)
 	}
 }
+
+func TestTexts(t *testing.T) {
+	recs := []Record{{Text: "a"}, {Text: ""}, {Text: "mlx5_core 0000:3b:00.0: b"}}
+	if got := Texts(recs); len(got) != 3 || got[0] != "a" || got[1] != "" || got[2] != recs[2].Text {
+		t.Errorf("Texts: %q", got)
+	}
+	if got := Texts(nil); len(got) != 0 {
+		t.Errorf("Texts(nil): %q", got)
+	}
+}

@@ -246,11 +246,7 @@ func presentIn(recs []kmsg.Record) []bool {
 	for i := range signatures {
 		res[i] = signatures[i].re
 	}
-	texts := make([]string, len(recs))
-	for i, r := range recs {
-		texts[i] = r.Text
-	}
-	return relit.Present(res, texts)
+	return relit.Present(res, kmsg.Texts(recs))
 }
 
 // fatalSensor names enum mlx5_sensor (health.c).

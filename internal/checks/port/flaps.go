@@ -103,11 +103,7 @@ func parseLinkEvents(recs []kmsg.Record) []linkEvent {
 	for i := range linkFamilies {
 		res[i] = linkFamilies[i].re
 	}
-	texts := make([]string, len(recs))
-	for i, r := range recs {
-		texts[i] = r.Text
-	}
-	present := relit.Present(res, texts) // families no record can match are not tried
+	present := relit.Present(res, kmsg.Texts(recs)) // families no record can match are not tried
 	var out []linkEvent
 	for _, r := range recs {
 		for i := range linkFamilies {
