@@ -74,6 +74,36 @@ func (l *accessLog) touched(fragments ...string) []string {
 	return out
 }
 
+// run runs `check --no-probe -o json` with args on the logged host and returns the report.
+func (l *accessLog) run(t *testing.T, args ...string) string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	app := testApp(&out, &errb)
+	app.OpenHost = l.open(t)
+	if code := app.Execute(context.Background(), append([]string{"check", "--no-probe", "-o", "json"}, args...)); code > 3 {
+		t.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, errb.String())
+	}
+	return out.String()
+}
+
+// readOnce fails when an operation was made more than once, or none was (what says what the
+// fixture should have).
+func readOnce(t *testing.T, ops []string, what string) {
+	t.Helper()
+	reads := map[string]int{}
+	for _, op := range ops {
+		reads[op]++
+	}
+	if len(reads) == 0 {
+		t.Fatalf("nothing read; the fixture should have %s", what)
+	}
+	for op, n := range reads {
+		if n > 1 {
+			t.Errorf("%s: %d times", op, n)
+		}
+	}
+}
+
 // kernelConfig names the reads of the kernel build configuration.
 var kernelConfig = []string{"/proc/config.gz", "/boot/config-"}
 
@@ -93,13 +123,7 @@ func TestSelectionReadsOnlyWhatItNeeds(t *testing.T) {
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var l accessLog
-			var out, errb bytes.Buffer
-			app := testApp(&out, &errb)
-			app.OpenHost = l.open(t)
-			code := app.Execute(context.Background(), append([]string{"check", "--no-probe", "-o", "json"}, tc.args...))
-			if code > 3 {
-				t.Fatalf("exit %d: %s", code, errb.String())
-			}
+			l.run(t, tc.args...)
 			if got := l.touched(kernelConfig...); (len(got) > 0) != tc.wantConfig {
 				t.Errorf("kernel config reads %q, want some: %v", got, tc.wantConfig)
 			}
@@ -114,24 +138,8 @@ func TestSelectionReadsOnlyWhatItNeeds(t *testing.T) {
 // files, 1024 on rxe) is walked by the inventory alone, whatever number of checks use it.
 func TestGIDTableReadOncePerRun(t *testing.T) {
 	var l accessLog
-	var out, errb bytes.Buffer
-	app := testApp(&out, &errb)
-	app.OpenHost = l.open(t)
-	if code := app.Execute(context.Background(), []string{"check", "--no-probe", "-o", "json"}); code > 3 {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
-	reads := map[string]int{}
-	for _, op := range l.touched("/gids/", "/gid_attrs/") {
-		reads[op]++
-	}
-	if len(reads) == 0 {
-		t.Fatal("the GID table was not read at all; the fixture should have a RoCE port")
-	}
-	for op, n := range reads {
-		if n > 1 {
-			t.Errorf("%s: %d times", op, n)
-		}
-	}
+	l.run(t)
+	readOnce(t, l.touched("/gids/", "/gid_attrs/"), "a RoCE port's GID table")
 }
 
 // Only the checks marked VerbsDevices ask for the verbs devices: the mark is what lets a run
@@ -143,12 +151,7 @@ func TestVerbsDevicesMarked(t *testing.T) {
 			continue
 		}
 		var l accessLog
-		var out, errb bytes.Buffer
-		app := testApp(&out, &errb)
-		app.OpenHost = l.open(t)
-		if code := app.Execute(context.Background(), []string{"check", "--no-probe", "-o", "json", "--only", c.ID}); code > 3 {
-			t.Fatalf("%s: exit %d: %s", c.ID, code, errb.String())
-		}
+		l.run(t, "--only", c.ID)
 		if l.verbs > 0 && !c.VerbsDevices {
 			t.Errorf("%s asks for the verbs devices but is not marked VerbsDevices", c.ID)
 		}
@@ -201,19 +204,10 @@ func withGIDTables(t *testing.T) func(string, []host.VerbsDevice) []host.VerbsDe
 // A run that opens the verbs devices anyway takes the GID tables from that query: the report is
 // the one the sysfs walk gives, and no gids/N file is read.
 func TestGIDTableFromVerbsSameReport(t *testing.T) {
-	runWith := func(l *accessLog) string {
-		var out, errb bytes.Buffer
-		app := testApp(&out, &errb)
-		app.OpenHost = l.open(t)
-		if code := app.Execute(context.Background(), []string{"check", "--no-probe", "-o", "json"}); code > 3 {
-			t.Fatalf("exit %d: %s", code, errb.String())
-		}
-		return out.String()
-	}
 	var sysfs accessLog
-	want := runWith(&sysfs)
+	want := sysfs.run(t)
 	verbs := accessLog{devices: withGIDTables(t)}
-	got := runWith(&verbs)
+	got := verbs.run(t)
 	if got != want {
 		t.Errorf("the report differs from the sysfs walk's:\n%s", unifiedDiff("sysfs", "verbs", want, got, 40))
 	}
@@ -228,24 +222,12 @@ func TestGIDTableFromVerbsSameReport(t *testing.T) {
 // A netdev's attributes are read once per run, whichever number of port checks show them.
 func TestNetdevReadOncePerRun(t *testing.T) {
 	var l accessLog
-	var out, errb bytes.Buffer
-	app := testApp(&out, &errb)
-	app.OpenHost = l.open(t)
-	if code := app.Execute(context.Background(), []string{"check", "--no-probe", "-o", "json"}); code > 3 {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
-	reads := map[string]int{}
+	l.run(t)
+	var ops []string
 	for _, op := range l.touched("/operstate", "/flags") {
 		if strings.Contains(op, "/sys/class/net/") {
-			reads[op]++
+			ops = append(ops, op)
 		}
 	}
-	if len(reads) == 0 {
-		t.Fatal("no netdev attribute read; the fixture should have a RoCE port with a netdev")
-	}
-	for op, n := range reads {
-		if n > 1 {
-			t.Errorf("%s: %d times", op, n)
-		}
-	}
+	readOnce(t, ops, "a RoCE port with a netdev")
 }
