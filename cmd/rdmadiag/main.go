@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
+	"runtime/trace"
 	"syscall"
 	"time"
 
@@ -32,9 +33,11 @@ func main() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(32 << 20)
 	}
-	stop := startCPUProfile(os.Getenv("RDMADIAG_CPUPROFILE"), os.Stderr)
+	stopProfile := startCPUProfile(os.Getenv("RDMADIAG_CPUPROFILE"), os.Stderr)
+	stopTrace := startTrace(os.Getenv("RDMADIAG_TRACE"), os.Stderr)
 	code := runMain(app, os.Args[1:])
-	stop()
+	stopTrace()
+	stopProfile()
 	os.Exit(code)
 }
 
@@ -60,6 +63,31 @@ func startCPUProfile(file string, stderr io.Writer) (stop func()) {
 		pprof.StopCPUProfile()
 		if err := f.Close(); err != nil {
 			fmt.Fprintf(stderr, "rdmadiag: RDMADIAG_CPUPROFILE: %v\n", err)
+		}
+	}
+}
+
+// startTrace writes an execution trace of the run (`go tool trace`) to file when it is set
+// (RDMADIAG_TRACE): where each goroutine waited and when a CPU idled, which a CPU profile does
+// not show (docs/speed.md). A failure to start it is reported and the run goes on.
+func startTrace(file string, stderr io.Writer) (stop func()) {
+	if file == "" {
+		return func() {}
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		fmt.Fprintf(stderr, "rdmadiag: RDMADIAG_TRACE: %v\n", err)
+		return func() {}
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		fmt.Fprintf(stderr, "rdmadiag: RDMADIAG_TRACE: %v\n", err)
+		return func() {}
+	}
+	return func() {
+		trace.Stop()
+		if err := f.Close(); err != nil {
+			fmt.Fprintf(stderr, "rdmadiag: RDMADIAG_TRACE: %v\n", err)
 		}
 	}
 }

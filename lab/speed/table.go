@@ -8,7 +8,7 @@ import (
 )
 
 // labels are the commands of every configuration, in the table's order.
-var labels = []string{"ibv_devinfo", "rdma_res_qp", "start", "check_noprobe", "check", "only_qpcq", "check_noprobe_before", "check_before"}
+var labels = []string{"ibv_devinfo", "rdma_res_qp", "start", "only_verbs", "check_noprobe", "check", "only_qpcq", "check_noprobe_before", "check_before"}
 
 // rssLabels are the rdmadiag runs the peak RSS target applies to: the full run is not measured
 // while QPs are held (lab/payloads/speed says why).
