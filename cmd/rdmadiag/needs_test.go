@@ -9,7 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/host"
@@ -21,6 +23,11 @@ type accessLog struct {
 	mu    sync.Mutex
 	ops   []string
 	verbs int
+	// klog counts reads of the kernel log (the fixture's recorded /dev/kmsg).
+	klog int
+	// onVerbs and onKernelLog, when set, run when the verbs devices or the kernel log are asked
+	// for, before the answer.
+	onVerbs, onKernelLog func()
 	// devices, when set, changes the recorded verbs devices the host answers.
 	devices func(root string, recorded []host.VerbsDevice) []host.VerbsDevice
 }
@@ -39,13 +46,29 @@ func (l *accessLog) open(t *testing.T) func(source) (*host.Host, func(), error) 
 	if l.devices != nil {
 		devs = l.devices(filepath.Join(snap, "root"), devs)
 	}
+	kmsg, err := os.ReadFile(filepath.Join(snap, "kmsg"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	return func(source) (*host.Host, func(), error) {
 		h, err := host.New(host.Options{Root: filepath.Join(snap, "root"), Kind: host.KindLive,
+			KernelLog: func() ([]byte, error) {
+				l.mu.Lock()
+				l.klog++
+				l.mu.Unlock()
+				if l.onKernelLog != nil {
+					l.onKernelLog()
+				}
+				return kmsg, nil
+			},
 			Facts: func() (*host.Facts, error) { f := facts; return &f, nil },
 			VerbsDevices: func() ([]host.VerbsDevice, string, error) {
 				l.mu.Lock()
 				l.verbs++
 				l.mu.Unlock()
+				if l.onVerbs != nil {
+					l.onVerbs()
+				}
 				return devs, facts.VerbsError, nil
 			},
 			Observe: func(what string) {
@@ -230,4 +253,82 @@ func TestNetdevReadOncePerRun(t *testing.T) {
 		}
 	}
 	readOnce(t, ops, "a RoCE port with a netdev")
+}
+
+// Only the checks marked KernelLog read the kernel log, and each of them does: a run starts
+// reading the log when it starts only for them (checks.Run), so a check that reads it unmarked
+// waits for its read in the middle of the run, and one marked without reading it makes a run
+// read a log that no selected check needs. Each check runs alone, on an Env of its own, so that
+// the prefetch cannot answer for it.
+func TestKernelLogMarked(t *testing.T) {
+	var l accessLog
+	open := l.open(t)
+	for _, c := range checks.Default.All() {
+		if c.Probe {
+			continue
+		}
+		h, _, err := open(source{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.mu.Lock()
+		l.klog = 0
+		l.mu.Unlock()
+		env := checks.NewEnv(h, checks.Options{})
+		if _, err := c.Run(context.Background(), env); err != nil {
+			t.Fatalf("%s: %v", c.ID, err)
+		}
+		l.mu.Lock()
+		read := l.klog > 0
+		l.mu.Unlock()
+		if read != c.KernelLog {
+			t.Errorf("%s: reads the kernel log %v, marked KernelLog %v", c.ID, read, c.KernelLog)
+		}
+	}
+}
+
+// A run that selects a check marked KernelLog reads the log once, whatever number of checks
+// use it; one that selects none does not read it.
+func TestKernelLogReadOncePerRun(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{nil, 1},
+		{[]string{"--only", "port.state,port.rate"}, 0},
+	} {
+		var l accessLog
+		l.run(t, tc.args...)
+		if l.klog != tc.want {
+			t.Errorf("%v: the kernel log read %d times, want %d", tc.args, l.klog, tc.want)
+		}
+	}
+}
+
+// The kernel log is read beside the verbs query, not after it: every check that reads the log
+// also waits for the inventory, and the inventory waits for the verbs query (its GID tables).
+// Here the first query holds until the log has been read, for at most a second (less than
+// inventory.VerbsWait), with one slot (--parallel 1) and two checks that read the log after the
+// inventory: without the read at the start of the run, the log is read only after the query.
+func TestKernelLogReadBesideTheInventory(t *testing.T) {
+	read := make(chan struct{})
+	var readOnce, firstQuery sync.Once
+	var inTime atomic.Bool
+	l := accessLog{
+		onKernelLog: func() { readOnce.Do(func() { close(read) }) },
+		// Only the first query counts: later ones come after the inventory anyway.
+		onVerbs: func() {
+			firstQuery.Do(func() {
+				select {
+				case <-read:
+					inTime.Store(true)
+				case <-time.After(time.Second):
+				}
+			})
+		},
+	}
+	l.run(t, "--parallel", "1", "--only", "cq.vectors,pcie.aer,port.flaps")
+	if !inTime.Load() {
+		t.Error("the kernel log was not read while the verbs query was under way")
+	}
 }

@@ -33,6 +33,11 @@ type Check struct {
 	// that selects one lets the inventory take the GID tables from the same query
 	// (InventoryOptions); a run that selects none loads no verbs library.
 	VerbsDevices bool
+	// KernelLog marks checks that read the run's kernel log (Env.KernelLog). A run that selects
+	// one starts reading the log when it starts (Run), beside the inventory: the first check to
+	// ask for it would otherwise do so only after its own wait for the inventory, which waits
+	// for the verbs query. /dev/kmsg gives one record per read, so the log is thousands of reads.
+	KernelLog bool
 }
 
 // InventoryOptions are the inventory sources that suit a run of these checks.

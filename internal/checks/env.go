@@ -188,7 +188,8 @@ var SlotHold = 2 * time.Second
 // Run executes checks concurrently (at most parallel at a time) and returns all findings. Probe
 // checks do not count against parallel: they mostly wait for the device (and for each other:
 // package probes serialises each device's probes), so holding a slot would only delay the
-// checks that read files and netlink. A check that returns an error or panics yields one
+// checks that read files and netlink. When a check is marked KernelLog, the log is read from the
+// start, beside the checks. A check that returns an error or panics yields one
 // "unknown" finding saying why; the others are unaffected. When ctx ends (the deadline, Ctrl-C) Run returns within Grace whatever a check is
 // doing: a check still running becomes "unknown" with the cause of the end (context.Cause) and
 // the reads it may be blocked in; its goroutine is left behind. Order is made deterministic later
@@ -201,6 +202,14 @@ func Run(ctx context.Context, env *Env, cs []Check, parallel int) []report.Findi
 		i   int
 		fs  []report.Finding
 		ran bool
+	}
+	for _, c := range cs {
+		if c.KernelLog {
+			// Read once for every check that asks (the Once in KernelLog); a read still blocked
+			// when the run ends is named by the checks waiting for it, as before.
+			go env.KernelLog()
+			break
+		}
 	}
 	done := make(chan result, len(cs)) // buffered: an abandoned check can still finish and exit
 	sem := make(chan struct{}, parallel)

@@ -19,6 +19,7 @@ func init() {
 		Description: "CQ overruns and EQ errors that already happened: kernel log (mlx5 \"CQ error on CQN\", rxe \"queue full\", EQ recovery) and devlink health (vnic cq_overrun/comp_eq_overrun/async_eq_overrun, fw/fw_fatal/tx/rx reporters)",
 		Fault:       "cq-eq",
 		Run:         runErrors,
+		KernelLog:   true,
 	})
 }
 

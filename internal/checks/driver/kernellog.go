@@ -19,6 +19,7 @@ func init() {
 		Description: "Kernel log signatures: mlx5 health and command timeouts, CQ/EQ errors, page allocation, module load and probe errors, IRQ allocation, AER (counted)",
 		Fault:       "driver-module",
 		Run:         runKernelLog,
+		KernelLog:   true,
 	})
 }
 

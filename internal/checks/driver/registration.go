@@ -20,6 +20,7 @@ func init() {
 		Description: "Every RDMA-capable PCI function is bound to its driver and registered an RDMA device (else: probe failure, with its log lines)",
 		Fault:       "rdma-device",
 		Run:         runRegistration,
+		KernelLog:   true,
 	})
 }
 

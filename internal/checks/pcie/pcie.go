@@ -28,6 +28,7 @@ func init() {
 		Description: "PCIe link training (speed, width) of each RDMA function and every bridge up to the root port",
 		Fault:       "pcie-interface",
 		Run:         runLink,
+		KernelLog:   true,
 	})
 	checks.Register(checks.Check{
 		ID: "pcie.bandwidth",
@@ -41,12 +42,14 @@ func init() {
 		Description: "PCIe AER error counters of each RDMA function and its upstream ports, and AER kernel log lines",
 		Fault:       "pcie-interface",
 		Run:         runAER,
+		KernelLog:   true,
 	})
 	checks.Register(checks.Check{
 		ID:          "pcie.dma",
 		Description: "DMA path: bound netdev tx/rx errors, driver PCIe/DMA error counters (ethtool -S), IOMMU faults and DMA errors in the kernel log",
 		Fault:       "dma-engine",
 		Run:         runDMA,
+		KernelLog:   true,
 	})
 }
 

@@ -22,6 +22,7 @@ func init() {
 		Description: "Link flap history without --interval: link down/up lines in the kernel log with their times, netdev carrier counters and link_downed, since boot and in the last 24 h",
 		Fault:       "port-link",
 		Run:         runFlaps,
+		KernelLog:   true,
 	})
 }
 
