@@ -92,7 +92,6 @@ func (a *App) runRecord(ctx context.Context, src source, out string, o snapshot.
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
 	o.ToolVersion, o.Now = a.Version, a.Now()
 	// A read that blocks (a wedged device's sysfs file) must not hold the recording forever: at
 	// the deadline or a signal the recording fails and names where it is blocked.
@@ -100,10 +99,17 @@ func (a *App) runRecord(ctx context.Context, src source, out string, o snapshot.
 	go func() { done <- snapshot.Record(h, tmp, o) }()
 	select {
 	case err := <-done:
+		defer os.RemoveAll(tmp)
 		if err != nil {
 			return fmt.Errorf("record: %w", err)
 		}
 	case <-ctx.Done():
+		// The recording left behind still writes into tmp if its read ever returns: it removes
+		// the directory itself then, or removing it now would only let it be made again.
+		go func() {
+			<-done
+			os.RemoveAll(tmp)
+		}()
 		msg := "record did not finish: " + context.Cause(ctx).Error()
 		for _, p := range h.Pending() {
 			msg += "; blocked in " + p.What

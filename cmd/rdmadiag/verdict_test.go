@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -271,8 +272,12 @@ func (b blockingConn) Exchange(host.Request) ([]byte, error) {
 // wedged device here).
 func TestRecordEndsAtTheDeadline(t *testing.T) {
 	snap := unpackHealthy(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // where record makes its working directory
 	stop := make(chan struct{})
-	defer close(stop)
+	var once sync.Once
+	release := func() { once.Do(func() { close(stop) }) }
+	defer release()
 	var out, errb bytes.Buffer
 	app := testApp(&out, &errb)
 	app.OpenHost = func(source) (*host.Host, func(), error) {
@@ -288,6 +293,22 @@ func TestRecordEndsAtTheDeadline(t *testing.T) {
 	}
 	if code != 3 || !strings.Contains(errb.String(), "--timeout 2s reached; blocked in RDMA netlink request") {
 		t.Errorf("exit %d: %s", code, errb.String())
+	}
+	// When the blocked query returns after all, the recording goes on writing into its working
+	// directory; it must not leave that directory behind. Gone for good: absent twice, a second
+	// apart (the recording resumes within milliseconds).
+	release()
+	left := func() []string { l, _ := filepath.Glob(filepath.Join(tmp, "rdmadiag-record-*")); return l }
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if len(left()) == 0 {
+			time.Sleep(time.Second)
+			if len(left()) == 0 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("record left its working directory behind: %v", left())
+		}
 	}
 }
 
