@@ -43,51 +43,39 @@ func main() {
 
 // startCPUProfile writes a CPU profile of the whole process to file when it is set
 // (RDMADIAG_CPUPROFILE, an environment variable rather than a flag so that any command and any
-// wrapper script can be profiled unchanged; docs/speed.md). A failure to start it is reported and
-// the run goes on.
+// wrapper script can be profiled unchanged; docs/speed.md).
 func startCPUProfile(file string, stderr io.Writer) (stop func()) {
-	if file == "" {
-		return func() {}
-	}
-	f, err := os.Create(file)
-	if err != nil {
-		fmt.Fprintf(stderr, "rdmadiag: RDMADIAG_CPUPROFILE: %v\n", err)
-		return func() {}
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		fmt.Fprintf(stderr, "rdmadiag: RDMADIAG_CPUPROFILE: %v\n", err)
-		return func() {}
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		if err := f.Close(); err != nil {
-			fmt.Fprintf(stderr, "rdmadiag: RDMADIAG_CPUPROFILE: %v\n", err)
-		}
-	}
+	return startDiagnostic("RDMADIAG_CPUPROFILE", file, stderr, pprof.StartCPUProfile, pprof.StopCPUProfile)
 }
 
 // startTrace writes an execution trace of the run (`go tool trace`) to file when it is set
 // (RDMADIAG_TRACE): where each goroutine waited and when a CPU idled, which a CPU profile does
-// not show (docs/speed.md). A failure to start it is reported and the run goes on.
+// not show (docs/speed.md).
 func startTrace(file string, stderr io.Writer) (stop func()) {
+	return startDiagnostic("RDMADIAG_TRACE", file, stderr, trace.Start, trace.Stop)
+}
+
+// startDiagnostic starts writing one of the run's own diagnostics to file, named by the
+// environment variable that asked for it. A failure to start or to write it is reported and the
+// run goes on.
+func startDiagnostic(env, file string, stderr io.Writer, start func(io.Writer) error, end func()) (stop func()) {
 	if file == "" {
 		return func() {}
 	}
 	f, err := os.Create(file)
 	if err != nil {
-		fmt.Fprintf(stderr, "rdmadiag: RDMADIAG_TRACE: %v\n", err)
+		fmt.Fprintf(stderr, "rdmadiag: %s: %v\n", env, err)
 		return func() {}
 	}
-	if err := trace.Start(f); err != nil {
+	if err := start(f); err != nil {
 		f.Close()
-		fmt.Fprintf(stderr, "rdmadiag: RDMADIAG_TRACE: %v\n", err)
+		fmt.Fprintf(stderr, "rdmadiag: %s: %v\n", env, err)
 		return func() {}
 	}
 	return func() {
-		trace.Stop()
+		end()
 		if err := f.Close(); err != nil {
-			fmt.Fprintf(stderr, "rdmadiag: RDMADIAG_TRACE: %v\n", err)
+			fmt.Fprintf(stderr, "rdmadiag: %s: %v\n", env, err)
 		}
 	}
 }
