@@ -353,7 +353,7 @@ func readGIDs(h *host.Host, pdir string) ([]GID, error) {
 			return
 		}
 		a, err := gids.ReadString(n)
-		if err != nil || !ValidGID(a) || strings.Trim(a, "0:") == "" {
+		if err != nil || !usableGID(a) {
 			return
 		}
 		g := GID{Index: i, Addr: a}
@@ -379,7 +379,7 @@ func verbsGIDs(h *host.Host, pdir string, port int, all []host.VerbsGID) []GID {
 	names := map[uint32]string{}
 	var out []GID
 	for _, e := range all {
-		if e.Port != port || !ValidGID(e.GID) || strings.Trim(e.GID, "0:") == "" {
+		if e.Port != port || !usableGID(e.GID) {
 			continue
 		}
 		g := GID{Index: e.Index, Addr: e.GID, Type: GIDTypeName(e.Type)}
@@ -445,6 +445,10 @@ func ndevNetdevs(h *host.Host, pdir string) []string {
 	}
 	return gidNetdevs(gs)
 }
+
+// usableGID reports whether a table entry holds a GID: well formed and not the zeros the kernel
+// prints for an unused entry. Both the sysfs walk and the verbs table go through it.
+func usableGID(s string) bool { return ValidGID(s) && strings.Trim(s, "0:") != "" }
 
 // ValidGID reports whether s is a GID as sysfs prints it: eight groups of four hex digits.
 func ValidGID(s string) bool {
