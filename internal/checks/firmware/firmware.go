@@ -161,14 +161,47 @@ func judgeVersion(env *checks.Env, m *Matrix, d *inventory.Device) report.Findin
 	}
 	f.Evidence = append(f.Evidence, report.Ev("driver", drv.String(), drv.Source))
 	row, ok := m.Lookup(fam.Major, drv)
-	judgeRow(&f, d, v, fam, drv, row, ok, mismatch)
+	var matched *Entry
+	if ok {
+		matched = &row
+	}
+	earlier, later := m.Neighbours(fam.Major, drv, matched)
+	judgeRow(&f, d, v, fam, drv, row, ok, mismatch, bounds{earlier, later})
 	return f
+}
+
+// bounds are the nearest releases around the running one that the matrix has firmware for.
+type bounds struct{ earlier, later *Neighbour }
+
+// release names a neighbour's release for a summary.
+func (n *Neighbour) release() string { return "MLNX_OFED/DOCA-OFED " + n.DriverVersion }
+
+func (n *Neighbour) evidence(name string) report.Evidence {
+	return report.Ev(name, fmt.Sprintf("%s: %s %s", n.release(), needWord(n), n.Need), n.From+": "+n.Source)
+}
+
+// needWord says what a neighbour's firmware is: a minimum a --matrix file set, or the
+// firmware the release was bundled or validated with.
+func needWord(n *Neighbour) string {
+	if n.min != nil {
+		return "minimum"
+	}
+	return "validated with"
 }
 
 // judgeRow sets the verdict of a parsed firmware version against the matrix row for its family
 // and driver (found says whether there is one); f already carries the identity evidence.
-func judgeRow(f *report.Finding, d *inventory.Device, v Version, fam Family, drv Driver, row Entry, found bool, mismatch string) {
+func judgeRow(f *report.Finding, d *inventory.Device, v Version, fam Family, drv Driver, row Entry, found bool, mismatch string, nb bounds) {
 	reflash := "Query the card (mlxfwmanager --query -d " + d.PCI.BDF + ") and reflash the image for its PSID."
+	// A VF runs its PF's firmware: the card is flashed and reset through the PF.
+	bdf := d.PCI.BDF
+	if d.PCI.IsVF() {
+		bdf = d.PCI.PF
+	}
+	update := func(target Version, extra string) string {
+		return fmt.Sprintf("Update the firmware with mlxup, or mlxfwmanager --online -u -d %s, to %s or newer%s, then reset the card (mlxfwreset -d %s reset, or reboot) so that the new image runs.",
+			bdf, target, extra, bdf)
+	}
 	if !found {
 		switch {
 		case mismatch != "":
@@ -181,11 +214,49 @@ func judgeRow(f *report.Finding, d *inventory.Device, v Version, fam Family, drv
 			f.Severity = report.Info
 			f.Summary = fmt.Sprintf("%s: firmware %s (%s) on %s: NVIDIA documents no minimum firmware for the in-box driver; the matrix lists no newest firmware for %s",
 				d.Name, v, fam.Name, drv, fam.Name)
+		case nb.earlier != nil && v.Less(nb.earlier.Need):
+			// Firmware older than what an earlier release already asked for was validated
+			// with no release since: it is outdated for this later one too.
+			f.Evidence = append(f.Evidence, nb.earlier.evidence("matrix (earlier release)"))
+			target, extra := nb.earlier.Need, ""
+			if nb.later != nil {
+				f.Evidence = append(f.Evidence, nb.later.evidence("matrix (later release)"))
+				extra = fmt.Sprintf(" (%s was validated with %s)", nb.later.release(), nb.later.Need)
+			}
+			f.Severity = report.Critical
+			f.Summary = fmt.Sprintf("%s: firmware %s (%s) is older than %s, %s; the matrix has no row for %s, but firmware older than an earlier release's is outdated for every later one",
+				d.Name, v, fam.Name, nb.earlier.Need, earlierClause(nb.earlier), drv)
+			f.Remediation = update(target, extra)
+		case nb.later != nil && !v.Less(nb.later.Need):
+			f.Evidence = append(f.Evidence, nb.later.evidence("matrix (later release)"))
+			if nb.earlier != nil {
+				f.Evidence = append(f.Evidence, nb.earlier.evidence("matrix (earlier release)"))
+			}
+			f.Severity = report.Info
+			f.Summary = fmt.Sprintf("%s: firmware %s (%s) is at or past %s, which %s (later than this one) was validated with: very likely compatible with %s, inferred because the matrix has no row for it",
+				d.Name, v, fam.Name, nb.later.Need, nb.later.release(), drv)
 		default:
-			// The driver release is one whose bundled firmware the matrix does not know: whether
-			// this firmware fits it was not checked, so the host cannot be called healthy.
+			// Neither neighbour settles it: whether this firmware fits the release was not
+			// checked, so the host cannot be called healthy; say what is known.
+			known := "the matrix has no earlier or later release for this family"
+			switch {
+			case nb.earlier != nil && nb.later != nil:
+				known = fmt.Sprintf("it is not older than %s (%s, earlier) but older than %s (%s, later)", nb.earlier.Need, nb.earlier.release(), nb.later.Need, nb.later.release())
+			case nb.earlier != nil:
+				known = fmt.Sprintf("it is not older than %s (%s, the newest earlier release the matrix knows)", nb.earlier.Need, nb.earlier.release())
+			case nb.later != nil:
+				known = fmt.Sprintf("it is older than %s (%s, later) and the matrix knows no earlier release", nb.later.Need, nb.later.release())
+			}
+			for _, n := range []struct {
+				nb   *Neighbour
+				name string
+			}{{nb.earlier, "matrix (earlier release)"}, {nb.later, "matrix (later release)"}} {
+				if n.nb != nil {
+					f.Evidence = append(f.Evidence, n.nb.evidence(n.name))
+				}
+			}
 			f.Severity = report.Unknown
-			f.Summary = fmt.Sprintf("%s: firmware %s (%s): the matrix has no row for %s, compatibility not judged", d.Name, v, fam.Name, drv)
+			f.Summary = fmt.Sprintf("%s: firmware %s (%s): the matrix has no row for %s, compatibility not judged; %s", d.Name, v, fam.Name, drv, known)
 			f.Remediation = fmt.Sprintf("Add a row for family %d and this driver release to a --matrix file, from the release's documentation (\"General Support\" or \"Legal Notices and 3rd Party Licenses\" name the bundled firmware).", fam.Major)
 		}
 		return
@@ -206,11 +277,6 @@ func judgeRow(f *report.Finding, d *inventory.Device, v Version, fam Family, drv
 	target := row.Recommended
 	if row.min != nil {
 		target = row.Min
-	}
-	// A VF runs its PF's firmware: the card is flashed and reset through the PF.
-	bdf := d.PCI.BDF
-	if d.PCI.IsVF() {
-		bdf = d.PCI.PF
 	}
 	fix := fmt.Sprintf("update the firmware with mlxup, or mlxfwmanager --online -u -d %s, to %s or newer", bdf, target)
 	if row.rec != nil && row.Recommended != target {
@@ -233,6 +299,15 @@ func judgeRow(f *report.Finding, d *inventory.Device, v Version, fam Family, drv
 		f.Severity = report.Warning
 		f.Summary = fmt.Sprintf("%s: %s", d.Name, mismatch)
 		f.Remediation = reflash
+	case row.min == nil && row.rec != nil && v.Less(*row.rec) && nb.earlier != nil && v.Less(nb.earlier.Need):
+		// Behind this release's firmware and behind an earlier release's too: no release
+		// since that earlier one was validated with firmware this old. A row with a minimum
+		// (a site's qualification) says itself what is too old.
+		f.Evidence = append(f.Evidence, nb.earlier.evidence("matrix (earlier release)"))
+		f.Severity = report.Critical
+		f.Summary = fmt.Sprintf("%s: firmware %s (%s) is older than %s, %s; the running %s was validated with %s",
+			d.Name, v, fam.Name, nb.earlier.Need, earlierClause(nb.earlier), drv, row.Recommended)
+		f.Remediation = capitalize(fix)
 	case row.rec != nil && v.Less(*row.rec) && drv.Kind == KindInbox:
 		// Being behind the newest firmware is worth knowing, not a fault: no document ties the
 		// in-box driver to a firmware version.
@@ -260,6 +335,14 @@ func judgeRow(f *report.Finding, d *inventory.Device, v Version, fam Family, drv
 		f.Severity = report.OK
 		f.Summary = fmt.Sprintf("%s: firmware %s (%s) meets the minimum %s for %s", d.Name, v, fam.Name, row.Min, drv)
 	}
+}
+
+// earlierClause describes an earlier release's firmware after "is older than <version>, ".
+func earlierClause(n *Neighbour) string {
+	if n.min != nil {
+		return fmt.Sprintf("the minimum %s (a release earlier than this one) already needed", n.release())
+	}
+	return fmt.Sprintf("the firmware %s (a release earlier than this one) was already validated with", n.release())
 }
 
 func capitalize(s string) string {

@@ -119,8 +119,10 @@ func TestMatrix(t *testing.T) {
 	if _, ok := m.Lookup(16, Driver{Kind: KindOFED, Version: "4.9-7.1.0"}); ok {
 		t.Error("no ConnectX-5 row for OFED 4.9: Lookup must say so, not pick another series")
 	}
-	if _, ok := m.Lookup(16, Driver{Kind: KindOFED, Version: "5.7-1.0.2"}); ok {
-		t.Error("no row for OFED 5.7 (no public document gives its firmware)")
+	// MLNX_OFED 5.7-1.0.2.0 was validated with ConnectX-5 firmware 16.34.1002 (DPDK v20.11.6
+	// and v21.11.2 release notes, "Tested Platforms").
+	if r, ok := m.Lookup(16, Driver{Kind: KindOFED, Version: "5.7-1.0.2"}); !ok || r.Recommended != "16.34.1002" {
+		t.Errorf("ConnectX-5 on OFED 5.7: %+v %v; want 16.34.1002", r, ok)
 	}
 	extra, err := ParseMatrix([]byte(`{"rows":[
 		{"family":16,"driver":"ofed","driver_version":"24.10","min":"16.28.1002","source":"site qualification"},
@@ -130,14 +132,15 @@ func TestMatrix(t *testing.T) {
 		t.Fatal(err)
 	}
 	merged := m.Merge(extra)
-	if r, _ := merged.Lookup(16, Driver{Kind: KindOFED, Version: "24.10-1.1.4"}); r.Min != "16.28.1002" || r.Recommended != "" || r.From != "extra.json" {
+	if r, _ := merged.Lookup(16, Driver{Kind: KindOFED, Version: "24.10-0.7.0"}); r.Min != "16.28.1002" || r.Recommended != "" || r.From != "extra.json" {
 		t.Errorf("override: %+v", r)
 	}
 	if r, _ := merged.Lookup(16, Driver{Kind: KindOFED, Version: "24.10-2.1.8"}); r.Min != "16.33.1048" {
 		t.Errorf("the longest matching series must win: %+v", r)
 	}
-	if len(merged.Rows) != len(m.Rows)+2 {
-		t.Errorf("merge: %d rows, want %d", len(merged.Rows), len(m.Rows)+2)
+	// The embedded matrix has its own 24.10-2 row for ConnectX-5, which the site's replaces.
+	if len(merged.Rows) != len(m.Rows)+1 {
+		t.Errorf("merge: %d rows, want %d", len(merged.Rows), len(m.Rows)+1)
 	}
 	for _, bad := range []string{
 		`{"rows":[{"family":16,"driver":"ofed","min":"16.27.2000"}]}`,                                         // no source
@@ -295,10 +298,11 @@ func TestSiteMinimum(t *testing.T) {
 	if fam.Severity != report.Unknown || !strings.Contains(fam.Summary, "family 60 is not in the matrix") {
 		t.Errorf("unknown family: %v %q", fam.Severity, fam.Summary)
 	}
-	// Without the site's file no public document covers OFED 5.7: not checked, so unknown.
+	// Without the site's file the embedded matrix judges it: 16.26.1040 predates what even
+	// MLNX_OFED 5.6 was validated with.
 	fs = checktest.Run(t, "fw-matrix", checks.Options{}, "firmware.version")
-	if f := find(t, fs, "firmware.version", "mlx5_0"); f.Severity != report.Unknown || !strings.Contains(f.Remediation, "--matrix") {
-		t.Errorf("OFED 5.7 without a row: %v %q %q", f.Severity, f.Summary, f.Remediation)
+	if f := find(t, fs, "firmware.version", "mlx5_0"); f.Severity != report.Critical || !strings.Contains(f.Remediation, "16.34.1002 or newer") {
+		t.Errorf("OFED 5.7 without the site's row: %v %q %q", f.Severity, f.Summary, f.Remediation)
 	}
 }
 
@@ -412,9 +416,21 @@ func TestJudgeRow(t *testing.T) {
 		{"in-box behind", m, 0x101d, "22.39.1002", inbox, "", report.Info, "no minimum firmware for the in-box driver"},
 		{"in-box family without a row", m, 0x1011, "10.16.1200", inbox, "", report.Info, "lists no newest firmware for Connect-IB"},
 		{"in-box site minimum", m.Merge(site), 0x101d, "22.39.1002", Driver{Module: "mlx5_core", Kind: KindInbox, Version: "6.8.0-45-generic"}, "", report.Critical, "older than 22.40.1000, the minimum"},
-		{"OFED bundled", m, 0x1021, "28.43.2026", ofed("24.10-1.1.4"), "", report.OK, "bundled with MLNX_OFED/DOCA-OFED 24.10 (running mlx5_core 24.10-1.1.4); no minimum is documented"},
+		{"OFED bundled", m, 0x1021, "28.43.2026", ofed("24.10-1.1.4"), "", report.OK, "bundled with MLNX_OFED/DOCA-OFED 24.10-1 (running mlx5_core 24.10-1.1.4); no minimum is documented"},
 		{"OFED behind", m, 0x1021, "28.39.1002", ofed("23.10-1.1.9"), "", report.Info, "older than 28.39.2048, bundled with MLNX_OFED/DOCA-OFED 23.10-1"},
-		{"OFED release without a row", m, 0x1017, "16.35.3006", ofed("23.10-0.5.5"), "", report.Unknown, "no row for mlx5_core 23.10-0.5.5"},
+		// Behind this release's firmware and behind what the earlier 5.6-2 was validated with.
+		{"OFED behind an earlier release", m, 0x1017, "16.26.1040", ofed("5.7-1.0.2"), "", report.Critical,
+			"older than 16.33.1048, the firmware MLNX_OFED/DOCA-OFED 5.6-2 (a release earlier than this one) was already validated with; the running mlx5_core 5.7-1.0.2 (MLNX_OFED/DOCA-OFED) was validated with 16.34.1002"},
+		// 5.9 follows the 5.8-7 LTS update in version order, not in time: 5.8's first row bounds it.
+		{"OFED behind, LTS update of the earlier series", m, 0x1017, "16.35.1012", ofed("5.9-0.5.6"), "", report.Info, "older than 16.35.2000"},
+		{"OFED release without a row, at the later one's", m, 0x1017, "16.35.3006", ofed("23.10-0.5.5"), "", report.Info,
+			"at or past 16.35.3006, which MLNX_OFED/DOCA-OFED 23.10-1 (later than this one) was validated with: very likely compatible"},
+		{"OFED release without a row, behind the earlier one's", m, 0x1017, "16.35.1012", ofed("23.10-0.5.5"), "", report.Critical,
+			"older than 16.35.3006, the firmware MLNX_OFED/DOCA-OFED 23.07 (a release earlier than this one) was already validated with; the matrix has no row for mlx5_core 23.10-0.5.5"},
+		{"OFED release without a row, between", m, 0x1017, "16.35.3006", ofed("24.04-0.6.6"), "", report.Unknown,
+			"no row for mlx5_core 24.04-0.6.6 (MLNX_OFED/DOCA-OFED), compatibility not judged; it is not older than 16.35.3006 (MLNX_OFED/DOCA-OFED 24.01, earlier) but older than 16.35.4030 (MLNX_OFED/DOCA-OFED 24.10, later)"},
+		{"OFED release newer than the matrix", m, 0x1021, "28.99.1000", ofed("26.01-0.1.2"), "", report.Unknown, "not older than 28.46.1006 (MLNX_OFED/DOCA-OFED 25.07, the newest earlier release the matrix knows)"},
+		{"OFED update without a row, at the later update's", m, 0x1017, "16.33.1048", ofed("5.6-1.0.3"), "", report.Info, "at or past 16.33.1048, which MLNX_OFED/DOCA-OFED 5.6-2 (later than this one)"},
 		{"OFED unsupported", m, 0x1021, "28.39.1002", ofed("4.9-7.1.0"), "", report.Warning, "ConnectX-7 is not supported by mlx5_core 4.9-7.1.0"},
 		{"mismatch without a row", m, 0x1017, "16.35.3006", ofed("23.10-0.5.5"), "PCI id mismatch", report.Warning, "PCI id mismatch"},
 		{"mismatch with a row", m, 0x101d, "22.48.1000", inbox, "PCI id mismatch", report.Warning, "PCI id mismatch"},
@@ -427,7 +443,12 @@ func TestJudgeRow(t *testing.T) {
 			fam, _ := FamilyOf(v.Major)
 			row, ok := tc.m.Lookup(fam.Major, tc.drv)
 			var f report.Finding
-			judgeRow(&f, dev(nvidiaVendor, tc.id, tc.fw), v, fam, tc.drv, row, ok, tc.mismatch)
+			var matched *Entry
+			if ok {
+				matched = &row
+			}
+			e, l := tc.m.Neighbours(fam.Major, tc.drv, matched)
+			judgeRow(&f, dev(nvidiaVendor, tc.id, tc.fw), v, fam, tc.drv, row, ok, tc.mismatch, bounds{e, l})
 			if f.Severity != tc.sev || !strings.Contains(f.Summary, tc.summary) {
 				t.Errorf("%v %q; want %v containing %q", f.Severity, f.Summary, tc.sev, tc.summary)
 			}

@@ -4,6 +4,8 @@ import (
 	_ "embed"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/rdmadiag/rdmadiag/internal/optfile"
 )
@@ -94,4 +96,132 @@ func (m *Matrix) Lookup(family int, d Driver) (Entry, bool) {
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return len(cands[i].DriverVersion) > len(cands[j].DriverVersion) })
 	return entryOf(cands[0]), true
+}
+
+// release is an MLNX_OFED/DOCA-OFED version as the matrix orders releases: the series
+// ("5.7", "24.10") and the update, the number after the dash ("23.10-1" is update 1; a row
+// naming the series alone stands for its first release, update 0).
+type release struct{ major, minor, update int }
+
+func (r release) series() [2]int { return [2]int{r.major, r.minor} }
+
+func seriesLess(a, b [2]int) bool { return a[0] < b[0] || (a[0] == b[0] && a[1] < b[1]) }
+
+// parseRelease reads "5.7", "23.10-1" (a matrix series) or "5.7-1.0.2" (a driver version).
+func parseRelease(s string) (release, bool) {
+	base, rest, dash := strings.Cut(s, "-")
+	maj, min, ok := strings.Cut(base, ".")
+	if !ok {
+		return release{}, false
+	}
+	var r release
+	var err error
+	if r.major, err = strconv.Atoi(maj); err != nil || r.major < 0 {
+		return release{}, false
+	}
+	if r.minor, err = strconv.Atoi(min); err != nil || r.minor < 0 {
+		return release{}, false
+	}
+	if dash {
+		upd, _, _ := strings.Cut(rest, ".")
+		if r.update, err = strconv.Atoi(upd); err != nil || r.update < 0 {
+			return release{}, false
+		}
+	}
+	return r, true
+}
+
+// Neighbour is the row of another release that bounds a firmware the matrix has no row for,
+// or that an older firmware is measured against: Need is the firmware it asks for (its
+// minimum, else the firmware it was released with).
+type Neighbour struct {
+	Entry
+	Need Version
+}
+
+// Neighbours returns, for a family on an MLNX_OFED/DOCA-OFED release, the nearest earlier
+// and later releases the matrix has firmware for. Within one series the updates are ordered
+// ("23.10-1" after "23.10"); across series only each series' first row counts, because an
+// LTS update of an older series ("5.8-7") ships later, and newer, firmware than the next
+// series did. Unsupported rows and rows whose version does not parse bound nothing; nor does
+// the row Lookup found for this release (matched, nil when there is none).
+func (m *Matrix) Neighbours(family int, d Driver, matched *Entry) (earlier, later *Neighbour) {
+	host, ok := parseRelease(d.Version)
+	if d.Kind != KindOFED || !ok {
+		return nil, nil
+	}
+	type cand struct {
+		rel release
+		n   Neighbour
+	}
+	var same, before, after []cand
+	for _, r := range m.Rows {
+		if r.Family != family || r.Driver != KindOFED || r.Unsupported || (matched != nil && rowKey(r) == rowKey(matched.Row)) {
+			continue
+		}
+		rel, ok := parseRelease(r.DriverVersion)
+		if !ok {
+			continue
+		}
+		e := entryOf(r)
+		need := e.rec
+		if e.min != nil {
+			need = e.min
+		}
+		if need == nil {
+			continue
+		}
+		c := cand{rel, Neighbour{e, *need}}
+		switch {
+		case rel.series() == host.series():
+			same = append(same, c)
+		case seriesLess(rel.series(), host.series()):
+			before = append(before, c)
+		default:
+			after = append(after, c)
+		}
+	}
+	pick := func(cs []cand, better func(a, b release) bool) *Neighbour {
+		var best *cand
+		for i := range cs {
+			if best == nil || better(cs[i].rel, best.rel) {
+				best = &cs[i]
+			}
+		}
+		if best == nil {
+			return nil
+		}
+		return &best.n
+	}
+	// Earlier: the latest earlier update of this series, else the first row of the latest
+	// earlier series. Later: the first later update of this series, else the first row of
+	// the next series.
+	var sameBefore, sameAfter []cand
+	for _, c := range same {
+		switch {
+		case c.rel.update < host.update:
+			sameBefore = append(sameBefore, c)
+		case c.rel.update > host.update:
+			sameAfter = append(sameAfter, c)
+		}
+	}
+	earlier = pick(sameBefore, func(a, b release) bool { return a.update > b.update })
+	if earlier == nil {
+		earlier = pick(before, func(a, b release) bool {
+			if a.series() != b.series() {
+				return seriesLess(b.series(), a.series())
+			}
+			return a.update < b.update
+		})
+	}
+	later = pick(sameAfter, func(a, b release) bool { return a.update < b.update })
+	if later == nil {
+		later = pick(after, func(a, b release) bool {
+			if a.series() != b.series() {
+				return seriesLess(a.series(), b.series())
+			}
+			return a.update < b.update
+		})
+	}
+	return earlier, later
 }
