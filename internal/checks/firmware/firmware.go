@@ -371,7 +371,9 @@ func matrixValue(row Row, drv Driver) string {
 	return strings.Join(parts, ", ")
 }
 
-// group is identical cards: same PCI id and hca_type.
+// group is identical cards: same PCI id, family (firmware major), hca_type and board (PSID).
+// The PCI id alone does not make cards identical: every ConnectX VF since ConnectX-5 is
+// 15b3:101e (mlx5_core_pci_table), whichever card it comes from.
 type group struct {
 	key  string
 	name string
@@ -395,19 +397,16 @@ func runConsistency(_ context.Context, env *checks.Env) ([]report.Finding, error
 		if d.Software() || d.PCI.IsVF() {
 			continue
 		}
-		k := fmt.Sprintf("%04x:%04x %s", d.PCI.Vendor, d.PCI.DeviceID, d.HCAType)
+		k, name := identicalKey(d)
 		g, ok := groups[k]
 		if !ok {
-			name := fmt.Sprintf("%04x:%04x", d.PCI.Vendor, d.PCI.DeviceID)
-			if fam, ok := familyOfPCI(d.PCI.DeviceID); ok && d.PCI.Vendor == nvidiaVendor {
-				name = fam.Name + " " + name
-			}
 			g = &group{key: k, name: name}
 			groups[k] = g
 			keys = append(keys, k)
 		}
 		g.devs = append(g.devs, d)
 	}
+	nameGroups(groups)
 	sort.Strings(keys)
 	for _, k := range keys {
 		out = append(out, judgeGroup(groups[k]))
@@ -427,11 +426,58 @@ func runConsistency(_ context.Context, env *checks.Env) ([]report.Finding, error
 	return out, nil
 }
 
+// identicalKey is what makes two cards identical: the PCI id, the family (the firmware
+// major, which names the silicon of a VF whose PCI id does not), the hca_type and the board
+// (PSID). A firmware that does not parse leaves the family unknown, so such a card is compared
+// with the others of its PCI id, hca_type and board. name is the group's name before
+// groups sharing it are told apart (nameGroups): the family and the PCI id.
+func identicalKey(d *inventory.Device) (key, name string) {
+	major := "?"
+	name = fmt.Sprintf("%04x:%04x", d.PCI.Vendor, d.PCI.DeviceID)
+	if d.PCI.Vendor == nvidiaVendor {
+		v, err := ParseVersion(d.FWVer)
+		if err == nil {
+			major = fmt.Sprint(v.Major)
+		}
+		if fam, ok := familyOfPCI(d.PCI.DeviceID); ok {
+			name = fam.Name + " " + name
+		} else if fam, ok := FamilyOf(v.Major); ok && err == nil {
+			name = fam.Name + " " + name
+		}
+	}
+	return fmt.Sprintf("%04x:%04x %s %s %s", d.PCI.Vendor, d.PCI.DeviceID, major, d.HCAType, d.BoardID), name
+}
+
+// nameGroups tells apart the groups that share a name (one PCI id, different boards or
+// families) by their PSID, then hca_type, then firmware major.
+func nameGroups(groups map[string]*group) {
+	for _, part := range []func(d *inventory.Device) string{
+		func(d *inventory.Device) string { return orNone(d.BoardID) },
+		func(d *inventory.Device) string { return "hca_type " + orNone(d.HCAType) },
+		func(d *inventory.Device) string {
+			if v, err := ParseVersion(d.FWVer); err == nil {
+				return fmt.Sprintf("firmware %d.x", v.Major)
+			}
+			return "firmware " + orNone(d.FWVer)
+		},
+	} {
+		count := map[string]int{}
+		for _, g := range groups {
+			count[g.name]++
+		}
+		for _, g := range groups {
+			if count[g.name] > 1 {
+				g.name += " " + part(g.devs[0])
+			}
+		}
+	}
+}
+
 func judgeGroup(g *group) report.Finding {
-	fws, psids := map[string][]string{}, map[string][]string{}
+	// The board (PSID) is part of what makes cards identical, so only the firmware can differ.
+	fws := map[string][]string{}
 	for _, d := range g.devs {
 		fws[d.FWVer] = append(fws[d.FWVer], d.Name)
-		psids[d.BoardID] = append(psids[d.BoardID], d.Name)
 	}
 	f := report.Finding{Subject: report.Subject{Kind: "host", Name: g.name}}
 	for _, d := range g.devs {
@@ -456,20 +502,13 @@ func judgeGroup(g *group) report.Finding {
 		f.Summary = fmt.Sprintf("%s: one card (%s), nothing to compare", g.name, g.devs[0].Name)
 		return f
 	}
-	if len(slots) == 1 && len(fwsOf(g.devs)) == 1 && len(psidsOf(g.devs)) == 1 {
+	if len(slots) == 1 && len(fws) == 1 {
 		f.Severity = report.OK
 		f.Summary = fmt.Sprintf("%s: one card with %d PCI functions (%s), firmware %s and PSID %s, nothing to compare with",
 			g.name, len(g.devs), deviceNames(g.devs), g.devs[0].FWVer, orNone(g.devs[0].BoardID))
 		return f
 	}
-	var drift []string
-	if len(fws) > 1 {
-		drift = append(drift, "firmware "+describeSplit(fws))
-	}
-	if len(psids) > 1 {
-		drift = append(drift, "PSID "+describeSplit(psids))
-	}
-	if len(drift) == 0 {
+	if len(fws) == 1 {
 		f.Severity = report.OK
 		f.Summary = fmt.Sprintf("%s: %s run the same firmware %s and PSID %s", g.name, cards, g.devs[0].FWVer, orNone(g.devs[0].BoardID))
 		return f
@@ -488,26 +527,9 @@ func judgeGroup(g *group) report.Finding {
 		f.Subject.PCI = oldest.PCI.BDF
 	}
 	f.Severity = report.Warning
-	f.Summary = fmt.Sprintf("%s: %s differ: %s", g.name, cards, strings.Join(drift, "; "))
-	f.Remediation = "Identical cards should run the same image: update the older ones with mlxup/mlxfwmanager to the fleet's version (same PSID image), then reset them; " +
-		"a different PSID means a different board SKU or OEM configuration, which may be intended: check before reflashing."
+	f.Summary = fmt.Sprintf("%s: %s differ: firmware %s", g.name, cards, describeSplit(fws))
+	f.Remediation = "Identical cards (same family, board and PSID) should run the same image: update the older ones with mlxup/mlxfwmanager to the fleet's version, then reset them."
 	return f
-}
-
-func fwsOf(devs []*inventory.Device) map[string]bool {
-	m := map[string]bool{}
-	for _, d := range devs {
-		m[d.FWVer] = true
-	}
-	return m
-}
-
-func psidsOf(devs []*inventory.Device) map[string]bool {
-	m := map[string]bool{}
-	for _, d := range devs {
-		m[d.BoardID] = true
-	}
-	return m
 }
 
 func deviceNames(devs []*inventory.Device) string {

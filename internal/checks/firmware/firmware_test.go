@@ -466,10 +466,14 @@ func TestDriftAndPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs := checktest.Run(t, "fw-drift", checks.Options{Policy: pol, PolicyFile: policy}, "firmware")
-	g := find(t, fs, "firmware.consistency", "ConnectX-7 15b3:1021")
-	if g.Severity != report.Warning || !strings.Contains(g.Summary, "28.39.1002 on mlx5_0 vs 28.41.1000 on mlx5_1,mlx5_2") ||
-		!strings.Contains(g.Summary, "MT_0000000891 on mlx5_2") || g.Subject.Device != "mlx5_0" {
+	// mlx5_2 is another board (PSID MT_0000000891): not identical to the other two.
+	g := find(t, fs, "firmware.consistency", "ConnectX-7 15b3:1021 MT_0000000838")
+	if g.Severity != report.Warning || !strings.Contains(g.Summary, "2 identical cards differ: firmware 28.39.1002 on mlx5_0 vs 28.41.1000 on mlx5_1") ||
+		g.Subject.Device != "mlx5_0" {
 		t.Errorf("drift: %v %q %+v", g.Severity, g.Summary, g.Subject)
+	}
+	if g := find(t, fs, "firmware.consistency", "ConnectX-7 15b3:1021 MT_0000000891"); g.Severity != report.OK || !strings.Contains(g.Summary, "one card (mlx5_2)") {
+		t.Errorf("other board: %v %q", g.Severity, g.Summary)
 	}
 	for dev, sev := range map[string]report.Severity{"mlx5_0": report.Critical, "mlx5_1": report.OK, "mlx5_2": report.Warning} {
 		if f := find(t, fs, "firmware.consistency", dev+" policy"); f.Severity != sev {
@@ -491,8 +495,8 @@ func TestDriftAndPolicy(t *testing.T) {
 	}
 	// Without the policy only the drift remains.
 	fs = checktest.Run(t, "fw-drift", checks.Options{}, "firmware.consistency")
-	if len(fs) != 1 {
-		t.Errorf("without --policy: %d findings, want the group's only", len(fs))
+	if len(fs) != 2 {
+		t.Errorf("without --policy: %d findings, want the two groups' only", len(fs))
 	}
 }
 
@@ -558,5 +562,83 @@ func TestInboxDriverOfOlderKernels(t *testing.T) {
 		if err != nil || d.Kind != want {
 			t.Errorf("version %q: %+v %v, want %s", v, d, err, want)
 		}
+	}
+}
+
+// The case firmware.version was designed around: ConnectX-5 16.26.1040 under MLNX_OFED
+// 5.7-1.0.2 is critical, and the fix names the firmware 5.7 was validated with.
+func TestCX5OnOFED57(t *testing.T) {
+	f := find(t, checktest.Run(t, "fw-cx5-ofed57", checks.Options{}, "firmware.version"), "firmware.version", "mlx5_0")
+	if f.Severity != report.Critical || !strings.Contains(f.Summary, "older than 16.33.1048") || !strings.Contains(f.Summary, "was validated with 16.34.1002") {
+		t.Errorf("%v: %s", f.Severity, f.Summary)
+	}
+	checktest.WantEvidence(t, f, "matrix (earlier release)", "MLNX_OFED/DOCA-OFED 5.6-2: validated with 16.33.1048")
+	if !strings.Contains(f.Remediation, "to 16.34.1002 or newer") {
+		t.Errorf("fix %q", f.Remediation)
+	}
+}
+
+// A release without a row is judged from its neighbours: at or past the later release's
+// firmware is very likely fine (information), older than the earlier release's is critical.
+func TestNeighbourInference(t *testing.T) {
+	fs := checktest.Run(t, "fw-ofed-neighbours", checks.Options{}, "firmware.version")
+	if f := find(t, fs, "firmware.version", "mlx5_0"); f.Severity != report.Info || !strings.Contains(f.Summary, "5.6-2 (later than this one)") {
+		t.Errorf("mlx5_0: %v %s", f.Severity, f.Summary)
+	}
+	f := find(t, fs, "firmware.version", "mlx5_1")
+	if f.Severity != report.Critical || !strings.Contains(f.Summary, "older than 14.32.1010, the firmware MLNX_OFED/DOCA-OFED 5.5 (a release earlier than this one)") {
+		t.Errorf("mlx5_1: %v %s", f.Severity, f.Summary)
+	}
+	if !strings.Contains(f.Remediation, "to 14.32.1010 or newer") || !strings.Contains(f.Remediation, "5.7 was validated with 14.32.1010") {
+		t.Errorf("mlx5_1 fix %q", f.Remediation)
+	}
+}
+
+// Neighbours orders updates within a series and only each series' first row across series.
+func TestNeighbours(t *testing.T) {
+	m, err := DefaultMatrix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		family         int
+		version        string
+		earlier, later string
+	}{
+		{16, "5.6-1.0.3", "5.5", "5.6-2"},
+		{16, "5.9-0.5.6", "5.8", "23.04"}, // not 5.8-7, an LTS update shipped after 5.9
+		{28, "23.10-4.0.9", "23.10-1", "24.01"},
+		{16, "4.9-7.1.0", "", "5.0-2"},
+		{28, "26.01-0.1.2", "25.07", ""},
+		{28, "not-a-version", "", ""},
+	} {
+		e, l := m.Neighbours(tc.family, Driver{Kind: KindOFED, Version: tc.version}, nil)
+		got := func(n *Neighbour) string {
+			if n == nil {
+				return ""
+			}
+			return n.DriverVersion
+		}
+		if got(e) != tc.earlier || got(l) != tc.later {
+			t.Errorf("family %d on %s: earlier %q later %q; want %q %q", tc.family, tc.version, got(e), got(l), tc.earlier, tc.later)
+		}
+	}
+	if e, l := m.Neighbours(22, Driver{Kind: KindInbox, Version: "6.8.0"}, nil); e != nil || l != nil {
+		t.Error("the in-box driver has no release neighbours")
+	}
+}
+
+// Every ConnectX VF is 15b3:101e: VFs of a ConnectX-6 Dx and a ConnectX-7 in one guest are two
+// groups told apart by the firmware major, not three "identical cards" that differ.
+func TestConsistencyMixedVFs(t *testing.T) {
+	fs := checktest.Run(t, "fw-vf-mixed", checks.Options{}, "firmware.consistency")
+	if len(fs) != 2 {
+		t.Fatalf("%d findings, want one per family: %+v", len(fs), fs)
+	}
+	if f := find(t, fs, "firmware.consistency", "ConnectX-6 Dx 15b3:101e"); f.Severity != report.OK || !strings.Contains(f.Summary, "one card (mlx5_0)") {
+		t.Errorf("ConnectX-6 Dx VF: %v %s", f.Severity, f.Summary)
+	}
+	if f := find(t, fs, "firmware.consistency", "ConnectX-7 15b3:101e"); f.Severity != report.OK || !strings.Contains(f.Summary, "2 identical cards run the same firmware 28.39.2048") {
+		t.Errorf("ConnectX-7 VFs: %v %s", f.Severity, f.Summary)
 	}
 }
