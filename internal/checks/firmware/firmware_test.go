@@ -248,6 +248,18 @@ func TestMatrixCoverage(t *testing.T) {
 			}
 		}
 	}
+	// MLNX_OFED 5.0 to 5.8, from DPDK's "Tested Platforms" (the GA of each, or the update DPDK
+	// tested: 5.0-2, 5.2-2, 5.6-2).
+	for _, v := range []string{"5.0-2.1.8", "5.1-0.6.6", "5.2-2.2.0", "5.3-1.0.0", "5.4-3.5.8", "5.5-1.0.3", "5.6-2.0.9", "5.7-1.0.2", "5.8-1.0.1"} {
+		for _, fam := range []int{16, 22} {
+			if r, ok := m.Lookup(fam, Driver{Kind: KindOFED, Version: v}); !ok || r.rec == nil || !strings.Contains(r.Source, "DPDK Release Notes") {
+				t.Errorf("family %d on %s: %+v %v", fam, v, r, ok)
+			}
+		}
+	}
+	if r, ok := m.Lookup(12, Driver{Kind: KindOFED, Version: "25.01-0.6.0"}); !ok || !r.Unsupported {
+		t.Errorf("ConnectX-4 on DOCA-OFED 25.01: %+v %v; want unsupported", r, ok)
+	}
 	for _, fam := range []int{24, 26, 28, 32, 40} {
 		if r, ok := m.Lookup(fam, Driver{Kind: KindOFED, Version: "4.9-7.1.0"}); !ok || !r.Unsupported {
 			t.Errorf("family %d on MLNX_OFED 4.9: %+v %v; want unsupported", fam, r, ok)
@@ -641,4 +653,24 @@ func TestConsistencyMixedVFs(t *testing.T) {
 	if f := find(t, fs, "firmware.consistency", "ConnectX-7 15b3:101e"); f.Severity != report.OK || !strings.Contains(f.Summary, "2 identical cards run the same firmware 28.39.2048") {
 		t.Errorf("ConnectX-7 VFs: %v %s", f.Severity, f.Summary)
 	}
+}
+
+// A driver version comes from the host and a series from a --matrix file: parseRelease must
+// never panic, and what it accepts orders consistently.
+func FuzzParseRelease(f *testing.F) {
+	for _, s := range []string{"5.7-1.0.2", "23.10-1", "24.10", "5.8-", "-1", "5..7", "99999999999999999999.1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, ok := parseRelease(s)
+		if !ok {
+			return
+		}
+		if r.major < 0 || r.minor < 0 || r.update < 0 {
+			t.Fatalf("%q -> %+v", s, r)
+		}
+		if seriesLess(r.series(), r.series()) {
+			t.Fatalf("%q: a series is less than itself", s)
+		}
+	})
 }
