@@ -691,39 +691,40 @@ const (
 
 // devlinkSerials replaces the serial numbers in devlink replies with stand-ins of the same
 // length, so that attribute lengths, and with them the replies, stay valid.
-func (r *redactor) devlinkSerials(dir string) error {
-	return eachReply(dir, func(b []byte) {
-		redactString := func(v []byte) {
-			s := strings.TrimRight(string(v), "\x00")
-			if s == "" {
-				return
-			}
-			copy(v, r.serialStand(s))
+func (r *redactor) devlinkSerials(dir string) error { return eachReply(dir, r.devlinkReply) }
+
+// devlinkReply rewrites the serial numbers of one devlink reply in place.
+func (r *redactor) devlinkReply(b []byte) {
+	redactString := func(v []byte) {
+		s := strings.TrimRight(string(v), "\x00")
+		if s == "" {
+			return
 		}
-		eachMessage(b, genlHdrLen, func(typ uint16, attrs []byte) {
-			if typ == genlIDCtrl {
-				return
-			}
-			eachAttr(attrs, func(t uint16, v []byte) {
-				switch {
-				case t == devlinkAttrSerial || t == devlinkAttrBoardSerial:
-					redactString(v)
-				case t >= devlinkAttrVersionFixed && t <= devlinkAttrVersionStore:
-					var name string
-					var value []byte
-					eachAttr(v, func(t uint16, v []byte) {
-						switch t {
-						case devlinkAttrVersionName:
-							name = strings.TrimRight(string(v), "\x00")
-						case devlinkAttrVersionValue:
-							value = v
-						}
-					})
-					if value != nil && strings.Contains(strings.ToLower(name), "serial") {
-						redactString(value)
+		copy(v, r.serialStand(s))
+	}
+	eachMessage(b, genlHdrLen, func(typ uint16, attrs []byte) {
+		if typ == genlIDCtrl {
+			return
+		}
+		eachAttr(attrs, func(t uint16, v []byte) {
+			switch {
+			case t == devlinkAttrSerial || t == devlinkAttrBoardSerial:
+				redactString(v)
+			case t >= devlinkAttrVersionFixed && t <= devlinkAttrVersionStore:
+				var name string
+				var value []byte
+				eachAttr(v, func(t uint16, v []byte) {
+					switch t {
+					case devlinkAttrVersionName:
+						name = strings.TrimRight(string(v), "\x00")
+					case devlinkAttrVersionValue:
+						value = v
 					}
+				})
+				if value != nil && strings.Contains(strings.ToLower(name), "serial") {
+					redactString(value)
 				}
-			})
+			}
 		})
 	})
 }
@@ -765,20 +766,21 @@ const (
 
 // nldevGUIDs replaces the node and system-image GUIDs and subnet prefixes in RDMA netlink
 // replies with their stand-ins, attribute by attribute.
-func (r *redactor) nldevGUIDs(dir string) error {
-	return eachReply(dir, func(b []byte) {
-		eachMessage(b, 0, func(_ uint16, attrs []byte) {
-			eachAttr(attrs, func(t uint16, v []byte) {
-				if len(v) != 8 {
-					return
-				}
-				switch t {
-				case nldevAttrNodeGUID, nldevAttrSysImageGUID:
-					binary.NativeEndian.PutUint64(v, r.guidValue(binary.NativeEndian.Uint64(v)))
-				case nldevAttrSubnetPrefix:
-					binary.NativeEndian.PutUint64(v, r.gidPrefix(binary.NativeEndian.Uint64(v)))
-				}
-			})
+func (r *redactor) nldevGUIDs(dir string) error { return eachReply(dir, r.nldevReply) }
+
+// nldevReply rewrites the GUIDs of one RDMA netlink reply in place.
+func (r *redactor) nldevReply(b []byte) {
+	eachMessage(b, 0, func(_ uint16, attrs []byte) {
+		eachAttr(attrs, func(t uint16, v []byte) {
+			if len(v) != 8 {
+				return
+			}
+			switch t {
+			case nldevAttrNodeGUID, nldevAttrSysImageGUID:
+				binary.NativeEndian.PutUint64(v, r.guidValue(binary.NativeEndian.Uint64(v)))
+			case nldevAttrSubnetPrefix:
+				binary.NativeEndian.PutUint64(v, r.gidPrefix(binary.NativeEndian.Uint64(v)))
+			}
 		})
 	})
 }
@@ -811,26 +813,29 @@ func (r *redactor) replies(dir string) error {
 		}
 		subst[string(a[2:])] = string(b[2:])
 	}
-	return eachReply(dir, func(b []byte) {
-		for i := 0; i < len(b); {
-			if i+8 <= len(b) {
-				if s, ok := subst[string(b[i:i+8])]; ok {
-					copy(b[i:], s)
-					i += 8
-					continue
-				}
+	return eachReply(dir, func(b []byte) { r.replyBytes(b, subst) })
+}
+
+// replyBytes rewrites one reply in place: the byte forms in subst, then the text forms.
+func (r *redactor) replyBytes(b []byte, subst map[string]string) {
+	for i := 0; i < len(b); {
+		if i+8 <= len(b) {
+			if s, ok := subst[string(b[i:i+8])]; ok {
+				copy(b[i:], s)
+				i += 8
+				continue
 			}
-			if i+6 <= len(b) {
-				if s, ok := subst[string(b[i:i+6])]; ok {
-					copy(b[i:], s)
-					i += 6
-					continue
-				}
+		}
+		if i+6 <= len(b) {
+			if s, ok := subst[string(b[i:i+6])]; ok {
+				copy(b[i:], s)
+				i += 6
+				continue
 			}
-			i++
 		}
-		if t := r.text(string(b), textMode{binary: true}); len(t) == len(b) {
-			copy(b, t)
-		}
-	})
+		i++
+	}
+	if t := r.text(string(b), textMode{binary: true}); len(t) == len(b) {
+		copy(b, t)
+	}
 }
