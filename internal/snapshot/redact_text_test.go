@@ -3,11 +3,13 @@ package snapshot
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rdmadiag/rdmadiag/internal/devlink"
 	"github.com/rdmadiag/rdmadiag/internal/devlink/dltest"
@@ -185,5 +187,25 @@ func TestRedactReplies(t *testing.T) {
 	}
 	if bytes.Equal(raws[0].Data[24:30], mac) {
 		t.Error("MAC left in the raw context")
+	}
+}
+
+// A recording's description is redacted with the rest: meta.json is written before redaction.
+func TestRecordRedactsDescription(t *testing.T) {
+	h, err := OpenRoot(mkroot(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "rec")
+	if err := Record(h, dir, RecordOptions{Now: time.Unix(0, 0), Redact: true, Minimal: true, Description: "gpu-node-17 after the reboot"}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, MetaFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m Meta
+	if err := json.Unmarshal(b, &m); err != nil || m.Description != "host-1 after the reboot" || !m.Redacted {
+		t.Errorf("meta.json %s: %v", b, err)
 	}
 }
