@@ -36,7 +36,7 @@ func (a *App) recordCmd() *cobra.Command {
 			"devlink and ethtool answers; add the allow-listed context (PCI path, netdevs, RDMA modules), the kernel log\n" +
 			"and the process facts, into a .tar.gz snapshot.\n" +
 			"Run as root for a complete snapshot; what cannot be read is listed in the snapshot with the reason.\n" +
-			"--redact replaces GUIDs, MAC and IP addresses and the hostname with consistent stand-ins.",
+			"--redact replaces GUIDs, MAC and IP addresses, serial numbers and the hostname with consistent stand-ins of the same form, as whole words only.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
@@ -54,7 +54,7 @@ func (a *App) recordCmd() *cobra.Command {
 	}
 	src.flags(c)
 	c.Flags().StringVarP(&out, "output", "o", "", "snapshot file to write (.tar.gz), - for standard output")
-	c.Flags().BoolVar(&redact, "redact", false, "replace GUIDs, MAC/IP addresses and hostnames consistently")
+	c.Flags().BoolVar(&redact, "redact", false, "replace GUIDs, MAC/IP addresses, serial numbers and hostnames consistently")
 	c.Flags().StringVar(&desc, "description", "", "what this snapshot shows (stored in meta.json)")
 	c.Flags().BoolVar(&raw, "raw-contexts", false, "also record the drivers' raw QP/CQ contexts, for check --raw-contexts (root; mlx5, hns)")
 	c.Flags().BoolVar(&minimal, "minimal", false, "record only what the checks read, without the allow-listed context (PCI path, netdevs, modules)")

@@ -107,12 +107,16 @@ func Record(h *host.Host, dir string, o RecordOptions) error {
 	}
 	meta.Unreadable = append(meta.Unreadable, rec.unreadable...)
 	sort.Slice(meta.Unreadable, func(i, j int) bool { return meta.Unreadable[i].Path < meta.Unreadable[j].Path })
+	if err := writeJSON(filepath.Join(dir, MetaFile), meta); err != nil {
+		return err
+	}
 	if o.Redact {
+		// After meta.json is written: its description and reasons are redacted too.
 		if err := Redact(dir); err != nil {
 			return fmt.Errorf("redact: %w", err)
 		}
 	}
-	return writeJSON(filepath.Join(dir, MetaFile), meta)
+	return nil
 }
 
 // ask runs the checks on an observed view of the host whose RDMA netlink, devlink and ethtool

@@ -144,6 +144,7 @@ func (r *redactor) redactEEPROM(p ethtoolnl.EEPROMPage, data []byte) []byte {
 	}
 	validSum := checkCode(out[at(f.sumFrom):at(f.sum)]) == out[at(f.sum)]
 	stand := r.stand("module-serial", orig, func(n int) string { return fmt.Sprintf("SN%0*d", int(f.snLen)-2, n) })
+	r.addSerial(orig, stand) // wherever else it is written (a kernel log line, a diagnosis)
 	copy(sn, stand)
 	if validSum {
 		out[at(f.sum)] = checkCode(out[at(f.sumFrom):at(f.sum)])
