@@ -2,6 +2,7 @@ package optfile
 
 import (
 	"fmt"
+	pathpkg "path"
 	"strings"
 )
 
@@ -26,6 +27,9 @@ type PortsPolicy struct {
 	ByBoardID map[string]float64
 	// LinkLayer is "InfiniBand" or "Ethernet" (spelt as the kernel's link_layer file), or "".
 	LinkLayer string
+	// ExpectUp lists path.Match globs of ports ("mlx5_0/1"), devices, PCI addresses or netdevs
+	// that must be up: a port without a link is otherwise judged by evidence and may be unused.
+	ExpectUp []string
 }
 
 // FirmwarePolicy is which boards the fleet runs and the firmware each must have at least:
@@ -58,7 +62,7 @@ const MaxRateGbps = 24000
 
 var (
 	policySections = []string{"ports", "firmware", "topology"}
-	portsKeys      = []string{"expect_rate_gbps", "by_board_id", "link_layer"}
+	portsKeys      = []string{"expect_rate_gbps", "by_board_id", "link_layer", "expect_up"}
 	firmwareKeys   = []string{"allowed_psids", "min_version"}
 )
 
@@ -139,6 +143,22 @@ func (c checker) ports(path string, v *value) (*PortsPolicy, error) {
 			p.LinkLayer = "Ethernet"
 		default:
 			return nil, c.want(lp, want, x)
+		}
+	}
+	if x, ok := v.obj["expect_up"]; ok {
+		ep := field(path, "expect_up")
+		if x.kind != kArray || len(x.items) == 0 {
+			return nil, c.want(ep, `a non-empty list of ports, devices, PCI addresses or netdevs (names or globs) like ["mlx5_*/1", "ens1f0"]`, x)
+		}
+		for i, it := range x.items {
+			s, err := c.str(index(ep, i), it, `a name or glob string like "mlx5_0/1"`)
+			if err != nil {
+				return nil, err
+			}
+			if _, perr := pathpkg.Match(s, ""); perr != nil || s == "" {
+				return nil, c.fail(index(ep, i), "want a port (mlx5_0/1), device, PCI address or netdev name, or a glob (*, ?, [a-z]), got %s", quote(s))
+			}
+			p.ExpectUp = append(p.ExpectUp, s)
 		}
 	}
 	return p, nil

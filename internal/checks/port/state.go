@@ -27,9 +27,14 @@ func runState(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 		return noPorts(inv), nil
 	}
 	pol := portsPolicy(env.Opts)
+	all := make([]portStateOf, len(ports))
+	for i, p := range ports {
+		st, phys, err := states(env.Host, p)
+		all[i] = portStateOf{p: p, ok: err == nil, active: err == nil && st.Num == stateActive && phys.Num == physLinkUp}
+	}
 	var out []report.Finding
 	for _, p := range ports {
-		f := judgeState(env, p)
+		f := judgeState(env, p, all)
 		if pol != nil && pol.LinkLayer != "" && f.Severity != report.Unknown {
 			judgeLinkLayer(env.Opts.PolicyFile, pol.LinkLayer, p, &f)
 		}
@@ -63,7 +68,7 @@ func judgeLinkLayer(from, want string, p portRef, f *report.Finding) {
 	}
 }
 
-func judgeState(env *checks.Env, p portRef) report.Finding {
+func judgeState(env *checks.Env, p portRef, all []portStateOf) report.Finding {
 	h := env.Host
 	f := report.Finding{Subject: p.subject()}
 	st, phys, err := states(h, p)
@@ -99,9 +104,14 @@ func judgeState(env *checks.Env, p portRef) report.Finding {
 	}
 	if p.ib() {
 		judgeIBState(h, p, st, phys, &f)
-		return f
+	} else {
+		judgeEthState(p, st, phys, nds, &f)
 	}
-	judgeEthState(p, st, phys, nds, &f)
+	// A port without a physical link may be one nobody cabled; one with a link (waiting for the
+	// subnet manager, ACTIVE on a degraded link) or without its netdev is a fault either way.
+	if phys.Num != physLinkUp && f.Severity.Problem() && (p.ib() || len(nds) > 0) {
+		judgeExpected(env, p, all, &f)
+	}
 	return f
 }
 
