@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
+	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -128,6 +129,11 @@ func upEvidence(env *checks.Env, p portRef) ([]upReason, []error) {
 			break
 		}
 	}
+	if p.ib() {
+		if r := smAssigned(h, p); r != nil {
+			out = append(out, *r)
+		}
+	}
 	for _, nd := range p.port.Netdevs {
 		dir := "/sys/class/net/" + nd
 		if up, err := readUint(h, dir+"/carrier_up_count"); err == nil && up > 0 {
@@ -241,4 +247,25 @@ func judgeExpected(env *checks.Env, p portRef, all []portStateOf, f *report.Find
 	f.Severity = report.Info
 	f.Summary = fmt.Sprintf("%s is not cabled or unused (no link since boot, nothing configured on it): %s", p.name(), f.Summary)
 	f.Remediation = declare
+}
+
+// smAssigned is an InfiniBand port's LID: a subnet manager sets it in the port's PortInfo once
+// the link is up (IBTA Volume 1, 14.2.5.6 and PortInfo's LID), and it stays when the link drops
+// (a Down/Polling port keeping "Base lid: 868, SM lid: 334" in github.com/leptonai/gpud pull
+// 482), so the port was in a fabric. 0 is unassigned and 0xffff the permissive LID.
+func smAssigned(h *host.Host, p portRef) *upReason {
+	var v [2]uint32
+	for i, f := range []string{"lid", "sm_lid"} {
+		s, err := h.ReadString(p.file(f))
+		if err != nil {
+			return nil
+		}
+		if v[i], err = ParseLID(s); err != nil {
+			return nil
+		}
+	}
+	if v[0] == 0 || v[0] >= 0xc000 || v[1] == 0 {
+		return nil
+	}
+	return &upReason{text: fmt.Sprintf("a subnet manager (LID 0x%x) assigned it LID 0x%x: it was in a fabric", v[1], v[0]), where: p.file("lid")}
 }

@@ -98,7 +98,7 @@ func TestLinkLocalIPv6IsNoEvidence(t *testing.T) {
 // RDMA ports are all down cannot do RDMA: a warning on each.
 func TestMissingRailAndAllDown(t *testing.T) {
 	down := func(port string) map[string]string {
-		return map[string]string{port + "/state": "1: DOWN\n", port + "/phys_state": "2: Polling\n",
+		return map[string]string{port + "/state": "1: DOWN\n", port + "/phys_state": "2: Polling\n", port + "/lid": "0x0\n",
 			port + "/counters/port_rcv_data": "0\n", port + "/counters/port_xmit_data": "0\n"}
 	}
 	dir := unpackFixture(t, unusedFixture, down(cx7Port10))
@@ -108,6 +108,16 @@ func TestMissingRailAndAllDown(t *testing.T) {
 	checktest.WantEvidence(t, f, "expected up", "1 of the 2 identical ports")
 	checktest.WantEvidence(t, f, "expected up", "mlx5_0/1")
 	checktest.WantSeverity(t, checktest.One(t, fs, "port.state", "mlx5_1/1"), report.Info)
+
+	// A LID the subnet manager gave the port stays when the link drops: it was in a fabric.
+	withLID := down(cx7Port10)
+	withLID[cx7Port10+"/lid"] = "0x120\n"
+	for k, v := range down(cx7Port0) {
+		withLID[k] = v
+	}
+	f = checktest.One(t, checktest.Run(t, unpackFixture(t, unusedFixture, withLID), checks.Options{}, "port.state"), "port.state", "mlx5_10/1")
+	checktest.WantSeverity(t, f, report.Critical)
+	checktest.WantEvidence(t, f, "expected up", "assigned it LID 0x120")
 
 	both := down(cx7Port10)
 	for k, v := range down(cx7Port0) {
