@@ -35,6 +35,14 @@ type Inventory struct {
 	Devices []*Device
 	// Absent is set when /sys/class/infiniband itself is missing or unreadable: the reason.
 	Absent error
+	// Excluded are the devices the run's selection left out, with the rule that did.
+	Excluded []Excluded
+}
+
+// Excluded is a device left out of a run: its name, PCI address and the rule ("--exclude
+// \"mlx5_2\"").
+type Excluded struct {
+	Name, PCI, By string
 }
 
 // Device is one RDMA device (mlx5_0, rxe0, irdma1...).

@@ -14,6 +14,42 @@ type Policy struct {
 	Firmware *FirmwarePolicy
 	// Topology is the "topology" section: what the node should have; nil when the file has none.
 	Topology *TopologyPolicy
+	// Devices is the "devices" section: which devices no check judges; nil when the file has none.
+	Devices *DevicesPolicy
+}
+
+// DevicesPolicy leaves devices out of every check and output:
+//
+//	{"devices": {"exclude": ["mlx5_bond_*", "0000:3b:00.1", "eno*"]}}
+type DevicesPolicy struct {
+	// Exclude lists path.Match globs of RDMA device names, PCI addresses or netdev names.
+	Exclude []string
+}
+
+func (c checker) devices(path string, v *value) (*DevicesPolicy, error) {
+	if err := c.object(path, v, `an object like {"exclude": ["mlx5_2"]}`, "key", "exclude"); err != nil {
+		return nil, err
+	}
+	d := &DevicesPolicy{}
+	x, ok := v.obj["exclude"]
+	if !ok {
+		return d, nil
+	}
+	ep := field(path, "exclude")
+	if x.kind != kArray || len(x.items) == 0 {
+		return nil, c.want(ep, `a non-empty list of device names, PCI addresses or netdevs (names or globs) like ["mlx5_2", "0000:3b:00.1", "eno*"]`, x)
+	}
+	for i, it := range x.items {
+		s, err := c.str(index(ep, i), it, `a name or glob string like "mlx5_2"`)
+		if err != nil {
+			return nil, err
+		}
+		if _, perr := pathpkg.Match(s, ""); perr != nil || s == "" {
+			return nil, c.fail(index(ep, i), "want a device name, PCI address or netdev, or a glob (*, ?, [a-z]), got %s", quote(s))
+		}
+		d.Exclude = append(d.Exclude, s)
+	}
+	return d, nil
 }
 
 // PortsPolicy is what every port of the host must run:
@@ -61,7 +97,7 @@ func (p *FirmwarePolicy) Allows(psid string) bool {
 const MaxRateGbps = 24000
 
 var (
-	policySections = []string{"ports", "firmware", "topology"}
+	policySections = []string{"ports", "firmware", "topology", "devices"}
 	portsKeys      = []string{"expect_rate_gbps", "by_board_id", "link_layer", "expect_up"}
 	firmwareKeys   = []string{"allowed_psids", "min_version"}
 )
@@ -73,7 +109,7 @@ func DecodePolicy(b []byte, file string) (*Policy, error) {
 		return nil, err
 	}
 	c := checker{file}
-	if err := c.object("", root, `a JSON object with sections "ports", "firmware" and "topology"`, "section", policySections...); err != nil {
+	if err := c.object("", root, `a JSON object with sections "ports", "firmware", "topology" and "devices"`, "section", policySections...); err != nil {
 		return nil, err
 	}
 	p := &Policy{}
@@ -89,6 +125,11 @@ func DecodePolicy(b []byte, file string) (*Policy, error) {
 	}
 	if v, ok := root.obj["topology"]; ok {
 		if p.Topology, err = c.topology("topology", v); err != nil {
+			return nil, err
+		}
+	}
+	if v, ok := root.obj["devices"]; ok {
+		if p.Devices, err = c.devices("devices", v); err != nil {
 			return nil, err
 		}
 	}
