@@ -13,7 +13,7 @@ LDFLAGS   := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(
 BIN       := bin/rdmadiag
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all build check-linkage test lint fmt-check vet staticcheck demo regen golden fuzz bench clean lab-bins image e2e-slurm \
+.PHONY: all build check-linkage test lint fmt-check vet staticcheck demo regen golden fuzz bench clean lab-bins image e2e-slurm captures \
 	docs install package test-package
 
 all: lint test
@@ -188,6 +188,13 @@ image:
 # drains on a critical snapshot, resumes on a healthy one, and a node drained by someone else stays.
 e2e-slurm: build
 	deploy/slurm/test/e2e-slurm.sh
+
+# Fixtures from public captures of real machines (fixtures/captures/<name>/: ibstat, lspci, kernel
+# logs quoted in bug reports) -> fixtures/sysfs/real-<name>/, then their goldens. CAPTURES="a b"
+# for some of them. No QEMU, no root.
+captures: build
+	lab/captures.sh $(CAPTURES)
+	$(GO) test ./cmd/rdmadiag -count=1 -run TestGolden -update
 
 -include lab/lab.mk
 

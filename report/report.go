@@ -55,6 +55,17 @@ type HostInfo struct {
 	// Inventory describes each RDMA device in typed fields (schema 1.2); nil when the host
 	// could not be described before the run's deadline.
 	Inventory *Inventory `json:"inventory,omitempty"`
+	// Excluded lists the devices the run left out (policy devices.exclude, --exclude): no
+	// finding is about them and no comparison counts them.
+	Excluded []ExcludedDevice `json:"excluded,omitempty"`
+}
+
+// ExcludedDevice is a device left out of the run and the rule that left it out.
+type ExcludedDevice struct {
+	Device string `json:"device"`
+	PCI    string `json:"pci,omitempty"`
+	// By names the rule: `--exclude "mlx5_2"`, `policy fleet.json devices.exclude[0] "eno*"`.
+	By string `json:"by"`
 }
 
 // Summary is the verdict.

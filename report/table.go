@@ -84,6 +84,9 @@ func RenderTable(w io.Writer, r *Report, o RenderOptions) error {
 	if len(r.Host.Devices) > 0 {
 		t.para("", "  ", "devices: "+strings.Join(r.Host.Devices, ", "))
 	}
+	for _, x := range r.Host.Excluded {
+		t.para("", "  ", "excluded: "+x.Device+pciSuffix(x.PCI)+" by "+x.By)
+	}
 	if r.Host.KernelLog != "" {
 		t.para("", "  ", "kernel log: "+r.Host.KernelLog)
 	}
@@ -263,4 +266,11 @@ func (t *textOut) limits(r *Report) {
 		t.para("  ", "  ", strings.Join(what[l], ", "))
 		t.para("    to judge them: ", "                   ", l)
 	}
+}
+
+func pciSuffix(bdf string) string {
+	if bdf == "" {
+		return ""
+	}
+	return " (" + bdf + ")"
 }

@@ -38,6 +38,9 @@ type checkFlags struct {
 	strict   bool
 	// npdThreshold is the least verdict for which --format npd exits 1 (a problem to npd).
 	npdThreshold string
+	// exclude and include are --exclude and --include: devices left out of the run, and
+	// devices judged although the policy or --exclude leaves them out.
+	exclude, include []string
 }
 
 func (a *App) checkCmd() *cobra.Command {
@@ -80,6 +83,8 @@ func (a *App) checkCmd() *cobra.Command {
 	fl.DurationVar(&f.opts.Interval, "interval", 0, "read counters twice this far apart and judge rates and flaps")
 	fl.StringVar(&f.opts.MatrixFile, "matrix", "", "JSON file extending the firmware/driver compatibility matrix (docs/options.md)")
 	fl.StringVar(&f.opts.PolicyFile, "policy", "", "JSON fleet policy: expected port rates and link layer, allowed PSIDs, minimum firmware (docs/options.md)")
+	fl.StringSliceVar(&f.exclude, "exclude", nil, "leave these RDMA devices out of every check and output: device names, PCI addresses or netdevs, globs allowed (adds to the policy's devices.exclude)")
+	fl.StringSliceVar(&f.include, "include", nil, "judge these devices even though --exclude or the policy's devices.exclude names them")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "show the evidence of passing checks too")
 	fl.BoolVarP(&f.problems, "problems", "p", false, "table: list only warnings, criticals and unknowns (JSON always has every finding)")
 	fl.BoolVar(&f.noColor, "no-color", false, "never colour the table")
@@ -154,6 +159,9 @@ func (a *App) judge(ctx context.Context, f *checkFlags, prog *progress) (*report
 		return nil, err
 	}
 	if err := loadOptionFiles(&f.opts); err != nil {
+		return nil, err
+	}
+	if err := f.selectDevices(); err != nil {
 		return nil, err
 	}
 	selected, err := a.Registry.Select(f.only, f.skip, false)
@@ -259,6 +267,8 @@ func (a *App) tool(f *checkFlags, started time.Time) report.Tool {
 	add(len(f.only) > 0, "only="+strings.Join(f.only, ","))
 	add(len(f.skip) > 0, "skip="+strings.Join(f.skip, ","))
 	add(f.strict, "strict")
+	add(len(f.exclude) > 0, "exclude="+strings.Join(f.exclude, ","))
+	add(len(f.include) > 0, "include="+strings.Join(f.include, ","))
 	return t
 }
 
@@ -266,6 +276,9 @@ func (a *App) hostInfo(env *checks.Env, src source) report.HostInfo {
 	h := env.Host
 	hi := report.HostInfo{Source: string(h.Kind()), Devices: env.Inventory().Names(), KernelLog: env.KernelLogSource()}
 	hi.Inventory = reportInventory(h, env.Inventory())
+	for _, x := range env.Inventory().Excluded {
+		hi.Excluded = append(hi.Excluded, report.ExcludedDevice{Device: x.Name, PCI: x.PCI, By: x.By})
+	}
 	switch {
 	case src.snapshot != "":
 		hi.Origin = filepath.Base(src.snapshot)

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rdmadiag/rdmadiag/internal/devsel"
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
@@ -53,6 +54,9 @@ type Options struct {
 	Policy *optfile.Policy
 	// PolicyFile names the --policy file, for evidence.
 	PolicyFile string
+	// Select leaves devices out of the run (policy devices.exclude, --exclude, --include);
+	// nil judges every device.
+	Select *devsel.Selector
 }
 
 // Env is everything a check may consult: the host, the options and the shared inventory.
@@ -139,7 +143,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 // Inventory discovers the RDMA devices once per run and shares the result among checks.
 func (e *Env) Inventory() *inventory.Inventory {
-	e.invOnce.Do(func() { e.inv = inventory.DiscoverWith(e.Host, e.InventoryOptions) })
+	e.invOnce.Do(func() { e.inv = applySelection(e.Opts.Select, inventory.DiscoverWith(e.Host, e.InventoryOptions)) })
 	return e.inv
 }
 
@@ -279,7 +283,7 @@ func Run(ctx context.Context, env *Env, cs []Check, parallel int) []report.Findi
 			all[j].Probe = cs[i].Probe
 		}
 	}
-	return all
+	return env.dropExcluded(all)
 }
 
 // unfinished is the finding of a check that the run's end cut short: what ended the run, and

@@ -35,6 +35,14 @@ type Inventory struct {
 	Devices []*Device
 	// Absent is set when /sys/class/infiniband itself is missing or unreadable: the reason.
 	Absent error
+	// Excluded are the devices the run's selection left out, with the rule that did.
+	Excluded []Excluded
+}
+
+// Excluded is a device left out of a run: its name, PCI address and the rule ("--exclude
+// \"mlx5_2\"").
+type Excluded struct {
+	Name, PCI, By string
 }
 
 // Device is one RDMA device (mlx5_0, rxe0, irdma1...).
@@ -316,6 +324,9 @@ func readDevice(h *host.Host, name string, tables func(string) *host.VerbsDevice
 				// A tree may hold the netdev files without the GIDs (an excerpt of sysfs).
 				p.Netdevs = ndevNetdevs(h, pdir)
 			}
+			if len(p.Netdevs) == 0 && d.PCI != nil {
+				p.Netdevs = pciNetdevs(h, d.PCI.SysPath, num, len(ports))
+			}
 		}
 		d.Ports = append(d.Ports, p)
 	}
@@ -428,6 +439,36 @@ func gidNetdevs(gs []GID) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// pciNetdevs finds a RoCE port's netdev on its PCI function when the GID table names none: the
+// kernel fills the table from the netdev (drivers/infiniband/core/roce_gid_mgmt.c), and real
+// captures show ports whose table is empty (ibstat "Port GUID: 0x0000000000000000" on a down
+// ConnectX-6 Dx port, github.com/kvcache-ai/Mooncake issue 2039), yet the Ethernet driver
+// registered the netdev under the same function (/sys/bus/pci/devices/<bdf>/net/<if>). A device
+// with one port takes the function's only netdev; with several, the netdev whose dev_port
+// (net/core/net-sysfs.c, the port index from 0) is the port's number less one.
+func pciNetdevs(h *host.Host, sysPath string, port, nports int) []string {
+	if sysPath == "" {
+		return nil
+	}
+	names, err := h.ReadDir(path.Join(sysPath, "net"))
+	if err != nil {
+		return nil
+	}
+	if nports == 1 {
+		if len(names) == 1 {
+			return names
+		}
+		return nil
+	}
+	for _, n := range names {
+		s, err := h.ReadString(path.Join(sysPath, "net", n, "dev_port"))
+		if v, perr := strconv.Atoi(s); err == nil && perr == nil && v == port-1 {
+			return []string{n}
+		}
+	}
+	return nil
 }
 
 // ndevNetdevs lists the netdevs of gid_attrs/ndevs/N alone.

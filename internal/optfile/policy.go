@@ -2,6 +2,7 @@ package optfile
 
 import (
 	"fmt"
+	pathpkg "path"
 	"strings"
 )
 
@@ -13,6 +14,42 @@ type Policy struct {
 	Firmware *FirmwarePolicy
 	// Topology is the "topology" section: what the node should have; nil when the file has none.
 	Topology *TopologyPolicy
+	// Devices is the "devices" section: which devices no check judges; nil when the file has none.
+	Devices *DevicesPolicy
+}
+
+// DevicesPolicy leaves devices out of every check and output:
+//
+//	{"devices": {"exclude": ["mlx5_bond_*", "0000:3b:00.1", "eno*"]}}
+type DevicesPolicy struct {
+	// Exclude lists path.Match globs of RDMA device names, PCI addresses or netdev names.
+	Exclude []string
+}
+
+func (c checker) devices(path string, v *value) (*DevicesPolicy, error) {
+	if err := c.object(path, v, `an object like {"exclude": ["mlx5_2"]}`, "key", "exclude"); err != nil {
+		return nil, err
+	}
+	d := &DevicesPolicy{}
+	x, ok := v.obj["exclude"]
+	if !ok {
+		return d, nil
+	}
+	ep := field(path, "exclude")
+	if x.kind != kArray || len(x.items) == 0 {
+		return nil, c.want(ep, `a non-empty list of device names, PCI addresses or netdevs (names or globs) like ["mlx5_2", "0000:3b:00.1", "eno*"]`, x)
+	}
+	for i, it := range x.items {
+		s, err := c.str(index(ep, i), it, `a name or glob string like "mlx5_2"`)
+		if err != nil {
+			return nil, err
+		}
+		if _, perr := pathpkg.Match(s, ""); perr != nil || s == "" {
+			return nil, c.fail(index(ep, i), "want a device name, PCI address or netdev, or a glob (*, ?, [a-z]), got %s", quote(s))
+		}
+		d.Exclude = append(d.Exclude, s)
+	}
+	return d, nil
 }
 
 // PortsPolicy is what every port of the host must run:
@@ -26,6 +63,9 @@ type PortsPolicy struct {
 	ByBoardID map[string]float64
 	// LinkLayer is "InfiniBand" or "Ethernet" (spelt as the kernel's link_layer file), or "".
 	LinkLayer string
+	// ExpectUp lists path.Match globs of ports ("mlx5_0/1"), devices, PCI addresses or netdevs
+	// that must be up: a port without a link is otherwise judged by evidence and may be unused.
+	ExpectUp []string
 }
 
 // FirmwarePolicy is which boards the fleet runs and the firmware each must have at least:
@@ -57,8 +97,8 @@ func (p *FirmwarePolicy) Allows(psid string) bool {
 const MaxRateGbps = 24000
 
 var (
-	policySections = []string{"ports", "firmware", "topology"}
-	portsKeys      = []string{"expect_rate_gbps", "by_board_id", "link_layer"}
+	policySections = []string{"ports", "firmware", "topology", "devices"}
+	portsKeys      = []string{"expect_rate_gbps", "by_board_id", "link_layer", "expect_up"}
 	firmwareKeys   = []string{"allowed_psids", "min_version"}
 )
 
@@ -69,7 +109,7 @@ func DecodePolicy(b []byte, file string) (*Policy, error) {
 		return nil, err
 	}
 	c := checker{file}
-	if err := c.object("", root, `a JSON object with sections "ports", "firmware" and "topology"`, "section", policySections...); err != nil {
+	if err := c.object("", root, `a JSON object with sections "ports", "firmware", "topology" and "devices"`, "section", policySections...); err != nil {
 		return nil, err
 	}
 	p := &Policy{}
@@ -85,6 +125,11 @@ func DecodePolicy(b []byte, file string) (*Policy, error) {
 	}
 	if v, ok := root.obj["topology"]; ok {
 		if p.Topology, err = c.topology("topology", v); err != nil {
+			return nil, err
+		}
+	}
+	if v, ok := root.obj["devices"]; ok {
+		if p.Devices, err = c.devices("devices", v); err != nil {
 			return nil, err
 		}
 	}
@@ -139,6 +184,22 @@ func (c checker) ports(path string, v *value) (*PortsPolicy, error) {
 			p.LinkLayer = "Ethernet"
 		default:
 			return nil, c.want(lp, want, x)
+		}
+	}
+	if x, ok := v.obj["expect_up"]; ok {
+		ep := field(path, "expect_up")
+		if x.kind != kArray || len(x.items) == 0 {
+			return nil, c.want(ep, `a non-empty list of ports, devices, PCI addresses or netdevs (names or globs) like ["mlx5_*/1", "ens1f0"]`, x)
+		}
+		for i, it := range x.items {
+			s, err := c.str(index(ep, i), it, `a name or glob string like "mlx5_0/1"`)
+			if err != nil {
+				return nil, err
+			}
+			if _, perr := pathpkg.Match(s, ""); perr != nil || s == "" {
+				return nil, c.fail(index(ep, i), "want a port (mlx5_0/1), device, PCI address or netdev name, or a glob (*, ?, [a-z]), got %s", quote(s))
+			}
+			p.ExpectUp = append(p.ExpectUp, s)
 		}
 	}
 	return p, nil

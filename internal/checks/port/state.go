@@ -2,7 +2,9 @@ package port
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
@@ -27,9 +29,14 @@ func runState(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 		return noPorts(inv), nil
 	}
 	pol := portsPolicy(env.Opts)
+	all := make([]portStateOf, len(ports))
+	for i, p := range ports {
+		st, phys, err := states(env.Host, p)
+		all[i] = portStateOf{p: p, ok: err == nil, active: err == nil && st.Num == stateActive && phys.Num == physLinkUp}
+	}
 	var out []report.Finding
 	for _, p := range ports {
-		f := judgeState(env, p)
+		f := judgeState(env, p, all)
 		if pol != nil && pol.LinkLayer != "" && f.Severity != report.Unknown {
 			judgeLinkLayer(env.Opts.PolicyFile, pol.LinkLayer, p, &f)
 		}
@@ -63,7 +70,7 @@ func judgeLinkLayer(from, want string, p portRef, f *report.Finding) {
 	}
 }
 
-func judgeState(env *checks.Env, p portRef) report.Finding {
+func judgeState(env *checks.Env, p portRef, all []portStateOf) report.Finding {
 	h := env.Host
 	f := report.Finding{Subject: p.subject()}
 	st, phys, err := states(h, p)
@@ -97,11 +104,22 @@ func judgeState(env *checks.Env, p portRef) report.Finding {
 		f.Summary = fmt.Sprintf("%s is ACTIVE, LinkUp (%s)", p.name(), orNone(p.port.LinkLayer))
 		return f
 	}
+	if !p.ib() && len(nds) == 0 && !netdevsInSource(env) {
+		// A copy of /sys without class/net (an excerpt, ibstat turned into a tree) says nothing
+		// of the netdev a RoCE port needs; a live host always has the directory (lo).
+		f.Summary = fmt.Sprintf("%s is %s (physical %s); why is not judged: the source holds no /sys/class/net, so the port's netdev is unknown", p.name(), st.Name, phys.Name)
+		return f.SkippedBy(report.LimitSource, "copy /sys/class/net and the netdevs' directories with the tree, or record the host with rdmadiag record")
+	}
 	if p.ib() {
 		judgeIBState(h, p, st, phys, &f)
-		return f
+	} else {
+		judgeEthState(p, st, phys, nds, &f)
 	}
-	judgeEthState(p, st, phys, nds, &f)
+	// A port without a physical link may be one nobody cabled; one with a link (waiting for the
+	// subnet manager, ACTIVE on a degraded link) or without its netdev is a fault either way.
+	if phys.Num != physLinkUp && f.Severity.Problem() && (p.ib() || len(nds) > 0) {
+		judgeExpected(env, p, all, &f)
+	}
 	return f
 }
 
@@ -168,3 +186,12 @@ func judgeEthState(p portRef, st, phys inventory.PortState, nds []netdevInfo, f 
 		f.Remediation = "Check the Ethernet link (ethtool <netdev>) and the kernel log for the device."
 	}
 }
+
+// netdevsInSource says whether the host shows its netdevs at all (/sys/class/net), read once.
+var netdevsFact = checks.NewFact("netdev directory present", func(env *checks.Env) *bool {
+	_, err := env.Host.ReadDir("/sys/class/net")
+	ok := !errors.Is(err, fs.ErrNotExist)
+	return &ok
+})
+
+func netdevsInSource(env *checks.Env) bool { return *netdevsFact.Get(env) }
