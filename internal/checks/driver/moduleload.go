@@ -109,7 +109,7 @@ func moduleLoadFailure(env *checks.Env, f report.Finding, g *logGroup) report.Fi
 	}
 	if role, ok := stackModules[name]; ok {
 		f.Severity = report.Critical
-		f.Summary = strings.Replace(f.Summary, name+": ", name+" ("+role+"): ", 1)
+		f.Summary = strings.Replace(f.Summary, "("+name+")", "("+name+", "+role+")", 1)
 		return f
 	}
 	if len(rdma) == 0 {
@@ -130,7 +130,7 @@ func moduleLoadFailure(env *checks.Env, f report.Finding, g *logGroup) report.Fi
 	f.Severity = report.Warning
 	// A consumer's failure costs its own transport, not the devices: it explains nothing else.
 	f.Explains = []string{}
-	f.Summary = fmt.Sprintf("%s (%s) cannot load: it was built against %s (%d RDMA symbol(s) it cannot resolve: %s); only it is lost, the RDMA devices are not affected",
+	f.Summary = fmt.Sprintf("%s: %s cannot load: it was built against %s (%d RDMA symbol(s) it cannot resolve: %s); only it is lost, the RDMA devices are not affected",
 		name, what, against, len(rdma), strings.Join(firstN(rdma, 4), ", "))
 	f.Remediation = fmt.Sprintf("Rebuild or reinstall %s for the running RDMA stack: %s; with MLNX_OFED/DOCA-OFED build it against its headers "+
 		"(DKMS with /usr/src/ofa_kernel/default, or the vendor's package built for that MLNX_OFED release), with the in-box stack against the kernel's; then depmod -a and modprobe %s.",

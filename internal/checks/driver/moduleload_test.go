@@ -29,7 +29,7 @@ func TestModuleLoadFailureBySeverityOfTheModule(t *testing.T) {
 		summary, fix      string
 	}{
 		{"consumer", ksmbdLoad, "ksmbd", report.Warning, "built against another RDMA stack than the one running (the kernel's own, ib_core in-box)", "Rebuild or reinstall ksmbd"},
-		{"RDMA driver", strings.ReplaceAll(ksmbdLoad, "ksmbd", "mlx5_ib"), "mlx5_ib", report.Critical, "mlx5_ib (an RDMA driver)", "reinstall one driver stack"},
+		{"RDMA driver", strings.ReplaceAll(ksmbdLoad, "ksmbd", "mlx5_ib"), "mlx5_ib", report.Critical, "(mlx5_ib, an RDMA driver)", "reinstall one driver stack"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			root := copyTree(t, "port-flaps")

@@ -241,11 +241,15 @@ func (p *presence) work(name string) ([]proof, []report.Evidence) {
 		}
 	case "ib_uverbs":
 		out, checked = p.classWork("/sys/class/infiniband_verbs", "uverbs", srcVerbsClass)
-		out = append(out, p.deviceWork("infiniband_verbs", "uverbs", srcVerbsDevs)...)
+		if len(out) == 0 {
+			out = p.deviceWork("infiniband_verbs", "uverbs", srcVerbsDevs)
+		}
 		out, checked = p.nodeWork(out, checked, "/dev/infiniband/uverbs*", srcVerbsNodes, "uverbs")
 	case "ib_umad":
 		out, checked = p.classWork("/sys/class/infiniband_mad", "umad", srcMadClass)
-		out = append(out, p.deviceWork("infiniband_mad", "umad", srcMadDevs)...)
+		if len(out) == 0 {
+			out = p.deviceWork("infiniband_mad", "umad", srcMadDevs)
+		}
 		out, checked = p.nodeWork(out, checked, "/dev/infiniband/umad*", srcMadNodes, "umad", "issm")
 	case "rdma_ucm":
 		out, checked = p.nodeWork(nil, nil, "/dev/infiniband/rdma_cm", srcUcmNode, "rdma_cm")
