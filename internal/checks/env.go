@@ -164,7 +164,7 @@ func (e *Env) KernelLog() (*kmsg.Log, error) {
 		}
 		recs, skipped := kmsg.Parse(b)
 		sort.SliceStable(recs, func(i, j int) bool { return recs[i].Seq < recs[j].Seq })
-		e.klog = &kmsg.Log{Records: recs, Skipped: skipped, Source: o.Source, Cite: o.Cite()}
+		e.klog = &kmsg.Log{Records: recs, Skipped: skipped, Source: o.Source, Cite: o.Cite(), Latest: kmsg.Latest(recs)}
 		// Without a boot time the log's times stay relative to boot: nothing is lost but the
 		// wall clock, so a failure to read it is not reported.
 		if bt, err := e.Host.BootTime(); err == nil {

@@ -34,6 +34,9 @@ type Facts struct {
 	// root tree, an older snapshot); VerbsError then may say why.
 	VerbsDevices []VerbsDevice `json:"verbs_devices,omitempty"`
 	VerbsError   string        `json:"verbs_error,omitempty"`
+	// SourceLacks lists the parts of the machine a --root tree did not hold (Host.Lacks), so
+	// that a recording of the tree still says so; empty for a live host.
+	SourceLacks []Part `json:"source_lacks,omitempty"`
 }
 
 // VerbsDevice is one device's ibv_query_device limits and its number of completion vectors.

@@ -498,6 +498,9 @@ func (h *Host) Facts() (*Facts, error) {
 	}
 	c := *f
 	c.VerbsDevices, c.VerbsError = nil, ""
+	if h.kind == KindRoot {
+		c.SourceLacks = h.treeLacks()
+	}
 	return &c, nil
 }
 

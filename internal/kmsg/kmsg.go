@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Record is one kernel log message.
@@ -26,6 +27,13 @@ type Record struct {
 	// NoStamp is set when the source gave no time since boot (a syslog or dmesg line without
 	// printk's "[secs]" stamp); Usec is then inferred (see ParseSyslog) and only orders records.
 	NoStamp bool
+	// Wall is the wall-clock time the source line carried (a syslog stamp, dmesg -T); zero for
+	// /dev/kmsg records, whose time is the boot time plus Usec. WallNoZone says the source gave
+	// no zone (RFC 3164 syslog, dmesg -T print the host's local time): Wall then holds that
+	// local time in UTC's clothes and is compared only with the log's other times. A year before
+	// 1000 means the source gave none (RFC 3164): years then only count rollovers.
+	Wall       time.Time
+	WallNoZone bool
 }
 
 // NeutralLevel is the Level of a record whose source gave none: KERN_INFO, a level that claims
@@ -39,6 +47,13 @@ const noLevelField = "nolevel"
 
 // noStampField marks, likewise, a record whose time since boot was inferred, not the kernel's.
 const noStampField = "nostamp"
+
+// wallField carries a record's wall-clock time from its source line ("wall=" RFC 3339), and
+// noZoneField says that time had no zone.
+const (
+	wallField   = "wall="
+	noZoneField = "nozone"
+)
 
 // Texts is the message of each record, in order: what a search over the whole log reads.
 func Texts(recs []Record) []string {
@@ -119,7 +134,18 @@ func Parse(b []byte) (recs []Record, skipped int) {
 				r.NoLevel = true
 			case noStampField:
 				r.NoStamp = true
+			case noZoneField:
+				r.WallNoZone = true
+			default:
+				if v, ok := strings.CutPrefix(x, wallField); ok {
+					if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+						r.Wall = t.UTC()
+					}
+				}
 			}
+		}
+		if r.Wall.IsZero() {
+			r.WallNoZone = false
 		}
 		recs = append(recs, r)
 	}

@@ -22,50 +22,122 @@ type Log struct {
 	// Boot is when the host booted (btime in /proc/stat), zero when unknown: a snapshot
 	// recorded without /proc/stat, a tree without it.
 	Boot time.Time
+	// Latest is the newest wall-clock time of the records (see Latest), what Age measures from.
+	Latest time.Time
 }
 
-// Time is the wall-clock time of a record: the boot time plus its time since boot. ok is false
-// when the boot time is unknown or the record's time since boot was inferred (NoStamp). printk
-// stamps with local_clock(), which does not advance while the host is suspended, so on a host
-// that suspended and resumed the result is early by the time spent suspended, as dmesg(1) warns
-// for --ctime; servers do not suspend.
+// Time is the wall-clock time of a record: the time its source line carried when that had a
+// zone, else the boot time plus its time since boot. ok is false when neither is known (a line
+// without a zone, a log without a boot time, a time since boot that was inferred). printk stamps
+// with local_clock(), which does not advance while the host is suspended, so on a host that
+// suspended and resumed the boot-relative result is early by the time spent suspended, as
+// dmesg(1) warns for --ctime; servers do not suspend.
 func (l *Log) Time(r Record) (t time.Time, ok bool) {
+	if !r.Wall.IsZero() && !r.WallNoZone && r.Wall.Year() >= 1000 {
+		return r.Wall.UTC(), true
+	}
 	if l == nil || l.Boot.IsZero() || r.NoStamp {
 		return time.Time{}, false
 	}
 	return l.Boot.Add(time.Duration(r.Usec) * time.Microsecond).UTC(), true
 }
 
+// Latest is the newest wall-clock time the log's source lines carried, the log's own "now" for
+// ageing them: a copy of a log file is taken after its last line. Zero when no line had one.
+func Latest(recs []Record) time.Time {
+	var t time.Time
+	seen := false
+	for _, r := range recs {
+		if !r.Wall.IsZero() && (!seen || r.Wall.After(t)) {
+			t, seen = r.Wall, true
+		}
+	}
+	return t
+}
+
+// Age is how long before the log's newest line a record was logged, on the clock of its source
+// line (a syslog time is compared with the other syslog times, whatever their zone). ok is false
+// for a record without a wall-clock time, or a log whose Latest is not set.
+func (l *Log) Age(r Record) (time.Duration, bool) {
+	if l == nil || r.Wall.IsZero() || l.Latest.IsZero() || r.Wall.After(l.Latest) {
+		return 0, false
+	}
+	return l.Latest.Sub(r.Wall), true
+}
+
+// wallText writes a source line's wall-clock time: RFC 3339 in UTC with a zone, the local time
+// as "2024-11-03 14:02:11 local" without one, and as the source wrote it ("Nov  3 14:02:11")
+// without a year.
+func wallText(r Record) string {
+	switch {
+	case r.Wall.Year() < 1000:
+		return r.Wall.Format(time.Stamp)
+	case r.WallNoZone:
+		return r.Wall.Format(time.DateTime) + " local"
+	}
+	return r.Wall.UTC().Format(time.RFC3339)
+}
+
+// when is a record's time as text, and its time since boot when the kernel stamped it ("" when
+// the time since boot was inferred).
+func (l *Log) when(r Record) (wall, boot string) {
+	if !r.NoStamp {
+		boot = r.Timestamp()
+	}
+	switch {
+	case !r.Wall.IsZero():
+		wall = wallText(r)
+	default:
+		if t, ok := l.Time(r); ok {
+			wall = t.Format(time.RFC3339)
+		}
+	}
+	return wall, boot
+}
+
 // Quote formats a record as evidence: "[2026-01-01T01:30:00Z boot+5400.000000s] text" when its
-// wall-clock time is known, else "[5400.000000] text" as dmesg prints it.
+// wall-clock time is known, else "[5400.000000] text" as dmesg prints it; a line whose source
+// gave only a wall-clock time shows that alone.
 func (l *Log) Quote(r Record) string {
 	return "[" + l.Stamp(r) + "] " + r.Text
 }
 
-// Stamp is a record's time: "2026-01-01T01:30:00Z boot+5400.000000s", or the seconds since boot.
+// Stamp is a record's time: "2026-01-01T01:30:00Z boot+5400.000000s", the wall-clock time
+// alone, or the seconds since boot.
 func (l *Log) Stamp(r Record) string {
-	if t, ok := l.Time(r); ok {
-		return t.Format(time.RFC3339) + " boot+" + r.Timestamp() + "s"
+	wall, boot := l.when(r)
+	switch {
+	case wall != "" && boot != "":
+		return wall + " boot+" + boot + "s"
+	case wall != "":
+		return wall
 	}
 	return r.Timestamp()
 }
 
 // At says when a record was logged, for a summary: "at 2026-01-01T01:30:00Z (5400.000000s after
-// boot)" when the wall-clock time is known, else "5400.000000s after boot".
+// boot)", "at Nov  3 14:02:11" for a line with only a wall-clock time, else "5400.000000s after
+// boot".
 func (l *Log) At(r Record) string {
-	if t, ok := l.Time(r); ok {
-		return "at " + t.Format(time.RFC3339) + " (" + r.Timestamp() + "s after boot)"
+	wall, boot := l.when(r)
+	switch {
+	case wall != "" && boot != "":
+		return "at " + wall + " (" + boot + "s after boot)"
+	case wall != "":
+		return "at " + wall
 	}
 	return r.Timestamp() + "s after boot"
 }
 
 // Between says when a run of records was logged, for a summary.
 func (l *Log) Between(first, last Record) string {
-	t1, ok1 := l.Time(first)
-	t2, ok2 := l.Time(last)
-	if ok1 && ok2 {
-		return "between " + t1.Format(time.RFC3339) + " and " + t2.Format(time.RFC3339) + " (" + first.Timestamp() + "s to " +
-			last.Timestamp() + "s after boot)"
+	w1, b1 := l.when(first)
+	w2, b2 := l.when(last)
+	switch {
+	case w1 != "" && w2 != "" && b1 != "" && b2 != "":
+		return "between " + w1 + " and " + w2 + " (" + b1 + "s to " + b2 + "s after boot)"
+	case w1 != "" && w2 != "":
+		return "between " + w1 + " and " + w2
 	}
 	return "between " + first.Timestamp() + "s and " + last.Timestamp() + "s after boot"
 }
@@ -92,6 +164,12 @@ func Encode(recs []Record, unparsed int) []byte {
 		}
 		if r.NoStamp {
 			b.WriteString("," + noStampField)
+		}
+		if !r.Wall.IsZero() {
+			b.WriteString("," + wallField + r.Wall.Format(time.RFC3339Nano))
+			if r.WallNoZone {
+				b.WriteString("," + noZoneField)
+			}
 		}
 		b.WriteByte(';')
 		escape(&b, r.Text)

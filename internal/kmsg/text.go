@@ -16,6 +16,9 @@ import (
 //   - time since boot: the "[   12.345678]" stamp printk adds (kernel/printk/printk.c
 //     print_time, "[%5lu.%06lu] ") when the line carries it; otherwise the previous record's
 //     time plus the wall-clock time elapsed since it, which keeps order and gaps right.
+//   - wall-clock time: the line's own (Record.Wall), kept so that findings print it and rules
+//     over minutes or hours measure it; an RFC 3164 stamp has no year (a year that goes back a
+//     month or more rolls over to the next) and, like dmesg -T, no zone.
 //   - sequence: the line order, from 1.
 //   - dictionary (SUBSYSTEM, DEVICE): none. The checks fall back to the "driver 0000:3b:00.0: "
 //     and "infiniband mlx5_0: " prefixes dev_printk and ibdev_printk put in the text.
@@ -33,7 +36,7 @@ import (
 func ParseSyslog(b []byte) (recs []Record, skipped int) {
 	var p textParser
 	forLines(b, func(line string) {
-		t, rest, ok := syslogTime(line)
+		t, rest, zoned, ok := syslogTime(line)
 		if !ok {
 			p.skip()
 			return
@@ -53,6 +56,9 @@ func ParseSyslog(b []byte) (recs []Record, skipped int) {
 			return
 		}
 		p.add(-1, t, true, msg)
+		if !zoned {
+			p.recs[len(p.recs)-1].WallNoZone = true
+		}
 	})
 	return p.recs, p.skipped
 }
@@ -87,6 +93,10 @@ func ParseDmesg(b []byte) (recs []Record, skipped int) {
 			}
 		}
 		p.add(level, t, hasTime, line)
+		if hasTime {
+			// dmesg -T prints the host's local time without a zone (dmesg(1), --ctime).
+			p.recs[len(p.recs)-1].WallNoZone = true
+		}
 	})
 	return p.recs, p.skipped
 }
@@ -107,22 +117,23 @@ func forLines(b []byte, fn func(string)) {
 	}
 }
 
-// syslogTime reads the timestamp a syslog line starts with and returns the rest after it.
-func syslogTime(line string) (time.Time, string, bool) {
+// syslogTime reads the timestamp a syslog line starts with and returns the rest after it, and
+// whether the stamp had a zone.
+func syslogTime(line string) (time.Time, string, bool, bool) {
 	// RFC 3164: "Mmm dd hh:mm:ss " with a space-padded day (journalctl's short format pads it
-	// with a zero); the year is not written.
+	// with a zero); neither the year nor the zone is written.
 	if len(line) > 16 && line[15] == ' ' {
 		if t, err := time.Parse("Jan _2 15:04:05", line[:15]); err == nil {
-			return t, line[16:], true
+			return t, line[16:], false, true
 		}
 	}
 	// RFC 3339, as rsyslog's RSYSLOG_FileFormat writes it.
 	if f, rest, ok := strings.Cut(line, " "); ok && len(f) >= 20 && f[4] == '-' && f[10] == 'T' {
 		if t, err := time.Parse(time.RFC3339Nano, f); err == nil {
-			return t, rest, true
+			return t, rest, true, true
 		}
 	}
-	return time.Time{}, "", false
+	return time.Time{}, "", false, false
 }
 
 // textParser assembles records from text lines: times, sequence numbers, boots.
@@ -134,6 +145,8 @@ type textParser struct {
 	hasLast bool
 	// prevStamped says whether the previous record had printk's stamp.
 	prevStamped bool
+	// years is added to a stamp without a year: the rollovers seen so far.
+	years int
 }
 
 func (p *textParser) skip() { p.skipped++ }
@@ -148,6 +161,15 @@ func (p *textParser) add(level int, t time.Time, hasTime bool, text string) {
 		prev = &p.recs[n-1]
 	}
 	newBoot := strings.HasPrefix(text, "Linux version ") || (stamped && prev != nil && p.prevStamped && usec < prev.Usec)
+	if hasTime && t.Year() == 0 {
+		// RFC 3164 gives no year: a stamp a month or more before the last one is in the next
+		// year (Dec 31 to Jan 1), not eleven months back.
+		t = t.AddDate(p.years, 0, 0)
+		if p.hasLast && t.Before(p.last.AddDate(0, -1, 0)) {
+			p.years++
+			t = t.AddDate(1, 0, 0)
+		}
+	}
 	if newBoot {
 		p.recs, p.skipped, prev = p.recs[:0], 0, nil
 	}
@@ -162,6 +184,9 @@ func (p *textParser) add(level int, t time.Time, hasTime bool, text string) {
 	}
 	p.prevStamped = stamped
 	r := Record{Level: level, Seq: uint64(len(p.recs) + 1), Usec: usec, Text: text, NoStamp: !stamped}
+	if hasTime {
+		r.Wall = t.UTC()
+	}
 	if level < 0 {
 		r.Level, r.NoLevel = NeutralLevel, true
 	}

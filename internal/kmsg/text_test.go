@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // mlx5Timeout is a real mlx5 command-timeout message, as posted in openucx/ucx issue #7738
@@ -165,4 +166,56 @@ func FuzzParseDmesg(f *testing.F) {
 		"<3>[    5.663152] mlx5_core: probe of 0000:01:00.0 failed with error -22\n",
 		"[Tue Dec  1 09:00:00 2026] x\n[Tue Dec  1 09:01:00 2026] y\n",
 		"[ 1.5] z\n\x00\n")
+}
+
+// Syslog and dmesg -T lines keep their wall-clock time: an RFC 3164 stamp without its year or
+// zone rolls over from December to January, an RFC 3339 one keeps its instant, and both survive
+// Encode and Parse, so that a recording of a tree's log still has them.
+func TestTextWallClock(t *testing.T) {
+	recs, _ := ParseSyslog([]byte("Dec 31 23:59:58 node17 kernel: mlx5_core 0000:01:00.1 eth1: Link down\n" +
+		"Jan  1 00:00:03 node17 kernel: mlx5_core 0000:01:00.1 eth1: Link up\n"))
+	if len(recs) != 2 || recs[1].Usec-recs[0].Usec != 5000000 {
+		t.Fatalf("across the new year the gap is lost: %+v", recs)
+	}
+	if !recs[0].WallNoZone || recs[1].Wall.Sub(recs[0].Wall) != 5*time.Second || recs[0].Wall.Year() >= 1000 {
+		t.Errorf("RFC 3164 wall-clock times %v, %v (no zone %v)", recs[0].Wall, recs[1].Wall, recs[0].WallNoZone)
+	}
+	z, _ := ParseSyslog([]byte("2024-11-03T14:02:11.123456+01:00 host kernel: x\n"))
+	if len(z) != 1 || z[0].WallNoZone || !z[0].Wall.Equal(time.Date(2024, 11, 3, 13, 2, 11, 123456000, time.UTC)) {
+		t.Errorf("RFC 3339 wall-clock time: %+v", z)
+	}
+	d, _ := ParseDmesg([]byte("[Sun Nov  3 14:02:11 2024] mlx5_core 0000:3b:00.0: x\n"))
+	if len(d) != 1 || !d[0].WallNoZone || d[0].Wall != time.Date(2024, 11, 3, 14, 2, 11, 0, time.UTC) {
+		t.Errorf("dmesg -T wall-clock time: %+v", d)
+	}
+	for _, rs := range [][]Record{recs, z, d} {
+		back, _ := Parse(Encode(rs, 0))
+		if !reflect.DeepEqual(back, rs) {
+			t.Errorf("encode/parse lost the wall-clock time: %+v -> %+v", rs, back)
+		}
+	}
+}
+
+// A line that carries only a wall-clock time is quoted and dated by it, never by a time since
+// boot it does not have; ages are measured on the same clock, from the log's newest line.
+func TestLogWallClockText(t *testing.T) {
+	recs, _ := ParseSyslog([]byte("Mar 27 15:37:34 cc1 kernel: mlx5_core 0000:01:00.1 eth1: Link up\n" +
+		"Mar 27 15:38:19 cc1 kernel: mlx5_core 0000:01:00.1 eth1: Link up\n" +
+		"2024-11-03T14:02:11.123456+00:00 cc1 kernel: [   12.500000] stamped\n"))
+	l := &Log{Records: recs, Latest: Latest(recs[:2])}
+	if got := l.At(recs[0]); got != "at Mar 27 15:37:34" {
+		t.Errorf("At = %q", got)
+	}
+	if got := l.Between(recs[0], recs[1]); got != "between Mar 27 15:37:34 and Mar 27 15:38:19" {
+		t.Errorf("Between = %q", got)
+	}
+	if got := l.Quote(recs[2]); got != "[2024-11-03T14:02:11Z boot+12.500000s] stamped" {
+		t.Errorf("Quote = %q", got)
+	}
+	if age, ok := l.Age(recs[0]); !ok || age != 45*time.Second {
+		t.Errorf("Age = %v %v", age, ok)
+	}
+	if _, ok := l.Age(Record{Usec: 5}); ok {
+		t.Error("a record without a wall-clock time has an age")
+	}
 }

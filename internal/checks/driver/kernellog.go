@@ -187,13 +187,15 @@ var signatures = []signature{
 	// error reports match: "AER: enabled with IRQ N" at boot is not an event (lab kmsg).
 	{id: "aer", re: relit.MustCompile(`AER: .*error message received|AER: (Corrected|Uncorrected)|Bus Error: severity=`), fault: "pcie-interface", sev: report.Info,
 		what: "PCIe AER messages (counted here; judged by the pcie layer)"},
-	// kernel/module/main.c: "%s: Unknown symbol %s (err %d)" and
-	// "%s: disagrees about version of symbol %s": a module built for another kernel or another
-	// driver stack (MLNX_OFED mlx5_ib against an in-box mlx5_core, or the reverse).
-	{id: "module-unknown-symbol", re: relit.MustCompile(`^(\S+): Unknown symbol (\S+)`), fault: "driver-module", sev: report.Critical,
+	// kernel/module/main.c: "%s: Unknown symbol %s (err %d)" and (kernel/module/version.c
+	// check_version) "%s: disagrees about version of symbol %s": a module built for another
+	// kernel or another driver stack (MLNX_OFED mlx5_ib against an in-box mlx5_core, or the
+	// reverse). One family: a failed load prints both for each symbol. How grave it is depends
+	// on the module (moduleLoadFailure): the RDMA stack's own are critical, a consumer's warn.
+	{id: "module-unknown-symbol", family: "module-load", re: relit.MustCompile(`^(\S+): Unknown symbol (\S+)`), fault: "driver-module", sev: report.Critical,
 		what: "module could not load: unknown symbol", detail: func(m []string) string { return m[1] },
 		fix: "The module was built for another kernel or against another driver stack: reinstall MLNX_OFED/DOCA-OFED for this kernel (or remove it to use the in-box drivers), then depmod -a and reload."},
-	{id: "module-symbol-version", re: relit.MustCompile(`^(\S+): disagrees about version of symbol (\S+)`), fault: "driver-module", sev: report.Critical,
+	{id: "module-symbol-version", family: "module-load", re: relit.MustCompile(`^(\S+): disagrees about version of symbol (\S+)`), fault: "driver-module", sev: report.Critical,
 		what: "module could not load: symbol version mismatch", detail: func(m []string) string { return m[1] },
 		fix: "In-box and OFED modules are mixed: reinstall one driver stack for this kernel, depmod -a, reload (or reboot)."},
 	// drivers/base/dd.c: "probe with driver %s failed with error %d" (older kernels: "%s: probe
@@ -440,10 +442,15 @@ func runKernelLog(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 		}
 	}
 	for _, key := range order {
-		if g := groups[key]; g.folded != nil {
+		g := groups[key]
+		if g.folded != nil {
 			g.detail = fmt.Sprintf("%d more groups of these lines, not listed one by one", len(g.folded))
 		}
-		out = append(out, groupFinding(groups[key], recovered, klog, inv))
+		f := groupFinding(g, recovered, klog, inv)
+		if g.sig.family == "module-load" && g.module != "" {
+			f = moduleLoadFailure(env, f, g)
+		}
+		out = append(out, f)
 	}
 	return out, nil
 }

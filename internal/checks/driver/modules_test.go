@@ -62,7 +62,9 @@ func TestDependencyFindings(t *testing.T) {
 }
 
 // treeEnv lays out a host root: a path ending in "/" is a directory, a value starting with "-> "
-// a symlink, anything else a file with that content.
+// a symlink, anything else a file with that content. The host is a recording of that machine, so
+// that what the tree lacks (/proc/modules, /dev) is the machine's own absence; a --root tree
+// that lacks them says nothing about the host (TestTreeWithoutParts).
 func treeEnv(t *testing.T, tree map[string]string, facts *host.Facts, nl host.NetlinkConn) *checks.Env {
 	t.Helper()
 	root := t.TempDir()
@@ -85,7 +87,7 @@ func treeEnv(t *testing.T, tree map[string]string, facts *host.Facts, nl host.Ne
 			t.Fatal(err)
 		}
 	}
-	o := host.Options{Root: root, Kind: host.KindRoot, Netlink: nl}
+	o := host.Options{Root: root, Kind: host.KindSnapshot, Netlink: nl}
 	if facts != nil {
 		o.Facts = func() (*host.Facts, error) { return facts, nil }
 	}
@@ -354,6 +356,7 @@ func TestDriverFixesWithoutModuleSupport(t *testing.T) {
 		}
 		mlx5Devices(tree, 2)
 		delete(tree, "/sys/class/infiniband_verbs/uverbs1")
+		delete(tree, "/sys/devices/pci0000:00/0000:3c:00.0/infiniband_verbs/uverbs1/ibdev")
 		fs := checks.Run(context.Background(), treeEnv(t, tree, &host.Facts{}, nil), cs, 1)
 		noModprobe(t, fs)
 		f := checktest.One(t, fs, "driver.user_verbs", "mlx5_1 uverbs")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/checks/rdmares"
+	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/internal/kmod"
 	"github.com/rdmadiag/rdmadiag/report"
@@ -80,6 +81,11 @@ func newPresence(env *checks.Env) *presence {
 		p.mods, p.parseErr = kmod.ParseModules(b)
 	case !errors.Is(err, fs.ErrNotExist):
 		p.list, p.listErr = listUnreadable, err
+	case p.cfg != nil && !configModular(p.cfg):
+		p.list = listNoModules
+	case env.Host.Lacks(host.PartModules) != nil:
+		// A capture without the list (a copy of /sys and /proc) says nothing of module support.
+		p.list = listNotCaptured
 	case p.cfg == nil:
 		p.list = listAbsent
 	case !configModular(p.cfg):
@@ -199,7 +205,9 @@ const (
 	srcNetlink     = "netlink:RDMA_NLDEV_CMD_GET (NETLINK_RDMA socket created by rdma_nl_net_init, drivers/infiniband/core/netlink.c)"
 	srcVerbsClass  = "/sys/class/infiniband_verbs (class registered by ib_uverbs_init, drivers/infiniband/core/uverbs_main.c)"
 	srcVerbsNodes  = "/dev/infiniband/uverbs* (ib_uverbs_add_one, drivers/infiniband/core/uverbs_main.c)"
+	srcVerbsDevs   = "<pci function>/infiniband_verbs/uverbsN (ib_uverbs_add_one, drivers/infiniband/core/uverbs_main.c: a child of the RDMA device's parent)"
 	srcMadClass    = "/sys/class/infiniband_mad (class registered by ib_umad_init, drivers/infiniband/core/user_mad.c)"
+	srcMadDevs     = "<pci function>/infiniband_mad/umadN (ib_umad_init_port, drivers/infiniband/core/user_mad.c: a child of the RDMA device's parent)"
 	srcMadNodes    = "/dev/infiniband/umad*, issm* (ib_umad_add_one, drivers/infiniband/core/user_mad.c)"
 	srcUcmNode     = "/dev/infiniband/rdma_cm (misc device ucma_misc registered by ucma_init, drivers/infiniband/core/ucma.c)"
 	srcUcmMisc     = "/sys/class/misc/rdma_cm (ucma_init, drivers/infiniband/core/ucma.c)"
@@ -233,9 +241,15 @@ func (p *presence) work(name string) ([]proof, []report.Evidence) {
 		}
 	case "ib_uverbs":
 		out, checked = p.classWork("/sys/class/infiniband_verbs", "uverbs", srcVerbsClass)
+		if len(out) == 0 {
+			out = p.deviceWork("infiniband_verbs", "uverbs", srcVerbsDevs)
+		}
 		out, checked = p.nodeWork(out, checked, "/dev/infiniband/uverbs*", srcVerbsNodes, "uverbs")
 	case "ib_umad":
 		out, checked = p.classWork("/sys/class/infiniband_mad", "umad", srcMadClass)
+		if len(out) == 0 {
+			out = p.deviceWork("infiniband_mad", "umad", srcMadDevs)
+		}
 		out, checked = p.nodeWork(out, checked, "/dev/infiniband/umad*", srcMadNodes, "umad", "issm")
 	case "rdma_ucm":
 		out, checked = p.nodeWork(nil, nil, "/dev/infiniband/rdma_cm", srcUcmNode, "rdma_cm")
@@ -285,6 +299,34 @@ func (p *presence) classWork(dir, prefix, src string) ([]proof, []report.Evidenc
 	return []proof{{kind: byWork, what: fmt.Sprintf("%s lists %s", dir, strings.Join(devs, ", ")), ev: report.Ev(dir, strings.Join(devs, ", "), src)}}, nil
 }
 
+// deviceWork looks for the devices a module registered under each RDMA device's PCI function
+// (<function>/<class>/<prefix>N): a registered device proves the module that registers it, also
+// in a capture that holds the function's directory but not the class's (evidence beats
+// inference).
+func (p *presence) deviceWork(class, prefix, src string) []proof {
+	var found []string
+	for _, d := range p.env.Inventory().Devices {
+		if d.PCI == nil || d.PCI.SysPath == "" {
+			continue
+		}
+		dir := path.Join(d.PCI.SysPath, class)
+		names, err := p.env.Host.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, n := range names {
+			if strings.HasPrefix(n, prefix) {
+				found = append(found, path.Join(dir, n))
+			}
+		}
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	list := strings.Join(found, ", ")
+	return []proof{{kind: byWork, what: "registered " + list, ev: report.Ev("registered devices", list, src)}}
+}
+
 // nodeWork looks for the /dev/infiniband nodes a module creates (names starting with one of the
 // prefixes), as the process facts list them.
 func (p *presence) nodeWork(out []proof, checked []report.Evidence, name, src string, prefixes ...string) ([]proof, []report.Evidence) {
@@ -303,6 +345,9 @@ func (p *presence) nodeWork(out []proof, checked []report.Evidence, name, src st
 		}
 	}
 	if len(nodes) == 0 {
+		if nh := p.env.Host.Lacks(host.PartDev); nh != nil {
+			return out, append(checked, report.Ev(name, "not in the source: "+nh.Reason, src))
+		}
 		return out, append(checked, report.EvExp(name, "none", "present", src))
 	}
 	sort.Strings(nodes)
@@ -617,9 +662,12 @@ func (p *presence) listFindings() []report.Finding {
 				report.Ev("kernel config", "not available: "+strings.TrimPrefix(p.cfgErr.Error(), fs.ErrNotExist.Error()+": "), "/proc/config.gz, /boot/config-<release>")}}}
 	case listNotCaptured:
 		f := report.Finding{Subject: subj,
-			Summary: "/proc/modules is not in this capture although the kernel config has module support: " + instead + " only",
-			Evidence: []report.Evidence{report.Ev(procModules, "absent", srcProc),
-				report.Ev("module support", modularWhy(p.cfg), p.cfgSrc)}}
+			Summary:  "/proc/modules is not in this capture: " + instead + " only",
+			Evidence: []report.Evidence{report.Ev(procModules, "not in the source", srcProc)}}
+		if p.cfg != nil {
+			f.Summary = "/proc/modules is not in this capture although the kernel config has module support: " + instead + " only"
+			f.Evidence = append(f.Evidence, report.Ev("module support", modularWhy(p.cfg), p.cfgSrc))
+		}
 		return []report.Finding{f.SkippedBy(report.LimitSource, "record the host with rdmadiag record, which captures "+procModules)}
 	case listUnreadable:
 		return []report.Finding{{Subject: subj, Severity: report.Unknown,

@@ -57,7 +57,7 @@ func runUserVerbs(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 		out = append(out, charDevFinding(env, d, facts, p))
 	}
 	if facts != nil {
-		out = append(out, libibverbsFinding(facts))
+		out = append(out, libibverbsFinding(facts, h.Lacks(host.PartUsr)))
 	}
 	out = append(out, providerFindings(h, inv, facts)...)
 	if facts != nil {
@@ -71,7 +71,15 @@ func charDevFinding(env *checks.Env, d *inventory.Device, facts *host.Facts, p *
 	if d.PCI != nil {
 		f.Subject.PCI = d.PCI.BDF
 	}
-	if d.UverbsDev == "" {
+	uverbs, classDir := d.UverbsDev, "/sys/class/infiniband_verbs/"
+	if uverbs == "" {
+		// A capture may hold the device's own directory without the class's links: the uverbs
+		// device ib_uverbs registered is a child of the RDMA device's parent (ib_uverbs_add_one).
+		if n, dir := registeredUverbs(env, d); n != "" {
+			uverbs, classDir = n, dir
+		}
+	}
+	if uverbs == "" {
 		if p.absent("ib_uverbs") {
 			// driver.modules reports the missing module; this is its consequence.
 			f.Severity = report.Skipped
@@ -89,10 +97,10 @@ func charDevFinding(env *checks.Env, d *inventory.Device, facts *host.Facts, p *
 		}
 		return f
 	}
-	node := "/dev/infiniband/" + d.UverbsDev
-	sysdev := "/sys/class/infiniband_verbs/" + d.UverbsDev + "/dev"
+	node := "/dev/infiniband/" + uverbs
+	sysdev := classDir + uverbs + "/dev"
 	want, _ := env.Host.ReadString(sysdev)
-	f.Evidence = []report.Evidence{report.Ev("uverbs", d.UverbsDev, "/sys/class/infiniband_verbs/"+d.UverbsDev+"/ibdev")}
+	f.Evidence = []report.Evidence{report.Ev("uverbs", uverbs, classDir+uverbs+"/ibdev")}
 	if facts == nil {
 		f.Severity = report.Unknown
 		f.Summary = node + ": whether it exists and opens is unknown (no process facts)"
@@ -105,14 +113,19 @@ func charDevFinding(env *checks.Env, d *inventory.Device, facts *host.Facts, p *
 		}
 	}
 	if cd == nil {
+		if nh := env.Host.Lacks(host.PartDev); nh != nil {
+			f.Summary = fmt.Sprintf("%s: whether %s exists and opens is not judged: %s; the kernel registered %s", d.Name, node, nh.Reason, uverbs)
+			f.Evidence = append(f.Evidence, report.Ev(node, "not in the source", "/dev/infiniband"))
+			return f.SkippedBy(report.LimitSource, nh.Lift)
+		}
 		f.Severity = report.Critical
 		f.Evidence = append(f.Evidence, report.EvExp(node, "absent", "character device "+orNone(want), "/dev/infiniband"))
 		if facts.InContainer {
-			f.Summary = fmt.Sprintf("%s: %s is absent in this container although the host kernel registered %s: the container was started without the RDMA devices", d.Name, node, d.UverbsDev)
-			f.Remediation = "This is what a container restriction looks like: pass the devices in (docker run --device=/dev/infiniband/" + d.UverbsDev +
+			f.Summary = fmt.Sprintf("%s: %s is absent in this container although the host kernel registered %s: the container was started without the RDMA devices", d.Name, node, uverbs)
+			f.Remediation = "This is what a container restriction looks like: pass the devices in (docker run --device=/dev/infiniband/" + uverbs +
 				", or the Kubernetes RDMA shared device plugin / SR-IOV network operator resource)."
 		} else {
-			f.Summary = fmt.Sprintf("%s: %s is absent although the kernel registered %s: no user-space program can open the device", d.Name, node, d.UverbsDev)
+			f.Summary = fmt.Sprintf("%s: %s is absent although the kernel registered %s: no user-space program can open the device", d.Name, node, uverbs)
 			f.Remediation = "udev did not create the node or it was removed: run udevadm trigger --subsystem-match=infiniband_verbs (rdma-core's udev rules), or mknod " +
 				node + " c " + strings.Replace(orNone(want), ":", " ", 1) + " and chmod 666."
 		}
@@ -123,7 +136,7 @@ func charDevFinding(env *checks.Env, d *inventory.Device, facts *host.Facts, p *
 	switch {
 	case want != "" && want != got:
 		f.Severity = report.Critical
-		f.Summary = fmt.Sprintf("%s: %s is device %s but the kernel's %s is %s: the node points at another device", d.Name, node, got, d.UverbsDev, want)
+		f.Summary = fmt.Sprintf("%s: %s is device %s but the kernel's %s is %s: the node points at another device", d.Name, node, got, uverbs, want)
 		f.Remediation = "Recreate the node: udevadm trigger --subsystem-match=infiniband_verbs (or in a container, pass the host's node again)."
 	case cd.OpenError != "":
 		f.Severity = report.Critical
@@ -137,7 +150,32 @@ func charDevFinding(env *checks.Env, d *inventory.Device, facts *host.Facts, p *
 	return f
 }
 
-func libibverbsFinding(facts *host.Facts) report.Finding {
+// registeredUverbs finds the uverbs device ib_uverbs registered for an RDMA device in the
+// device's own directory: ib_uverbs_add_one (drivers/infiniband/core/uverbs_main.c) makes it a
+// child of the RDMA device's parent, so it shows as <pci function>/infiniband_verbs/uverbsN even
+// where a capture left /sys/class/infiniband_verbs out. It returns the name and the directory
+// holding it ("" when there is none).
+func registeredUverbs(env *checks.Env, d *inventory.Device) (string, string) {
+	if d.PCI == nil || d.PCI.SysPath == "" {
+		return "", ""
+	}
+	dir := path.Join(d.PCI.SysPath, "infiniband_verbs")
+	names, err := env.Host.ReadDir(dir)
+	if err != nil {
+		return "", ""
+	}
+	for _, n := range names {
+		if !strings.HasPrefix(n, "uverbs") {
+			continue
+		}
+		if ib, err := env.Host.ReadString(path.Join(dir, n, "ibdev")); err == nil && ib == d.Name {
+			return n, dir + "/"
+		}
+	}
+	return "", ""
+}
+
+func libibverbsFinding(facts *host.Facts, lack *host.NotHeld) report.Finding {
 	f := report.Finding{Subject: report.Subject{Kind: "library", Name: "libibverbs.so.1"}}
 	for _, l := range facts.Libraries {
 		if l.Name == "libibverbs.so.1" && l.Path != "" {
@@ -146,6 +184,11 @@ func libibverbsFinding(facts *host.Facts) report.Finding {
 			f.Evidence = []report.Evidence{report.Ev("libibverbs.so.1", l.Path, "facts")}
 			return f
 		}
+	}
+	if lack != nil {
+		f.Summary = "libibverbs.so.1 not looked for: " + lack.Reason
+		f.Evidence = []report.Evidence{report.Ev("libibverbs.so.1", "not in the source", "the loader's library directories")}
+		return f.SkippedBy(report.LimitSource, lack.Lift)
 	}
 	f.Severity = report.Critical
 	f.Summary = "libibverbs.so.1 not found: no verbs program (NCCL, MPI, perftest, ibv_devinfo) can run"
@@ -187,6 +230,34 @@ func providerFindings(h *host.Host, inv *inventory.Inventory, facts *host.Facts)
 			report.EvExp("lib"+p+"-rdmav*.so", orNone(lib), "found", "facts"),
 		}
 		devs := strings.Join(users[p], ", ")
+		// What the source does not hold is not judged: a copy of /sys and /proc has neither
+		// the driver file nor the library, and says nothing about whether they are installed.
+		var noCfg, noLib *host.NotHeld
+		if cfgErr != nil {
+			noCfg = h.Lacks(host.PartEtc)
+		}
+		if lib == "" {
+			noLib = h.Lacks(host.PartUsr)
+		}
+		if (noCfg != nil || cfgErr == nil) && (noLib != nil || lib != "") && (noCfg != nil || noLib != nil) {
+			var why []string
+			lift := ""
+			for _, nh := range []*host.NotHeld{noCfg, noLib} {
+				if nh != nil {
+					why = append(why, nh.Reason)
+					lift = nh.Lift
+				}
+			}
+			if noCfg != nil {
+				f.Evidence[0] = report.Ev(path.Base(cfg), "not in the source", cfg)
+			}
+			if noLib != nil {
+				f.Evidence[1] = report.Ev("lib"+p+"-rdmav*.so", "not in the source", "facts")
+			}
+			f.Summary = fmt.Sprintf("whether the %s verbs provider for %s is installed is not judged: %s", p, devs, strings.Join(why, "; "))
+			out = append(out, f.SkippedBy(report.LimitSource, lift))
+			continue
+		}
 		switch {
 		case cfgErr != nil && lib == "" && facts != nil:
 			f.Severity = report.Critical

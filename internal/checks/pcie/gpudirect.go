@@ -101,6 +101,17 @@ func readNVIDIADriver(h *host.Host, mods kmod.Modules) nvidiaDriver {
 			d.ev = append(d.ev, report.Ev("nvidia module version", s, "/sys/module/nvidia/version"))
 		}
 	}
+	if m, ok := mods["nvidia"]; ok && d.flavor == "" && m.Taints != "" {
+		// The same taint letters, as /proc/modules lists them ("(POE)"): P is
+		// TAINT_PROPRIETARY_MODULE (module_flags_taint, kernel/module/main.c), set for a module
+		// whose licence is not GPL-compatible, as the proprietary driver's "NVIDIA" is; the open
+		// modules ("Dual MIT/GPL") are out of tree (O) but never P.
+		d.flavor = "open"
+		if strings.Contains(m.Taints, "P") {
+			d.flavor = "proprietary"
+		}
+		d.ev = append(d.ev, report.Ev("nvidia module taint", m.Taints, "/proc/modules (P = proprietary licence)"))
+	}
 	if d.flavor == "" {
 		// A proprietary module taints the kernel with P (TAINT_PROPRIETARY_MODULE; the module's
 		// taint file, kernel/module/main.c); the open modules are MIT/GPL and do not.
@@ -124,13 +135,10 @@ func registrationPath(env *checks.Env, gpus []gpu) report.Finding {
 	h := env.Host
 	f := report.Finding{Subject: report.Subject{Kind: "host", Name: "gpudirect"}}
 	f.Evidence = append(f.Evidence, report.Ev("NVIDIA GPUs", gpuNames(gpus), pciDevices))
-	b, err := h.ReadFile("/proc/modules")
-	if err != nil {
-		f.Severity = report.Unknown
-		f.Summary = "GPUDirect RDMA: the loaded modules cannot be read: " + err.Error()
+	mods, ok := loadedModules(h, &f)
+	if !ok {
 		return f
 	}
-	mods, _ := kmod.ParseModules(b)
 	peer := ""
 	for _, m := range []string{"nvidia_peermem", "nv_peer_mem"} {
 		if mods.Has(m) {
@@ -178,6 +186,35 @@ func registrationPath(env *checks.Env, gpus []gpu) report.Finding {
 	}
 	f.Evidence = append(f.Evidence, report.Ev("sources", srcPeermem+"; "+srcDmabuf, ""))
 	return f
+}
+
+// loadedModules reads the module list. A list whose lines partly do not parse keeps its good
+// lines and says so in the evidence. Where the source holds no /proc/modules (a copy of /sys and
+// /proc), /sys/module/<name> shows each loaded module the judgement needs (module_add_kobject,
+// kernel/module/sysfs.c; the nvidia modules are never built in). ok is false when f is the
+// finding already (unknown).
+func loadedModules(h *host.Host, f *report.Finding) (kmod.Modules, bool) {
+	b, err := h.ReadFile("/proc/modules")
+	if err != nil && errors.Is(err, fs.ErrNotExist) && h.Lacks(host.PartModules) != nil {
+		mods := kmod.Modules{}
+		for _, m := range []string{"nvidia", "nvidia_peermem", "nv_peer_mem"} {
+			if h.Exists("/sys/module/" + m) {
+				mods[m] = kmod.Module{Name: m, State: "Live"}
+			}
+		}
+		f.Evidence = append(f.Evidence, report.Ev("/proc/modules", "not in the source: modules read from /sys/module", "/sys/module/<name>"))
+		return mods, true
+	}
+	if err != nil {
+		f.Severity = report.Unknown
+		f.Summary = "GPUDirect RDMA: the loaded modules cannot be read: " + err.Error()
+		return nil, false
+	}
+	mods, perr := kmod.ParseModules(b)
+	if perr != nil {
+		f.Evidence = append(f.Evidence, report.Ev("/proc/modules", "partly unparsed: "+perr.Error(), "/proc/modules"))
+	}
+	return mods, true
 }
 
 // dmabufConds lists the dma-buf path's requirements as this host meets them.

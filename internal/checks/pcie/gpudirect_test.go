@@ -150,3 +150,36 @@ func TestGPUDirectWithoutExtendedConfig(t *testing.T) {
 		}
 	}
 }
+
+// The NVIDIA driver's flavour comes from whichever source the host gives: here only
+// /proc/modules, whose "(POE)" taint says proprietary (the nvidia line of
+// NVIDIA/nvidia-container-toolkit#115). Without nvidia_peermem GPUDirect RDMA is then known to be
+// unavailable (a warning), not undecidable. A partly garbled list is said, not dropped.
+func TestGPUDirectFlavourFromModuleTaint(t *testing.T) {
+	b, err := os.ReadFile(checktest.Fixture(t, "gpu-no-peermem-acs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := snapshot.UnpackTxtar(b, dir); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(dir, "root")
+	for _, p := range []string{"proc/driver/nvidia/version", "sys/module/nvidia/taint", "sys/module/nvidia/version"} {
+		if err := os.Remove(filepath.Join(root, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mods := "nvidia_uvm 1507328 2 - Live 0x0000000000000000 (POE)\n" +
+		"nvidia 56164352 1 nvidia_uvm, Live 0x0000000000000000 (POE)\n" +
+		"ib_core 393216 2 irdma,ib_uverbs, Live 0x0000000000000000\n" +
+		"garbled\n"
+	if err := os.WriteFile(filepath.Join(root, "proc/modules"), []byte(mods), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := checktest.One(t, checktest.Run(t, dir, checks.Options{}, "pcie.gpudirect"), "pcie.gpudirect", "gpudirect")
+	checktest.WantSeverity(t, f, report.Warning)
+	checktest.WantEvidence(t, f, "nvidia module taint", "POE")
+	checktest.WantEvidence(t, f, "dma-buf: NVIDIA driver", "proprietary (not met)")
+	checktest.WantEvidence(t, f, "/proc/modules", "partly unparsed")
+}

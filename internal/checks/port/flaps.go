@@ -150,7 +150,7 @@ func runFlaps(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 		out = append(out, checks.KernelLogFinding(logErr, "link down/up lines and their times"))
 	}
 	for _, p := range ports {
-		out = append(out, judgeFlaps(h, p, events, logErr == nil, cite, uptime))
+		out = append(out, judgeFlaps(h, p, events, klog, cite, uptime))
 	}
 	return out, nil
 }
@@ -181,12 +181,18 @@ func portEvents(p portRef, events []linkEvent) []linkEvent {
 }
 
 // logDowns returns the times of the transitions to down that followed an up: a driver that
-// logs "Link down" while the interface is first opened has not lost a link.
+// logs "Link down" while the interface is first opened has not lost a link. mlx5e logs "Link
+// up" again for a port change event that finds the link up while its carrier is on:
+// mlx5e_update_carrier() (en_main.c) then calls netif_carrier_event(), which counts a down and
+// an up the link went through unlogged, so a repeated "Link up" is a flap too, dated by it.
 func logDowns(evs []linkEvent) []kmsg.Record {
 	var downs []kmsg.Record
 	wasUp := false
 	for _, e := range evs {
 		if !e.down {
+			if wasUp && e.family.id == "mlx5e-link" {
+				downs = append(downs, e.rec)
+			}
 			wasUp = true
 			continue
 		}
@@ -286,8 +292,10 @@ func linkDowned(h *host.Host, p portRef) (flapSource, bool, error) {
 	return flapSource{}, false, nil
 }
 
-func judgeFlaps(h *host.Host, p portRef, events []linkEvent, haveLog bool, cite string, uptimeSec float64) report.Finding {
+// judgeFlaps judges one port; klog is nil when the run has no kernel log.
+func judgeFlaps(h *host.Host, p portRef, events []linkEvent, klog *kmsg.Log, cite string, uptimeSec float64) report.Finding {
 	f := report.Finding{Subject: p.subject(), Severity: report.OK}
+	haveLog := klog != nil
 	var srcs []flapSource
 	var unreadable []string
 	for _, nd := range p.port.Netdevs {
@@ -322,9 +330,20 @@ func judgeFlaps(h *host.Host, p portRef, events []linkEvent, haveLog bool, cite 
 	if uptimeSec > 0 {
 		f.Evidence = append(f.Evidence, report.Ev("uptime", time.Duration(uptimeSec*float64(time.Second)).Round(time.Second).String(), "/proc/uptime"))
 	}
+	// A line's age: on its own clock when it carried one (a syslog time, against the log's
+	// newest line), else its time since boot against the uptime. A line of unknown age counts
+	// as recent.
 	var inWindow []kmsg.Record
+	agesKnown := true
 	for _, d := range downs {
-		if uptimeSec == 0 || d.Usec+flapWindowUsec >= nowUsec {
+		age, ok := klog.Age(d)
+		switch {
+		case ok:
+		case uptimeSec > 0 && !d.NoStamp && d.Usec <= nowUsec:
+			age, ok = time.Duration(nowUsec-d.Usec)*time.Microsecond, true
+		}
+		agesKnown = agesKnown && ok
+		if !ok || age <= flapWindowUsec*time.Microsecond {
 			inWindow = append(inWindow, d)
 		}
 	}
@@ -332,10 +351,10 @@ func judgeFlaps(h *host.Host, p portRef, events []linkEvent, haveLog bool, cite 
 		f.Evidence = append(f.Evidence, report.Ev("log link-down lines", fmt.Sprint(len(downs)), cite))
 		for i, d := range downs {
 			if i == 6 {
-				f.Evidence = append(f.Evidence, report.Ev("more", fmt.Sprintf("%d more, the last: [%s] %s", len(downs)-i, downs[len(downs)-1].Timestamp(), downs[len(downs)-1].Text), cite))
+				f.Evidence = append(f.Evidence, report.Ev("more", fmt.Sprintf("%d more, the last: %s", len(downs)-i, klog.Quote(downs[len(downs)-1])), cite))
 				break
 			}
-			f.Evidence = append(f.Evidence, report.Ev("link down", "["+d.Timestamp()+"] "+d.Text, cite))
+			f.Evidence = append(f.Evidence, report.Ev("link down", klog.Quote(d), cite))
 		}
 	}
 	if len(srcs) == 0 && !haveLog {
@@ -353,6 +372,9 @@ func judgeFlaps(h *host.Host, p portRef, events []linkEvent, haveLog bool, cite 
 	// up less than the window every transition they count is inside it.
 	window := len(inWindow)
 	counted := "kernel log lines"
+	if haveLog && !klog.Latest.IsZero() {
+		counted = "kernel log lines, aged from the log's newest line"
+	}
 	if uptimeSec > 0 && uptimeSec*1e6 <= flapWindowUsec && sinceBoot > window {
 		window, counted = sinceBoot, "counters since boot (the host has been up less than 24 h)"
 	}
@@ -368,13 +390,13 @@ func judgeFlaps(h *host.Host, p portRef, events []linkEvent, haveLog bool, cite 
 	switch {
 	case burst >= flapBurstCritical:
 		f.Severity = report.Critical
-		f.Summary = fmt.Sprintf("%s%s is flapping: its link went down %d times within 10 minutes from %ss after boot (%d in the last 24 h, %d since boot)",
-			name, nds, burst, burstAt.Timestamp(), window, sinceBoot)
+		f.Summary = fmt.Sprintf("%s%s is flapping: its link went down %d times within 10 minutes from %s (%d in the last 24 h, %d since boot)",
+			name, nds, burst, strings.TrimPrefix(klog.At(burstAt), "at "), window, sinceBoot)
 		f.Evidence = append(f.Evidence, report.EvExp("link downs within 10 minutes", fmt.Sprint(burst), fmt.Sprintf("below %d", flapBurstCritical), cite))
 	case window >= flapWarnCount:
 		f.Severity = report.Warning
 		f.Summary = fmt.Sprintf("%s%s flapped: its link went down %d times in the last 24 h (%d since boot)", name, nds, window, sinceBoot)
-	case sinceBoot >= flapWarnCount && uptimeSec == 0:
+	case sinceBoot >= flapWarnCount && uptimeSec == 0 && !(haveLog && agesKnown && len(downs) == sinceBoot):
 		f.Severity = report.Info
 		f.Summary = fmt.Sprintf("%s%s: its link went down %d times since boot; without /proc/uptime their age is unknown", name, nds, sinceBoot)
 	case sinceBoot > 0:

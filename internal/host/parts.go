@@ -1,0 +1,96 @@
+package host
+
+import "strings"
+
+// Part is a part of a machine that a capture may leave out. A copy of a host's /sys and /proc
+// (a sosreport, a tarball taken for a support case) often holds no /usr, /etc, /dev or
+// /proc/modules: what the capture does not hold says nothing about the host.
+type Part string
+
+// The parts checks ask about.
+const (
+	// PartUsr is the library directories where libibverbs and its providers live (/usr/lib*,
+	// /lib*; see libDirs).
+	PartUsr Part = "/usr"
+	// PartEtc holds /etc/libibverbs.d, the providers' driver files.
+	PartEtc Part = "/etc"
+	// PartDev holds /dev/infiniband, the character device nodes.
+	PartDev Part = "/dev"
+	// PartModules is the kernel's module list.
+	PartModules Part = "/proc/modules"
+)
+
+// NotHeld says that a host's source does not hold a part: a limit of the source (report's
+// LimitSource, "not in the source"), to be reported as a skip with Lift, never as a finding.
+type NotHeld struct {
+	Part Part
+	// Reason says in one line what the source lacks; Lift how to have it judged.
+	Reason, Lift string
+}
+
+func (e *NotHeld) Error() string { return e.Reason }
+
+// Lacks says whether the host's source leaves out a part: nil when it holds it, or when its
+// absence is the host's own (a live machine is all there is: a file it lacks is a fact about it,
+// and so is one a recording of it lacked). A --root tree lacks what it has no directory or file
+// for; a snapshot recorded from such a tree remembers what the tree lacked (Facts.SourceLacks).
+func (h *Host) Lacks(p Part) *NotHeld {
+	var lacks []Part
+	switch h.kind {
+	case KindRoot:
+		lacks = h.treeLacks()
+	case KindSnapshot:
+		f, err := h.facts()
+		if err != nil || f == nil {
+			return nil
+		}
+		lacks = f.SourceLacks
+	default:
+		return nil
+	}
+	for _, l := range lacks {
+		if l == p {
+			return notHeld(p)
+		}
+	}
+	return nil
+}
+
+func notHeld(p Part) *NotHeld {
+	e := &NotHeld{Part: p, Reason: "the source holds no " + string(p),
+		Lift: "judge the host itself, or record it with rdmadiag record, which keeps what the checks read"}
+	switch p {
+	case PartUsr:
+		e.Reason = "the source holds no /usr or /lib (a copy of /sys and /proc): the verbs libraries cannot be looked for"
+	case PartEtc:
+		e.Reason = "the source holds no /etc: the verbs providers' driver files (/etc/libibverbs.d) cannot be looked for"
+	case PartDev:
+		e.Reason = "the source holds no /dev: the character device nodes cannot be looked for"
+	case PartModules:
+		e.Reason = "the source holds no /proc/modules: which modules are loaded cannot be read"
+	}
+	return e
+}
+
+// treeLacks lists the parts a --root tree has nothing of. A library directory is looked for
+// under every prefix libDirs uses, so a tree with only /lib64 holds the libraries' part.
+func (h *Host) treeLacks() []Part {
+	var out []Part
+	libs := false
+	for _, d := range libDirs {
+		top := "/" + strings.SplitN(strings.TrimPrefix(d, "/"), "/", 2)[0]
+		if h.Exists(top) {
+			libs = true
+			break
+		}
+	}
+	if !libs {
+		out = append(out, PartUsr)
+	}
+	for _, p := range []Part{PartEtc, PartDev, PartModules} {
+		if !h.Exists(string(p)) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
