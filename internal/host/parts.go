@@ -18,6 +18,18 @@ const (
 	PartDev Part = "/dev"
 	// PartModules is the kernel's module list.
 	PartModules Part = "/proc/modules"
+	// PartInterrupts is the interrupt table the vector checks count.
+	PartInterrupts Part = "/proc/interrupts"
+	// PartOSRelease is the running kernel's release, which names the in-box driver.
+	PartOSRelease Part = "/proc/sys/kernel/osrelease"
+	// PartUverbs is the uverbs class ib_uverbs registers a character device in per RDMA device.
+	PartUverbs Part = "/sys/class/infiniband_verbs"
+	// PartPCIeLink is the PCIe link attributes (current_link_speed and the others of
+	// drivers/pci/pci-sysfs.c): a tree made of ibstat output holds none for any function.
+	PartPCIeLink Part = "PCIe link attributes"
+	// PartGIDs is the RoCE ports' GID tables (ports/N/gids): an excerpt of /sys may hold the
+	// ports' state without them.
+	PartGIDs Part = "GID tables"
 )
 
 // NotHeld says that a host's source does not hold a part: a limit of the source (report's
@@ -68,6 +80,16 @@ func notHeld(p Part) *NotHeld {
 		e.Reason = "the source holds no /dev: the character device nodes cannot be looked for"
 	case PartModules:
 		e.Reason = "the source holds no /proc/modules: which modules are loaded cannot be read"
+	case PartInterrupts:
+		e.Reason = "the source holds no /proc/interrupts: the interrupt vectors cannot be counted"
+	case PartOSRelease:
+		e.Reason = "the source holds no /proc/sys/kernel/osrelease: the running kernel, and so its in-box driver, is unknown"
+	case PartUverbs:
+		e.Reason = "the source holds no /sys/class/infiniband_verbs and no /proc/modules: whether ib_uverbs registered the devices cannot be told"
+	case PartPCIeLink:
+		e.Reason = "the source holds no PCIe link attributes (current_link_speed, current_link_width) for any PCI function"
+	case PartGIDs:
+		e.Reason = "the source holds no GID table for any RoCE port (ports/N/gids)"
 	}
 	return e
 }
@@ -87,10 +109,53 @@ func (h *Host) treeLacks() []Part {
 	if !libs {
 		out = append(out, PartUsr)
 	}
-	for _, p := range []Part{PartEtc, PartDev, PartModules} {
+	for _, p := range []Part{PartEtc, PartDev, PartModules, PartInterrupts, PartOSRelease} {
 		if !h.Exists(string(p)) {
 			out = append(out, p)
 		}
 	}
+	// Without the module list nothing else says whether ib_uverbs was loaded, so a tree
+	// without the uverbs class is a tree that does not hold it.
+	if !h.Exists(string(PartUverbs)) && !h.Exists(string(PartModules)) {
+		out = append(out, PartUverbs)
+	}
+	if !h.treeHoldsAny("/sys/bus/pci/devices", "current_link_speed") {
+		out = append(out, PartPCIeLink)
+	}
+	if !h.treeHoldsGIDs() {
+		out = append(out, PartGIDs)
+	}
 	return out
+}
+
+// treeHoldsAny says whether some entry of dir holds the named file.
+func (h *Host) treeHoldsAny(dir, name string) bool {
+	ents, err := h.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if h.Exists(dir + "/" + e + "/" + name) {
+			return true
+		}
+	}
+	return false
+}
+
+// treeHoldsGIDs says whether some port of some RDMA device has a gids directory; a tree
+// without any RDMA device port holds nothing to miss.
+func (h *Host) treeHoldsGIDs() bool {
+	devs, err := h.ReadDir("/sys/class/infiniband")
+	if err != nil {
+		return true
+	}
+	for _, d := range devs {
+		ports, _ := h.ReadDir("/sys/class/infiniband/" + d + "/ports")
+		for _, p := range ports {
+			if h.Exists("/sys/class/infiniband/" + d + "/ports/" + p + "/gids") {
+				return true
+			}
+		}
+	}
+	return false
 }

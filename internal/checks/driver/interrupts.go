@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"github.com/rdmadiag/rdmadiag/internal/host"
 	"context"
 	"fmt"
 	"path"
@@ -53,6 +54,10 @@ func runInterrupts(_ context.Context, env *checks.Env) ([]report.Finding, error)
 	}
 	const src = procirq.Path
 	irqs := checks.Interrupts.Get(env)
+	if nh := env.Host.Lacks(host.PartInterrupts); irqs.Err != nil && nh != nil {
+		f := report.Finding{Subject: report.Subject{Kind: "host", Name: "interrupts"}, Summary: "interrupt vectors not counted: " + nh.Reason}
+		return []report.Finding{f.SkippedBy(report.LimitSource, nh.Lift)}, nil
+	}
 	if irqs.Err != nil {
 		return nil, irqs.Err
 	}

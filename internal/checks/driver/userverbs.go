@@ -86,6 +86,10 @@ func charDevFinding(env *checks.Env, d *inventory.Device, facts *host.Facts, p *
 			f.Summary = d.Name + ": no uverbs device because ib_uverbs is not loaded (see driver.modules)"
 			return f
 		}
+		if nh := env.Host.Lacks(host.PartUverbs); nh != nil {
+			f.Summary = d.Name + ": uverbs registration not judged: " + nh.Reason
+			return f.SkippedBy(report.LimitSource, nh.Lift)
+		}
 		f.Severity = report.Critical
 		f.Summary = d.Name + " has no uverbs character device registered (/sys/class/infiniband_verbs): user-space verbs cannot open it"
 		f.Evidence = []report.Evidence{report.EvExp("uverbs", "none", "uverbsN with ibdev "+d.Name, "/sys/class/infiniband_verbs")}

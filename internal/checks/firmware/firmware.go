@@ -4,6 +4,7 @@
 package firmware
 
 import (
+	"github.com/rdmadiag/rdmadiag/internal/host"
 	"context"
 	"fmt"
 	"sort"
@@ -157,6 +158,11 @@ func judgeVersion(env *checks.Env, m *Matrix, d *inventory.Device) report.Findin
 	if derr != nil {
 		f.Severity = report.Unknown
 		f.Summary = fmt.Sprintf("%s: firmware %s (%s): driver version unknown: %v", d.Name, v, fam.Name, derr)
+		if nh := env.Host.Lacks(host.PartOSRelease); nh != nil && d.DriverVersion == "" {
+			// Without the kernel release an in-box driver cannot be named: a limit of the source.
+			f.Summary = fmt.Sprintf("%s: firmware %s (%s); compatibility with the driver not judged: %s", d.Name, v, fam.Name, nh.Reason)
+			return f.SkippedBy(report.LimitSource, nh.Lift)
+		}
 		return f
 	}
 	f.Evidence = append(f.Evidence, report.Ev("driver", drv.String(), drv.Source))

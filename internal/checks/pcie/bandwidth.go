@@ -177,7 +177,13 @@ func runBandwidth(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 		for _, j := range sibs {
 			ss = append(ss, &ms[j])
 		}
-		out = append(out, judgeBandwidth(&ms[i], ss))
+		f := judgeBandwidth(&ms[i], ss)
+		if nh := env.Host.Lacks(host.PartPCIeLink); nh != nil && f.Severity == report.Unknown && ms[i].b.UsableGbps == 0 {
+			// A tree without any link attribute (ibstat laid out as /sys) says nothing of the links.
+			f.Summary = fmt.Sprintf("PCIe bandwidth of %s (%s) not judged: %s", ms[i].t.BDF, ms[i].t.deviceNames(), nh.Reason)
+			f = f.SkippedBy(report.LimitSource, nh.Lift)
+		}
+		out = append(out, f)
 	}
 	return out, nil
 }

@@ -1,6 +1,7 @@
 package port
 
 import (
+	"github.com/rdmadiag/rdmadiag/internal/host"
 	"context"
 	"fmt"
 	"strings"
@@ -75,6 +76,11 @@ func roceAddressing(env *checks.Env, p portRef, f *report.Finding) {
 	h := env.Host
 	gs, err := gids(h, p)
 	if err != nil {
+		if nh := h.Lacks(host.PartGIDs); nh != nil {
+			f.Summary = p.name() + ": RoCE addressing not judged: " + nh.Reason
+			*f = f.SkippedBy(report.LimitSource, nh.Lift)
+			return
+		}
 		f.Severity, f.Summary = report.Unknown, p.name()+": GID table unreadable: "+err.Error()
 		return
 	}
