@@ -1,9 +1,9 @@
 package driver
 
 import (
-	"github.com/rdmadiag/rdmadiag/internal/host"
 	"context"
 	"fmt"
+	"github.com/rdmadiag/rdmadiag/internal/host"
 	"path"
 	"sort"
 

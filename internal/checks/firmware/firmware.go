@@ -4,9 +4,9 @@
 package firmware
 
 import (
-	"github.com/rdmadiag/rdmadiag/internal/host"
 	"context"
 	"fmt"
+	"github.com/rdmadiag/rdmadiag/internal/host"
 	"sort"
 	"strings"
 

@@ -1,9 +1,9 @@
 package port
 
 import (
-	"github.com/rdmadiag/rdmadiag/internal/host"
 	"context"
 	"fmt"
+	"github.com/rdmadiag/rdmadiag/internal/host"
 	"strings"
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
