@@ -112,8 +112,9 @@ func TestRenderPrometheusParsesAndSaysWhatTheReportSays(t *testing.T) {
 	if m := byKey["qp.state mlx5_0/1 process ERR"]; m == nil || m.GetGauge().GetValue() != 2 {
 		t.Errorf("merged QP owners: %v", m)
 	}
-	// Escaped on the way out, the same text (made valid UTF-8) on the way in.
-	if m := byKey["driver.modules odd\"mod\\ule\nx\uFFFD"]; m == nil {
+	// Escaped on the way out, the same text on the way in, the line break and the byte that is
+	// not UTF-8 neutralised (Printable).
+	if m := byKey[`driver.modules odd"mod\ule\nx\xff`]; m == nil {
 		t.Errorf("hostile module name did not round-trip:\n%s", b.String())
 	}
 	for sev, want := range map[string]float64{"critical": 1, "warning": 2, "ok": 1, "unknown": 0, "skipped": 0, "info": 0} {
@@ -201,7 +202,7 @@ func TestShortTextNamesTheSubjectOnce(t *testing.T) {
 		{Subject{Kind: "host"}, "no RDMA device registered", "host: no RDMA device registered"},
 		{Subject{Kind: "device", Name: "mlx5_1", Device: "mlx5_1"}, "mlx5_10 is the other one", "mlx5_1: mlx5_10 is the other one"},
 		{Subject{Kind: "port", Name: "p"}, "first; second", "p: first"},
-		{Subject{Kind: "port", Name: "p"}, "line\nbreak", "p: line break"},
+		{Subject{Kind: "port", Name: "p"}, "line\nbreak", `p: line\nbreak`},
 	} {
 		f := Finding{Subject: c.subject, Summary: c.summary}
 		if got := f.ShortText(80); got != c.want {

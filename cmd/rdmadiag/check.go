@@ -31,6 +31,7 @@ type checkFlags struct {
 	noProbe  bool
 	timeout  time.Duration
 	verbose  bool
+	all      bool
 	problems bool
 	opts     checks.Options
 	noColor  bool
@@ -80,8 +81,9 @@ func (a *App) checkCmd() *cobra.Command {
 	fl.DurationVar(&f.opts.Interval, "interval", 0, "read counters twice this far apart and judge rates and flaps")
 	fl.StringVar(&f.opts.MatrixFile, "matrix", "", "JSON file extending the firmware/driver compatibility matrix (docs/options.md)")
 	fl.StringVar(&f.opts.PolicyFile, "policy", "", "JSON fleet policy: expected port rates and link layer, allowed PSIDs, minimum firmware (docs/options.md)")
-	fl.BoolVarP(&f.verbose, "verbose", "v", false, "show the evidence of passing checks too")
-	fl.BoolVarP(&f.problems, "problems", "p", false, "table: list only warnings, criticals and unknowns (JSON always has every finding)")
+	fl.BoolVarP(&f.all, "all", "a", false, "table: list every finding in a table, passing and skipped ones too (by default they are counted per layer)")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "table: --all, and the evidence of passing and skipped findings too")
+	fl.BoolVarP(&f.problems, "problems", "p", false, "table: leave passing, informational and skipped findings out, also of --all (JSON always has every finding)")
 	fl.BoolVar(&f.noColor, "no-color", false, "never colour the table")
 	// Twice the CPUs: a check spends much of its time waiting (for the kernel, or for a fact another
 	// check is reading, such as the inventory behind the verbs query), and a slot held while it
@@ -134,7 +136,7 @@ func (a *App) runCheck(ctx context.Context, f *checkFlags) error {
 		return a.noReport(f, err)
 	}
 	ro := a.renderOptions(f.noColor, f.output != "" && f.output != "-")
-	ro.Verbose, ro.Problems = f.verbose, f.problems
+	ro.Verbose, ro.All, ro.Problems = f.verbose, f.all, f.problems
 	var out bytes.Buffer
 	if err := render(&out, rep, ro); err != nil {
 		return err
