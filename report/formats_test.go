@@ -278,6 +278,7 @@ func FuzzFleetFormats(f *testing.F) {
 	f.Add("mlx5_0/1 pid 4242 (trainer) ERR", "mlx5_0", "mlx5_0/1: 3 QP(s) in ERR; dead")
 	f.Add("odd\"mod\\ule\nx\xff", "", "a | b\r\nc")
 	f.Add("pid 1 ()) (", "é", strings.Repeat("日本", 60))
+	f.Add("evil\u202etxt", "\u2066", "\x1b[2J\u009b\u200f")
 	f.Fuzz(func(t *testing.T, subject, device, summary string) {
 		r := Build([]Finding{
 			{CheckID: "port.state", Severity: Critical, Fault: "port-link", Summary: summary, Subject: Subject{Kind: "port", Name: subject, Device: device}},
@@ -297,12 +298,13 @@ func FuzzFleetFormats(f *testing.F) {
 		}
 		b.Reset()
 		RenderNPD(&b, r, RenderOptions{})
-		if line, ok := strings.CutSuffix(b.String(), "\n"); !ok || strings.ContainsAny(line, "\r\n") || len(line) > NPDMaxOutput || !utf8.ValidString(line) {
+		if line, ok := strings.CutSuffix(b.String(), "\n"); !ok || HasUnprintable(line) || len(line) > NPDMaxOutput || !utf8.ValidString(line) {
 			t.Errorf("npd: %q", b.String())
 		}
 		b.Reset()
 		RenderNagios(&b, r, RenderOptions{})
-		if !nagiosLine.MatchString(b.String()) || strings.Count(b.String(), "|") != 1 || !utf8.ValidString(b.String()) {
+		if !nagiosLine.MatchString(b.String()) || strings.Count(b.String(), "|") != 1 || !utf8.ValidString(b.String()) ||
+			HasUnprintable(strings.TrimSuffix(b.String(), "\n")) {
 			t.Errorf("nagios: %q", b.String())
 		}
 	})
