@@ -112,8 +112,9 @@ func TestRenderPrometheusParsesAndSaysWhatTheReportSays(t *testing.T) {
 	if m := byKey["qp.state mlx5_0/1 process ERR"]; m == nil || m.GetGauge().GetValue() != 2 {
 		t.Errorf("merged QP owners: %v", m)
 	}
-	// Escaped on the way out, the same text (made valid UTF-8) on the way in.
-	if m := byKey["driver.modules odd\"mod\\ule\nx\uFFFD"]; m == nil {
+	// Escaped on the way out, the same text on the way in, the line break and the byte that is
+	// not UTF-8 neutralised (Printable).
+	if m := byKey[`driver.modules odd"mod\ule\nx\xff`]; m == nil {
 		t.Errorf("hostile module name did not round-trip:\n%s", b.String())
 	}
 	for sev, want := range map[string]float64{"critical": 1, "warning": 2, "ok": 1, "unknown": 0, "skipped": 0, "info": 0} {
@@ -201,7 +202,7 @@ func TestShortTextNamesTheSubjectOnce(t *testing.T) {
 		{Subject{Kind: "host"}, "no RDMA device registered", "host: no RDMA device registered"},
 		{Subject{Kind: "device", Name: "mlx5_1", Device: "mlx5_1"}, "mlx5_10 is the other one", "mlx5_1: mlx5_10 is the other one"},
 		{Subject{Kind: "port", Name: "p"}, "first; second", "p: first"},
-		{Subject{Kind: "port", Name: "p"}, "line\nbreak", "p: line break"},
+		{Subject{Kind: "port", Name: "p"}, "line\nbreak", `p: line\nbreak`},
 	} {
 		f := Finding{Subject: c.subject, Summary: c.summary}
 		if got := f.ShortText(80); got != c.want {
@@ -277,6 +278,7 @@ func FuzzFleetFormats(f *testing.F) {
 	f.Add("mlx5_0/1 pid 4242 (trainer) ERR", "mlx5_0", "mlx5_0/1: 3 QP(s) in ERR; dead")
 	f.Add("odd\"mod\\ule\nx\xff", "", "a | b\r\nc")
 	f.Add("pid 1 ()) (", "é", strings.Repeat("日本", 60))
+	f.Add("evil\u202etxt", "\u2066", "\x1b[2J\u009b\u200f")
 	f.Fuzz(func(t *testing.T, subject, device, summary string) {
 		r := Build([]Finding{
 			{CheckID: "port.state", Severity: Critical, Fault: "port-link", Summary: summary, Subject: Subject{Kind: "port", Name: subject, Device: device}},
@@ -296,12 +298,13 @@ func FuzzFleetFormats(f *testing.F) {
 		}
 		b.Reset()
 		RenderNPD(&b, r, RenderOptions{})
-		if line, ok := strings.CutSuffix(b.String(), "\n"); !ok || strings.ContainsAny(line, "\r\n") || len(line) > NPDMaxOutput || !utf8.ValidString(line) {
+		if line, ok := strings.CutSuffix(b.String(), "\n"); !ok || HasUnprintable(line) || len(line) > NPDMaxOutput || !utf8.ValidString(line) {
 			t.Errorf("npd: %q", b.String())
 		}
 		b.Reset()
 		RenderNagios(&b, r, RenderOptions{})
-		if !nagiosLine.MatchString(b.String()) || strings.Count(b.String(), "|") != 1 || !utf8.ValidString(b.String()) {
+		if !nagiosLine.MatchString(b.String()) || strings.Count(b.String(), "|") != 1 || !utf8.ValidString(b.String()) ||
+			HasUnprintable(strings.TrimSuffix(b.String(), "\n")) {
 			t.Errorf("nagios: %q", b.String())
 		}
 	})

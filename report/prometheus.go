@@ -128,12 +128,13 @@ func labelSet(kv ...string) string {
 }
 
 // Escaping per the text exposition format: in label values backslash, double quote and line
-// feed; in HELP backslash and line feed. Values come from hostile files too, so they are made
-// valid UTF-8 first, which the format requires.
+// feed; in HELP backslash and line feed. Values come from hostile files too, so what could act
+// on a reader of the file (control characters, bidirectional overrides, bytes that are not UTF-8,
+// which the format forbids) is neutralised by Printable first.
 var (
 	labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 	helpEscaper  = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
 )
 
-func escapeLabelValue(s string) string { return labelEscaper.Replace(strings.ToValidUTF8(s, "\uFFFD")) }
-func escapeHelp(s string) string       { return helpEscaper.Replace(strings.ToValidUTF8(s, "\uFFFD")) }
+func escapeLabelValue(s string) string { return labelEscaper.Replace(Printable(s)) }
+func escapeHelp(s string) string       { return helpEscaper.Replace(Printable(s)) }

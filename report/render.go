@@ -19,11 +19,13 @@ type RenderOptions struct {
 	// ASCII draws the table with ASCII characters only and replaces any other character of the
 	// report's text, for terminals whose locale is not UTF-8.
 	ASCII bool
-	// Verbose lists passing findings' evidence too.
+	// All lists every finding in a table, passing, informational and skipped ones included,
+	// where the view otherwise counts those per layer.
+	All bool
+	// Verbose is All with the evidence of every finding, not only of the problems.
 	Verbose bool
-	// Problems leaves passing, informational and skipped findings out of the table and says
-	// how many were left out: on a host with 16 HCAs the full table runs to hundreds of rows.
-	// The JSON document always holds every finding.
+	// Problems leaves passing, informational and skipped findings out, also of the table of All,
+	// and says how many were left out. The JSON document always holds every finding.
 	Problems bool
 }
 
@@ -101,25 +103,6 @@ func paint(s string, sev Severity, on bool) string {
 		return s
 	}
 	return c + s + ansiReset
-}
-
-// detailOrder lists root causes before consequences, gravest first, and keeps the
-// troubleshooting order within each group. Passing, informational and skipped findings are in the
-// table already; their evidence is shown with --verbose.
-func detailOrder(fs []Finding, verbose bool) []Finding {
-	var roots, cons, rest []Finding
-	for _, f := range fs {
-		switch {
-		case f.Severity.Problem() && len(f.ExplainedBy) == 0:
-			roots = append(roots, f)
-		case f.Severity.Problem():
-			cons = append(cons, f)
-		case verbose:
-			rest = append(rest, f)
-		}
-	}
-	sort.SliceStable(roots, func(i, j int) bool { return roots[i].Severity > roots[j].Severity })
-	return append(append(roots, cons...), rest...)
 }
 
 func faultRow(r *Report, id string) (FaultRow, bool) {

@@ -475,15 +475,63 @@ func summaryLine(s Summary, fs []Finding) string {
 	case judged == 0 && s.Verdict == "unknown":
 		b.WriteString(": nothing was judged")
 	}
-	c := s.Checks
-	fmt.Fprintf(&b, ": %s run: %d passed", plural(c.Run, "check"), c.Passed)
-	for _, n := range []struct {
-		n    int
-		what string
-	}{{c.Critical, "critical"}, {c.Warning, "warning"}, {c.Unknown, "unknown"}, {c.Skipped, "skipped"}} {
-		if n.n > 0 {
-			fmt.Fprintf(&b, ", %d %s", n.n, n.what)
+	b.WriteString(": " + checksText(s, fs))
+	// Every root cause, gravest first, is what an operator should read first.
+	if roots := rootCauses(fs); len(roots) > 0 && s.Verdict != "healthy" {
+		if len(roots) == 1 {
+			b.WriteString("; root cause: " + rootText(roots[0], fs))
+		} else {
+			fmt.Fprintf(&b, "; %d root causes:", len(roots))
+			for i, f := range roots {
+				if i > 0 {
+					b.WriteByte(';')
+				}
+				fmt.Fprintf(&b, " (%d) %s", i+1, rootText(f, fs))
+			}
 		}
+	}
+	return b.String()
+}
+
+// rootText names a root cause with its subject and the first clause of its summary, and says how
+// many findings it explains.
+func rootText(f *Finding, fs []Finding) string {
+	t := f.shortText()
+	if n := consequences(f, fs); n > 0 {
+		t += fmt.Sprintf(" (explains %s)", plural(n, "other finding"))
+	}
+	return t
+}
+
+// consequences counts the findings that name f as their cause.
+func consequences(f *Finding, fs []Finding) int {
+	n := 0
+	for i := range fs {
+		if slices.Contains(fs[i].ExplainedBy, f.Ref) {
+			n++
+		}
+	}
+	return n
+}
+
+// checksText counts the checks by outcome and, where a check found problems, its problem
+// findings by severity: one check can report a critical and two warnings, and the count of checks
+// alone would read as one critical finding.
+func checksText(s Summary, fs []Finding) string {
+	var b strings.Builder
+	c := s.Checks
+	fmt.Fprintf(&b, "%s run: %d passed", plural(c.Run, "check"), c.Passed)
+	if bad := c.Critical + c.Warning + c.Unknown; bad > 0 {
+		var sev []string
+		for _, n := range []string{"critical", "warning", "unknown"} {
+			if s.Counts[n] > 0 {
+				sev = append(sev, fmt.Sprintf("%d %s", s.Counts[n], n))
+			}
+		}
+		fmt.Fprintf(&b, ", %d with problems (findings: %s)", bad, strings.Join(sev, ", "))
+	}
+	if c.Skipped > 0 {
+		fmt.Fprintf(&b, ", %d skipped", c.Skipped)
 	}
 	// Say how many of the skipped checks a limit held back (no root, a source without the kernel
 	// log): the others were not applicable, which nothing can lift.
@@ -519,19 +567,6 @@ func summaryLine(s Summary, fs []Finding) string {
 			}
 		}
 		fmt.Fprintf(&b, "; %d not run (limit: %s)", c.NotRun, strings.Join(kinds, ", "))
-	}
-	// The worst root cause is what an operator should read first.
-	if worst := worstRoot(fs); worst != nil && s.Verdict != "healthy" {
-		fmt.Fprintf(&b, "; root cause: %s", withSubject(worst))
-		consequences := 0
-		for _, f := range fs {
-			if slices.Contains(f.ExplainedBy, worst.Ref) {
-				consequences++
-			}
-		}
-		if consequences > 0 {
-			fmt.Fprintf(&b, " (explains %s)", plural(consequences, "other finding"))
-		}
 	}
 	return b.String()
 }

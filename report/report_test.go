@@ -184,7 +184,7 @@ func TestRenderers(t *testing.T) {
 		f("driver.devices", Critical, "rdma-device", "host", ""),
 	}, DefaultFaults(), Tool{Name: "rdmadiag", Version: "t"}, HostInfo{Source: "live"})
 	var tb, cb bytes.Buffer
-	if err := RenderTable(&tb, r, RenderOptions{}); err != nil {
+	if err := RenderTable(&tb, r, RenderOptions{All: true}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(tb.String(), "\x1b[") {

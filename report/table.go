@@ -34,6 +34,8 @@ type textOut struct {
 	width int
 	ascii bool
 	color bool
+	// faultsSaid holds the fault rows whose text details has written.
+	faultsSaid map[string]bool
 }
 
 // lines wraps text to the width, the first line after the prefix first, the others after rest.
@@ -58,17 +60,193 @@ func (t *textOut) para(first, rest, text string) {
 	}
 }
 
-// RenderTable writes the human view: a header, one row per finding in troubleshooting order
-// (grouped under their check), then the details (evidence, fix, causal links) of every problem,
-// root causes first, and the one-line summary last, where a terminal leaves the eye. Every line
-// fits in o.Width columns (DefaultWidth when 0).
+// headLines is the height of the screen the verdict and the root causes must fit in: the classic
+// 80x24 terminal, so that `rdmadiag check | less` (or a ticket's first screen) answers the
+// question before anything else.
+const headLines = 24
+
+// verdictMeaning says what each verdict's exit code means, as the exit code contract does.
+var verdictMeaning = map[string]string{
+	"healthy":     "nothing needs attention",
+	"warning":     "something needs attention, nothing is broken",
+	"critical":    "the host is unfit for RDMA traffic",
+	"unknown":     "could not check; the host is not known to be healthy",
+	"interrupted": "the run was stopped before every check finished; the findings are partial",
+}
+
+// RenderTable writes the human view, in the order an operator reads it:
+//
+//   - the verdict, what its exit code means and the counts, then every root cause with its
+//     subject, its finding and its fix on one line each, all within the first headLines lines;
+//   - the host the report is about;
+//   - with All or Verbose, the table of every finding in troubleshooting order;
+//   - the problems (warning, critical, unknown), root causes first, each once with its evidence
+//     and fix, its fault row's text said once per row;
+//   - the passing, informational and skipped findings counted per layer (each listed with All);
+//   - what a limit kept from being judged, and the summary line.
+//
+// Every line fits in o.Width columns (DefaultWidth when 0).
 func RenderTable(w io.Writer, r *Report, o RenderOptions) error {
 	t := &textOut{width: o.Width, ascii: o.ASCII, color: o.Color}
 	if t.width <= 0 {
 		t.width = DefaultWidth
 	}
 	t.width = max(t.width, minWidth)
+	all := o.All || o.Verbose
 
+	t.head(r)
+	t.b.WriteString("\n")
+	t.host(r)
+
+	var shown []*Finding
+	for i := range r.Findings {
+		if !o.Problems || r.Findings[i].Severity.Problem() {
+			shown = append(shown, &r.Findings[i])
+		}
+	}
+	hidden := len(r.Findings) - len(shown)
+	if all && len(shown) > 0 {
+		t.b.WriteString("\n")
+		t.table(shown)
+	}
+
+	t.problems(r)
+	if o.Verbose && !o.Problems {
+		var rest []Finding
+		for _, f := range r.Findings {
+			if !f.Severity.Problem() {
+				rest = append(rest, f)
+			}
+		}
+		t.details(r, rest, "Passing, informational and skipped findings")
+	}
+	switch {
+	case o.Problems && hidden > 0:
+		t.b.WriteString("\n")
+		none := ""
+		if len(shown) == 0 {
+			none = "no warning, critical or unknown finding; "
+		}
+		t.para("", "", fmt.Sprintf("%s%d passing, informational or skipped finding(s) not shown (--problems)", none, hidden))
+	case !all && !o.Problems:
+		t.byLayer(r)
+	}
+	t.limits(r, all)
+	t.b.WriteString("\n")
+	t.para("", "  ", r.Summary.Line)
+	_, err := w.Write(t.b.Bytes())
+	return err
+}
+
+// head writes the verdict, what it means, the counts, and each root cause in three lines of one
+// line each (subject and check, finding, fix), as many as fit in headLines lines; the rest are
+// counted and found under Problems.
+func (t *textOut) head(r *Report) {
+	s := r.Summary
+	v := strings.ToUpper(s.Verdict)
+	line := fmt.Sprintf("VERDICT %s (exit %d)", v, s.ExitCode)
+	if m := verdictMeaning[s.Verdict]; m != "" {
+		line += ": " + m
+	}
+	ls := t.lines("", "  ", line)
+	ls[0] = strings.Replace(ls[0], v, paint(v, verdictSeverity(s.Verdict), t.color), 1)
+	used := len(ls)
+	t.b.WriteString(strings.Join(ls, "\n") + "\n")
+	counts := plural(s.Devices, "RDMA device") + "; " + checksText(s, r.Findings)
+	ls = t.lines("", "  ", counts)
+	used += len(ls)
+	t.b.WriteString(strings.Join(ls, "\n") + "\n")
+	if s.Verdict == "healthy" {
+		return
+	}
+	roots := r.RootCauses()
+	if len(roots) == 0 {
+		return
+	}
+	title := "Root cause:"
+	if len(roots) > 1 {
+		title = fmt.Sprintf("%d root causes, gravest first:", len(roots))
+	}
+	t.b.WriteString("\n" + title + "\n")
+	used += 2
+	for i, f := range roots {
+		block := t.rootLines(i+1, f, r.Findings)
+		rest := len(roots) - i - 1
+		reserve := 0
+		if rest > 0 {
+			reserve = 1
+		}
+		if used+len(block)+reserve > headLines {
+			t.para("  ", "  ", fmt.Sprintf("+%d more, under Problems below", len(roots)-i))
+			return
+		}
+		used += len(block)
+		for _, l := range block {
+			t.b.WriteString(l + "\n")
+		}
+	}
+}
+
+// rootLines are a root cause's lines in the head, each cut to the width: the number, severity,
+// subject and check (and how many findings it explains), the first clause of its summary, and
+// its fix.
+func (t *textOut) rootLines(n int, f *Finding, fs []Finding) []string {
+	sev := strings.ToUpper(f.Severity.String())
+	num := fmt.Sprintf("%2d. ", n)
+	first := f.Subject.String() + " (" + f.CheckID + ")"
+	if c := consequences(f, fs); c > 0 {
+		first += ", explains " + plural(c, "other finding")
+	}
+	indent := strings.Repeat(" ", len(num)+2)
+	text := withoutSubject(f)
+	if i := strings.Index(text, "; "); i > 0 {
+		text = text[:i]
+	}
+	out := []string{
+		"  " + num + paint(sev, f.Severity, t.color) + " " + t.cut(first, t.width-2-len(num)-len(sev)-1),
+		indent + t.cut(text, t.width-len(indent)),
+	}
+	if f.Remediation != "" {
+		out = append(out, indent+"fix: "+t.cut(f.Remediation, t.width-len(indent)-5))
+	}
+	return out
+}
+
+// cut makes s terminal-safe and at most width columns, marking a cut with "...".
+func (t *textOut) cut(s string, width int) string {
+	s = termSafe(s, t.ascii)
+	if textWidth(s) <= width {
+		return s
+	}
+	const mark = "..."
+	var b strings.Builder
+	w := 0
+	for _, r := range s {
+		rw := cells.RuneWidth(r)
+		if w+rw > width-len(mark) {
+			break
+		}
+		b.WriteRune(r)
+		w += rw
+	}
+	return strings.TrimRight(b.String(), " ,;:") + mark
+}
+
+// verdictSeverity is the colour of a verdict.
+func verdictSeverity(v string) Severity {
+	switch v {
+	case "healthy":
+		return OK
+	case "warning":
+		return Warning
+	case "critical":
+		return Critical
+	}
+	return Unknown
+}
+
+// host says what the report is about: the tool, the source, the host, the devices.
+func (t *textOut) host(r *Report) {
 	head := fmt.Sprintf("rdmadiag %s on %s", r.Tool.Version, r.Host.Source)
 	if r.Host.Hostname != "" {
 		head += " (" + r.Host.Hostname
@@ -93,40 +271,57 @@ func RenderTable(w io.Writer, r *Report, o RenderOptions) error {
 	for _, u := range r.Host.Unreadable {
 		t.para("", "  ", "not readable: "+u)
 	}
-	t.b.WriteString("\n")
+}
 
-	var shown []*Finding
-	for i := range r.Findings {
-		if !o.Problems || r.Findings[i].Severity.Problem() {
-			shown = append(shown, &r.Findings[i])
+// problemOrder is the problems in the order they are detailed: root causes in RootCauses'
+// order, then the consequences in troubleshooting order.
+func problemOrder(r *Report) []Finding {
+	var out []Finding
+	for _, f := range r.RootCauses() {
+		out = append(out, *f)
+	}
+	for _, f := range r.Findings {
+		if f.Severity.Problem() && len(f.ExplainedBy) > 0 {
+			out = append(out, f)
 		}
 	}
-	hidden := len(r.Findings) - len(shown)
-	if len(shown) == 0 && len(r.Findings) > 0 {
-		t.para("", "", fmt.Sprintf("no warning, critical or unknown finding; %d passing, informational or skipped finding(s) not shown (--problems)", len(r.Findings)))
-		t.b.WriteString("\n")
-		t.para("", "  ", r.Summary.Line)
-		_, err := w.Write(t.b.Bytes())
-		return err
-	}
-	t.table(shown)
-	if hidden > 0 {
-		t.para("", "", fmt.Sprintf("%d passing, informational or skipped finding(s) not shown (--problems)", hidden))
-	}
+	return out
+}
 
-	details := detailOrder(r.Findings, o.Verbose && !o.Problems)
-	if len(details) > 0 {
-		t.b.WriteString("\nDetails\n")
+// problems details every problem once.
+func (t *textOut) problems(r *Report) {
+	fs := problemOrder(r)
+	if len(fs) == 0 {
+		return
 	}
+	t.details(r, fs, fmt.Sprintf("Problems: %s, root causes first", plural(len(fs), "finding")))
+}
+
+// details writes each finding's summary, fault row, evidence, fix, cause and limit. A fault row's
+// text is the same for every finding of the row: it is written in full once, and named after.
+func (t *textOut) details(r *Report, fs []Finding, title string) {
+	if len(fs) == 0 {
+		return
+	}
+	t.b.WriteString("\n")
+	t.para("", "  ", title)
 	const field = "            " // under the text of "  evidence: "
-	for _, f := range details {
+	for _, f := range fs {
 		t.b.WriteString("\n")
 		sev := strings.ToUpper(f.Severity.String())
 		ls := t.lines("", "  ", sev+" "+f.CheckID+": "+withSubject(&f))
 		ls[0] = paint(sev, f.Severity, t.color) + ls[0][len(sev):]
 		t.b.WriteString(strings.Join(ls, "\n") + "\n")
 		if row, ok := faultRow(r, f.Fault); ok && f.Severity.Problem() {
-			t.para("  fault:    ", field, row.Component+": "+row.Symptom)
+			if t.faultsSaid[row.ID] {
+				t.para("  fault:    ", field, row.Component+" (as above)")
+			} else {
+				t.para("  fault:    ", field, row.Component+": "+row.Symptom)
+				if t.faultsSaid == nil {
+					t.faultsSaid = map[string]bool{}
+				}
+				t.faultsSaid[row.ID] = true
+			}
 		}
 		for _, e := range f.Evidence {
 			line := fmt.Sprintf("%s = %s", e.Name, e.Observed)
@@ -148,11 +343,46 @@ func RenderTable(w io.Writer, r *Report, o RenderOptions) error {
 			t.para("  lift:     ", field, f.Limit.Lift)
 		}
 	}
-	t.limits(r)
+}
+
+// byLayer counts the findings that are not problems per layer, in troubleshooting order, one
+// line each: what --all lists row by row.
+func (t *textOut) byLayer(r *Report) {
+	var layers []string
+	counts := map[string]map[Severity]int{}
+	for _, f := range r.Findings {
+		if f.Severity.Problem() {
+			continue
+		}
+		l := f.Layer
+		if l == "" {
+			l = layerOf(f.CheckID)
+		}
+		if counts[l] == nil {
+			counts[l] = map[Severity]int{}
+			layers = append(layers, l)
+		}
+		counts[l][f.Severity]++
+	}
+	if len(layers) == 0 {
+		return
+	}
 	t.b.WriteString("\n")
-	t.para("", "  ", r.Summary.Line)
-	_, err := w.Write(t.b.Bytes())
-	return err
+	t.para("", "  ", "Passing, informational and skipped findings by layer (--all lists each)")
+	wl := 0
+	for _, l := range layers {
+		wl = max(wl, textWidth(termSafe(l, t.ascii)))
+	}
+	for _, l := range layers {
+		var parts []string
+		for _, sev := range []Severity{OK, Info, Skipped} {
+			if n := counts[l][sev]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", n, sev))
+			}
+		}
+		name := padRight(termSafe(l, t.ascii)+":", wl+1)
+		t.para("  "+name+" ", strings.Repeat(" ", wl+4), strings.Join(parts, ", "))
+	}
 }
 
 // table draws the findings in three columns: the check id as a group row, then each subject
@@ -238,8 +468,9 @@ func (t *textOut) table(fs []*Finding) {
 }
 
 // limits says, once per way of lifting it, what a limit kept from being judged: the skipped
-// findings and the checks that did not run.
-func (t *textOut) limits(r *Report) {
+// findings and the checks that did not run. Probes that did not run (on a snapshot, with
+// --no-probe) are one line per limit unless all asks for their ids.
+func (t *textOut) limits(r *Report, all bool) {
 	var lifts []string
 	what := map[string][]string{}
 	add := func(lift, item string) {
@@ -255,16 +486,41 @@ func (t *textOut) limits(r *Report) {
 			add(f.Limit.Lift, f.CheckID)
 		}
 	}
+	var notRun []NotRun
 	for _, n := range r.Summary.NotRun {
-		add(n.Limit.Lift, n.CheckID+" (not run)")
+		if all {
+			add(n.Limit.Lift, n.CheckID+" (not run)")
+		} else {
+			notRun = append(notRun, n)
+		}
 	}
-	if len(lifts) == 0 {
-		return
+	if len(lifts) > 0 {
+		t.b.WriteString("\nNot judged because of a limit\n")
+		for _, l := range lifts {
+			t.para("  ", "  ", strings.Join(what[l], ", "))
+			t.para("    to judge them: ", "                   ", l)
+		}
 	}
-	t.b.WriteString("\nNot judged because of a limit\n")
-	for _, l := range lifts {
-		t.para("  ", "  ", strings.Join(what[l], ", "))
-		t.para("    to judge them: ", "                   ", l)
+	// One line per way of lifting: "5 probes not run (live host only): run rdmadiag check on
+	// the host itself"; the lift's explanation in parentheses is in --all and the JSON.
+	var order []string
+	byLift := map[string][]NotRun{}
+	for _, n := range notRun {
+		if _, ok := byLift[n.Limit.Lift]; !ok {
+			order = append(order, n.Limit.Lift)
+		}
+		byLift[n.Limit.Lift] = append(byLift[n.Limit.Lift], n)
+	}
+	if len(order) > 0 && len(lifts) == 0 {
+		t.b.WriteString("\n")
+	}
+	for _, l := range order {
+		ns := byLift[l]
+		lift := l
+		if i := strings.Index(lift, " ("); i > 0 {
+			lift = lift[:i]
+		}
+		t.para("", "  ", fmt.Sprintf("%s not run (%s): %s", plural(len(ns), "probe"), limitWords(ns[0].Limit.Kind), lift))
 	}
 }
 

@@ -35,17 +35,19 @@ var asciiFor = map[rune]string{
 	'±': "+/-", '°': " deg", '·': ".", '§': "S", '\u00a0': " ",
 }
 
-// termSafe makes s safe to print on a terminal: control characters (C0, DEL and C1, which could
-// move the cursor or change colours when a hostile file's content is shown) become spaces, and
-// with ascii set every non-ASCII character becomes an ASCII stand-in.
+// termSafe makes s safe to print on a terminal: what could act on it (control characters,
+// which could move the cursor or change colours when a hostile file's content is shown, and
+// bidirectional overrides) is escaped by Printable, and with ascii set every non-ASCII character
+// becomes an ASCII stand-in.
 func termSafe(s string, ascii bool) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = Printable(s)
+	if !ascii {
+		return s
+	}
 	var b strings.Builder
 	for _, r := range s {
 		switch {
-		case r < 0x20 || (r >= 0x7f && r < 0xa0):
-			b.WriteByte(' ')
-		case ascii && r >= 0x80:
+		case r >= 0x80:
 			if a, ok := asciiFor[r]; ok {
 				b.WriteString(a)
 			} else {
@@ -112,11 +114,13 @@ func Wrap(s string, width int) []string { return wrap(s, width) }
 // path breaks between its components.
 func splitLong(word string, width int) []string {
 	var out []string
-	for textWidth(word) > width {
-		cut, w, sep := 0, 0, -1
+	for {
+		// One pass over at most a line's worth of the word: a 64 KiB value is cut in linear time.
+		cut, w, sep, fits := 0, 0, -1, true
 		for i, r := range word {
 			rw := cells.RuneWidth(r)
 			if w+rw > width {
+				fits = false
 				break
 			}
 			w += rw
@@ -124,6 +128,9 @@ func splitLong(word string, width int) []string {
 			if strings.ContainsRune("/_-.,", r) && w > width/2 {
 				sep = cut
 			}
+		}
+		if fits {
+			return append(out, word)
 		}
 		if sep > 0 {
 			cut = sep
@@ -135,7 +142,6 @@ func splitLong(word string, width int) []string {
 		out = append(out, word[:cut])
 		word = word[cut:]
 	}
-	return append(out, word)
 }
 
 // padRight fills s with spaces to width columns.

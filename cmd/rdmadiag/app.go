@@ -154,7 +154,7 @@ type source struct {
 }
 
 func (s *source) flags(c *cobra.Command) {
-	c.Flags().StringVar(&s.snapshot, "snapshot", "", "analyse a snapshot (.tar.gz file or unpacked directory) instead of this host")
+	c.Flags().StringVar(&s.snapshot, "snapshot", "", "analyse a snapshot: a .tar.gz file (rdmadiag record), a .txtar text archive (the fixtures' form) or an unpacked directory, instead of this host")
 	c.Flags().StringVar(&s.root, "root", "", "analyse a plain directory laid out like a root (sys/, proc/, dev/, ...)")
 }
 

@@ -31,6 +31,7 @@ type checkFlags struct {
 	noProbe  bool
 	timeout  time.Duration
 	verbose  bool
+	all      bool
 	problems bool
 	opts     checks.Options
 	noColor  bool
@@ -71,6 +72,9 @@ func (a *App) checkCmd() *cobra.Command {
 		"node-problem-detector): critical, or warning for a rule that reports warnings too")
 	fl.StringSliceVar(&f.only, "only", nil, "run only these layers or check ids (comma-separated; globs allowed)")
 	fl.StringSliceVar(&f.skip, "skip", nil, "skip these layers or check ids")
+	a.completeSelection(c, "only")
+	a.completeSelection(c, "skip")
+	completeValues(c, "npd-threshold", []string{"critical", "warning"})
 	fl.BoolVar(&f.noProbe, "no-probe", false, "do not run verbs loopback probes (they create and destroy their own QPs, CQs and MRs)")
 	fl.DurationVar(&f.timeout, "timeout", defaultTimeout, "deadline for the whole run")
 	fl.DurationVar(&f.opts.ProbeTimeout, "probe-timeout", defaultProbeTimeout, "deadline for each verbs probe on each device")
@@ -85,8 +89,9 @@ func (a *App) checkCmd() *cobra.Command {
 	fl.StringVar(&f.opts.PolicyFile, "policy", "", "JSON fleet policy: expected port rates and link layer, allowed PSIDs, minimum firmware (docs/options.md)")
 	fl.StringSliceVar(&f.exclude, "exclude", nil, "leave these RDMA devices out of every check and output: device names, PCI addresses or netdevs, globs allowed (adds to the policy's devices.exclude)")
 	fl.StringSliceVar(&f.include, "include", nil, "judge these devices even though --exclude or the policy's devices.exclude names them")
-	fl.BoolVarP(&f.verbose, "verbose", "v", false, "show the evidence of passing checks too")
-	fl.BoolVarP(&f.problems, "problems", "p", false, "table: list only warnings, criticals and unknowns (JSON always has every finding)")
+	fl.BoolVarP(&f.all, "all", "a", false, "table: list every finding in a table, passing and skipped ones too (by default they are counted per layer)")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "table: --all, and the evidence of passing and skipped findings too")
+	fl.BoolVarP(&f.problems, "problems", "p", false, "table: leave passing, informational and skipped findings out, also of --all (JSON always has every finding)")
 	fl.BoolVar(&f.noColor, "no-color", false, "never colour the table")
 	// Twice the CPUs: a check spends much of its time waiting (for the kernel, or for a fact another
 	// check is reading, such as the inventory behind the verbs query), and a slot held while it
@@ -139,7 +144,7 @@ func (a *App) runCheck(ctx context.Context, f *checkFlags) error {
 		return a.noReport(f, err)
 	}
 	ro := a.renderOptions(f.noColor, f.output != "" && f.output != "-")
-	ro.Verbose, ro.Problems = f.verbose, f.problems
+	ro.Verbose, ro.All, ro.Problems = f.verbose, f.all, f.problems
 	var out bytes.Buffer
 	if err := render(&out, rep, ro); err != nil {
 		return err

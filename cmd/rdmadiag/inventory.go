@@ -102,6 +102,7 @@ func (a *App) inventoryCmd() *cobra.Command {
 	}
 	f.src.flags(c)
 	c.Flags().StringVar(&f.format, "format", "table", "output format: table or json")
+	completeValues(c, "format", []string{"table", "json"})
 	c.Flags().DurationVar(&f.timeout, "timeout", time.Minute, "deadline for reading the host (a wedged device can block sysfs reads)")
 	return c
 }

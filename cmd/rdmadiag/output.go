@@ -89,6 +89,7 @@ func (o *outputFlags) register(c *cobra.Command, def string, formats []string, f
 	o.formats = formats
 	c.Flags().StringVarP(&o.format, "format", "f", def, formatHelp)
 	c.Flags().StringVarP(&o.output, "output", "o", "", outputHelp)
+	completeValues(c, "format", formats)
 }
 
 // resolve reads -o as the format it meant before -o named the output file of every command

@@ -97,6 +97,6 @@ func (a *App) versionCmd() *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&format, "format", "table", "output format: table or json")
-	_ = c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	completeValues(c, "format", []string{"table", "json"})
 	return c
 }

@@ -241,3 +241,49 @@ func TestHealthCheckHungRdmadiag(t *testing.T) {
 		t.Errorf("exit %d, scontrol %q, output %s", r.code, r.scontrol, r.out)
 	}
 }
+
+// The dry run prints a command that a shell reads back as the very arguments scontrol would
+// have been given, whatever the reason holds (quotes, $, backticks, a backslash).
+func TestHealthCheckDryRunCanBePasted(t *testing.T) {
+	t.Parallel()
+	status := "RDMADIAG CRITICAL - mlx5_0/1 isn't \"up\": $(touch x) `id` ; a\\b & c; mlx5_1/1 is INIT"
+	want := []string{"update", "NodeName=n1", "State=DRAIN", "Reason=rdmadiag: " + strings.TrimPrefix(status, "RDMADIAG CRITICAL - ")}
+	r := runProgram(t, map[string]string{"STUB_RC": "2", "STUB_LINE": status + " | criticals=2;;; warnings=0;;; unknowns=0;;;",
+		"STUB_SINFO": "idle|none", "RDMADIAG_DRY_RUN": "1"})
+	if r.code != 1 || r.scontrol != nil {
+		t.Fatalf("exit %d, scontrol run %q:\n%s", r.code, r.scontrol, r.out)
+	}
+	var cmdline string
+	for _, l := range strings.Split(r.out, "\n") {
+		if _, c, ok := strings.Cut(l, "rdmadiag-healthcheck: dry run: "); ok {
+			cmdline = c
+		}
+	}
+	if cmdline == "" {
+		t.Fatalf("no dry run command in:\n%s", r.out)
+	}
+	// The shell's own reading of the line: its words, one a line, the first being scontrol.
+	dir := t.TempDir()
+	sh := exec.Command("sh", "-c", "set -- "+cmdline+"; shift; for a in \"$@\"; do printf '%s\\n' \"$a\"; done")
+	sh.Dir = dir
+	out, err := sh.Output()
+	if err != nil {
+		t.Fatalf("sh cannot read %q: %v", cmdline, err)
+	}
+	if got := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n"); strings.Join(got, "\x00") != strings.Join(want, "\x00") {
+		t.Errorf("the pasted command gives scontrol\n%q\nwant\n%q", got, want)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "*")); len(left) > 0 {
+		t.Errorf("pasting the command ran part of the reason: %v", left)
+	}
+}
+
+// Every root cause the status line names reaches the drain reason.
+func TestHealthCheckReasonNamesEveryRootCause(t *testing.T) {
+	t.Parallel()
+	status := "RDMADIAG CRITICAL - mlx5_0/1 runs at 1X width; mlx5_1/1 is INIT: no subnet manager +1 more"
+	r := runProgram(t, map[string]string{"STUB_RC": "2", "STUB_LINE": status + " | criticals=3;;;", "STUB_SINFO": "idle|none"})
+	if len(r.scontrol) != 4 || r.scontrol[3] != "Reason=rdmadiag: mlx5_0/1 runs at 1X width; mlx5_1/1 is INIT: no subnet manager +1 more" {
+		t.Errorf("scontrol %q", r.scontrol)
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/rdmadiag/rdmadiag/report"
 )
 
 // WriteJSON writes the result as one indented JSON document.
@@ -37,7 +39,7 @@ func WriteTable(w io.Writer, r *Result) error {
 		if v.Verdict != "healthy" {
 			who = hostsText(v.List, false)
 		}
-		fmt.Fprintf(tw, "  %s\t%d\t%s\n", v.Verdict, v.Count, who)
+		fmt.Fprintf(tw, "  %s\t%d\t%s\n", cell(v.Verdict), v.Count, cell(who))
 	}
 	tw.Flush()
 
@@ -52,7 +54,7 @@ func WriteTable(w io.Writer, r *Result) error {
 			if len(c.Hosts.Names) > 0 {
 				ex = c.Hosts.Names[0].Host + ": " + c.Hosts.Names[0].Detail
 			}
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\n", c.Hosts.Count, c.Severity, c.CheckID, c.Fault, c.SubjectKind, oneLine(ex, 100))
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\n", c.Hosts.Count, cell(c.Severity), cell(c.CheckID), cell(c.Fault), cell(c.SubjectKind), oneLine(ex, 100))
 		}
 		tw.Flush()
 	}
@@ -117,14 +119,19 @@ func WriteTable(w io.Writer, r *Result) error {
 	} else {
 		fmt.Fprintf(&b, "\nFleet: NEEDS ATTENTION (exit %d)\n", r.ExitCode)
 	}
-	// Empty last cells leave the aligned columns' padding at the end of a line.
+	// Empty last cells leave the aligned columns' padding at the end of a line. Every line is
+	// neutralised (report.Printable) whatever field of a report it shows: the reports are the
+	// hosts' word, and a terminal escape or a bidi override in one would act on the reader.
 	out := bufio.NewWriter(w)
 	for line := range bytes.Lines(b.Bytes()) {
-		out.Write(bytes.TrimRight(line, " \n"))
+		out.WriteString(report.Printable(string(bytes.TrimRight(line, " \n"))))
 		out.WriteByte('\n')
 	}
 	return out.Flush()
 }
+
+// cell is a tabwriter cell: a tab or a line break from a report would split it.
+func cell(s string) string { return report.Printable(s) }
 
 func listSection(b io.Writer, l List) {
 	if l.Count == 0 {
@@ -157,8 +164,9 @@ func hostsText(l List, detail bool) string {
 
 func fmtG(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
-// oneLine shortens text to n runes (control characters were replaced on reading).
+// oneLine shortens text, neutralised (report.Printable), to n runes.
 func oneLine(s string, n int) string {
+	s = report.Printable(s)
 	r := []rune(s)
 	if len(r) > n {
 		return string(r[:n]) + "..."
