@@ -164,7 +164,7 @@ func (e *Env) KernelLog() (*kmsg.Log, error) {
 		}
 		recs, skipped := kmsg.Parse(b)
 		sort.SliceStable(recs, func(i, j int) bool { return recs[i].Seq < recs[j].Seq })
-		e.klog = &kmsg.Log{Records: recs, Skipped: skipped, Source: o.Source, Cite: o.Cite(), Latest: kmsg.Latest(recs)}
+		e.klog = &kmsg.Log{Records: recs, Skipped: skipped, Source: o.Source, Cite: o.Cite(), Latest: logNow(recs, e.captureTime())}
 		// Without a boot time the log's times stay relative to boot: nothing is lost but the
 		// wall clock, so a failure to read it is not reported.
 		if bt, err := e.Host.BootTime(); err == nil {
@@ -380,4 +380,36 @@ func (e *Env) Progressf(format string, a ...any) {
 	if e.Progress != nil {
 		e.Progress(fmt.Sprintf(format, a...))
 	}
+}
+
+
+// captureTime is when the host was looked at: now for a live host, the recording's time for a
+// snapshot; zero for a tree, whose copy time nobody recorded.
+func (e *Env) captureTime() time.Time {
+	m := e.Host.Meta()
+	switch {
+	case m.Kind == host.KindLive:
+		return e.Now()
+	case m.Recorded != nil:
+		return m.Recorded.Time
+	}
+	return time.Time{}
+}
+
+// logNow is the time the log's wall-clock records are aged against: the capture time when every
+// such record carries a zone (RFC 3339 syslog stamps, journal times) and the capture is not
+// before the newest of them, so that a log copied days after its last line does not count that
+// line as recent; otherwise the newest line's own time, the one clock a zoneless syslog stamp
+// ("Nov  3 14:02:11", local time) can be compared with.
+func logNow(recs []kmsg.Record, capture time.Time) time.Time {
+	latest := kmsg.Latest(recs)
+	if latest.IsZero() || capture.IsZero() || capture.Before(latest) {
+		return latest
+	}
+	for _, r := range recs {
+		if !r.Wall.IsZero() && r.WallNoZone {
+			return latest
+		}
+	}
+	return capture
 }

@@ -22,7 +22,8 @@ type Log struct {
 	// Boot is when the host booted (btime in /proc/stat), zero when unknown: a snapshot
 	// recorded without /proc/stat, a tree without it.
 	Boot time.Time
-	// Latest is the newest wall-clock time of the records (see Latest), what Age measures from.
+	// Latest is what Age measures from: the capture time when every wall-clock record carries a
+	// zone, else the newest wall-clock time of the records (see Latest and checks.Env.KernelLog).
 	Latest time.Time
 }
 
