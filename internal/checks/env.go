@@ -382,7 +382,6 @@ func (e *Env) Progressf(format string, a ...any) {
 	}
 }
 
-
 // captureTime is when the host was looked at: now for a live host, the recording's time for a
 // snapshot; zero for a tree, whose copy time nobody recorded.
 func (e *Env) captureTime() time.Time {
