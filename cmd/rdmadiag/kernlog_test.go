@@ -60,7 +60,7 @@ func TestRootKernelLogFile(t *testing.T) {
 	}
 	var cited bool
 	for _, e := range timeout.Evidence {
-		if e.Name == "first" && e.Source == "/var/log/kern.log" && strings.Contains(e.Observed, "[14280.445220] mlx5_core 0000:61:00.0:") &&
+		if e.Name == "first" && e.Source == "/var/log/kern.log" && strings.Contains(e.Observed, "[Dec  1 11:58:00 boot+14280.445220s] mlx5_core 0000:61:00.0:") &&
 			strings.Contains(e.Observed, "CREATE_DCT(0x710) No done completion") {
 			cited = true
 		}
