@@ -21,16 +21,19 @@ type ca struct {
 }
 
 type caPort struct {
-	Num        int
-	State      string // "Active", "Down", "Initializing", "Armed"
-	PhysState  string // "LinkUp", "Polling", "Disabled", ...
-	Rate       string // "400", "2.5"
-	BaseLID    string
-	SMLID      string
-	CapMask    string
-	PortGUID   string
-	LinkLayer  string
-	HasRateStr bool
+	Num       int
+	State     string // "Active", "Down", "Initializing", "Armed"
+	PhysState string // "LinkUp", "Polling", "Disabled", ...
+	Rate      string // "400", "2.5"
+	BaseLID   string
+	SMLID     string
+	CapMask   string
+	PortGUID  string
+	LinkLayer string
+	// From ibv_devinfo -v or ibstatus, where the capture is not ibstat's.
+	Width    string // active_width "4X"
+	LaneGbps string // active_speed "25.0"
+	RateSys  string // ibstatus prints the rate file itself: "100 Gb/sec (4X EDR)"
 }
 
 // parseIbstat reads every "CA 'name'" block; lines it does not know are ignored, as ibstat's own
@@ -161,6 +164,31 @@ func rateFile(rate string) (string, error) {
 		return "", fmt.Errorf("rate %q is no 4X rate", rate)
 	}
 	return strings.TrimSuffix(strconv.FormatFloat(v, 'f', 1, 64), ".0") + " Gb/sec (4X " + name + ")", nil
+}
+
+// widthRate writes ibv_devinfo -v's active_width ("4X") and active_speed ("25.0") as rate_show
+// does, "%d%s Gb/sec (%dX%s)" (drivers/infiniband/core/sysfs.c; the lane speeds of
+// ib_verbs.h enum ib_port_speed, FDR10 being 10.3125).
+func widthRate(width, lane string) (string, error) {
+	w, err := strconv.Atoi(strings.TrimSuffix(width, "X"))
+	if err != nil || !strings.HasSuffix(width, "X") {
+		return "", fmt.Errorf("active_width %q", width)
+	}
+	v, err := strconv.ParseFloat(lane, 64)
+	if err != nil {
+		return "", fmt.Errorf("active_speed %q", lane)
+	}
+	speeds := map[float64]string{2.5: "SDR", 5: "DDR", 10: "QDR", 10.3125: "FDR10", 14.0625: "FDR", 14: "FDR", 25: "EDR", 25.78125: "EDR", 50: "HDR", 100: "NDR", 200: "XDR"}
+	name, ok := speeds[v]
+	if !ok {
+		return "", fmt.Errorf("active_speed %q is no IB lane speed", lane)
+	}
+	// rate_show prints the kernel's rate in Gb/s: 14.0625 Gb/s lanes make "56 Gb/sec".
+	total := map[string]float64{"FDR": 14, "EDR": 25, "FDR10": 10}[name]
+	if total == 0 {
+		total = v
+	}
+	return strings.TrimSuffix(strconv.FormatFloat(total*float64(w), 'f', 1, 64), ".0") + fmt.Sprintf(" Gb/sec (%dX %s)", w, name), nil
 }
 
 // deviceID is the PCI device id of an mlx5/mlx4 CA type: hca_type is "MT%d" of the decimal id

@@ -56,15 +56,51 @@ func readOpt(dir, name string) (string, bool, error) {
 	return string(b), err == nil, err
 }
 
+// readCAs reads the CAs of ibstat.txt or, where the report quotes ibv_devinfo instead,
+// devinfo.txt; an ibstatus.txt beside them gives the ports' sysfs state, rate and LIDs.
+func readCAs(capDir string) ([]ca, error) {
+	var cas []ca
+	if s, ok, err := readOpt(capDir, "ibstat.txt"); err != nil {
+		return nil, err
+	} else if ok {
+		if cas, err = parseIbstat(s); err != nil {
+			return nil, fmt.Errorf("%s/ibstat.txt: %w", capDir, err)
+		}
+	} else if s, ok, err := readOpt(capDir, "devinfo.txt"); err != nil {
+		return nil, err
+	} else if ok {
+		if cas, err = parseDevinfo(s); err != nil {
+			return nil, fmt.Errorf("%s/devinfo.txt: %w", capDir, err)
+		}
+	} else {
+		return nil, fmt.Errorf("%s: ibstat.txt or devinfo.txt is needed", capDir)
+	}
+	s, ok, err := readOpt(capDir, "ibstatus.txt")
+	if err != nil || !ok {
+		return cas, err
+	}
+	ports, err := parseIbstatus(s)
+	if err != nil {
+		return nil, fmt.Errorf("%s/ibstatus.txt: %w", capDir, err)
+	}
+	for _, sp := range ports {
+		for i := range cas {
+			for j := range cas[i].Ports {
+				if p := &cas[i].Ports[j]; cas[i].Name == sp.Dev && p.Num == sp.Num {
+					p.RateSys, p.BaseLID, p.SMLID = sp.Rate, sp.BaseLID, sp.SMLID
+					_, p.PhysState, _ = strings.Cut(sp.Phys, ": ")
+				}
+			}
+		}
+	}
+	return cas, nil
+}
+
 // build writes the root and returns what it filled in.
 func build(capDir, root string) ([]string, error) {
-	ibstat, ok, err := readOpt(capDir, "ibstat.txt")
-	if err != nil || !ok {
-		return nil, fmt.Errorf("%s: ibstat.txt is needed: %v", capDir, err)
-	}
-	cas, err := parseIbstat(ibstat)
+	cas, err := readCAs(capDir)
 	if err != nil {
-		return nil, fmt.Errorf("%s/ibstat.txt: %w", capDir, err)
+		return nil, err
 	}
 	t := &tree{files: map[string]string{}, links: map[string]string{}}
 	var filled []string
@@ -140,8 +176,14 @@ func writeCA(t *tree, c ca, dev uint16, bdf string, pf *pciFunc, board string, f
 		cls = "0x020000\n"
 	}
 	t.file(pci+"/class", cls)
-	t.link(pci+"/driver", relTo(pci, "sys/bus/pci/drivers/mlx5_core"))
-	t.file("sys/bus/pci/drivers/mlx5_core/.keep", "")
+	// mlx4_ib names its devices mlx4_<n> (drivers/infiniband/hw/mlx4/main.c mlx4_ib_add), on
+	// functions mlx4_core drives; every other CA of the captures is mlx5's.
+	drv := "mlx5_core"
+	if strings.HasPrefix(c.Name, "mlx4_") {
+		drv = "mlx4_core"
+	}
+	t.link(pci+"/driver", relTo(pci, "sys/bus/pci/drivers/"+drv))
+	t.file("sys/bus/pci/drivers/"+drv+"/.keep", "")
 	t.link("sys/bus/pci/devices/"+bdf, relTo("sys/bus/pci/devices", pci))
 	if pf != nil && pf.StaSpeed != "" {
 		t.file(pci+"/current_link_speed", sysfsSpeed(pf.StaSpeed)+"\n")
@@ -169,6 +211,9 @@ func writeCA(t *tree, c ca, dev uint16, bdf string, pf *pciFunc, board string, f
 		}
 		t.file(ib+"/"+g.file, s+"\n")
 	}
+	if board == "" {
+		board = c.BoardID
+	}
 	if board != "" {
 		t.file(ib+"/board_id", board+"\n")
 	}
@@ -178,18 +223,28 @@ func writeCA(t *tree, c ca, dev uint16, bdf string, pf *pciFunc, board string, f
 		if err != nil {
 			return fmt.Errorf("%s/%d: %w", c.Name, p.Num, err)
 		}
+		if p.PhysState == "" && p.State == "Active" {
+			// A port leaves Down only once its physical link is up (IBA vol. 1 7.2 link
+			// states; the kernel reports the same for RoCE), so ACTIVE implies LinkUp.
+			p.PhysState = "LinkUp"
+			*filled = append(*filled, fmt.Sprintf("%s/%d: phys_state \"5: LinkUp\": ibv_devinfo without -v prints none; an ACTIVE port is LinkUp", c.Name, p.Num))
+		}
 		ph, err := physState(p.PhysState)
 		if err != nil {
 			return fmt.Errorf("%s/%d: %w", c.Name, p.Num, err)
 		}
-		rate, err := rateFile(p.Rate)
+		rate, note, err := portRate(p)
 		if err != nil {
 			return fmt.Errorf("%s/%d: %w", c.Name, p.Num, err)
 		}
-		*filled = append(*filled, fmt.Sprintf("%s/%d: rate %q: ibstat prints no width, 4X assumed", c.Name, p.Num, rate))
+		if note != "" {
+			*filled = append(*filled, fmt.Sprintf("%s/%d: %s", c.Name, p.Num, note))
+		}
 		t.file(pd+"/state", st+"\n")
 		t.file(pd+"/phys_state", ph+"\n")
-		t.file(pd+"/rate", rate+"\n")
+		if rate != "" {
+			t.file(pd+"/rate", rate+"\n")
+		}
 		t.file(pd+"/link_layer", p.LinkLayer+"\n")
 		if p.CapMask != "" {
 			t.file(pd+"/cap_mask", p.CapMask+"\n")
@@ -203,6 +258,23 @@ func writeCA(t *tree, c ca, dev uint16, bdf string, pf *pciFunc, board string, f
 		}
 	}
 	return nil
+}
+
+// portRate is the port's rate file as the capture gives it, and what was assumed for it: ibstat
+// prints the Gb/s without the width, ibv_devinfo -v the width and the lane speed, ibstatus the
+// file itself, and ibv_devinfo without -v nothing (then no rate file is written).
+func portRate(p caPort) (string, string, error) {
+	switch {
+	case p.RateSys != "":
+		return p.RateSys, "", nil
+	case p.Width != "" && p.LaneGbps != "":
+		r, err := widthRate(p.Width, p.LaneGbps)
+		return r, "", err
+	case p.Rate != "":
+		r, err := rateFile(p.Rate)
+		return r, fmt.Sprintf("rate %q: ibstat prints no width, 4X assumed", r), err
+	}
+	return "", "rate: not in the capture (ibv_devinfo without -v prints none), no rate file written", nil
 }
 
 // relTo is the relative symlink target from directory dir's entry to target (both root-relative).

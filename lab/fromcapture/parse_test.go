@@ -87,11 +87,80 @@ func TestCapturesBuild(t *testing.T) {
 			t.Errorf("%s: %v", d, err)
 			continue
 		}
-		if !strings.Contains(strings.Join(filled, "\n"), "4X assumed") {
+		// ibstat gives no width and ibv_devinfo without -v no rate: either is listed.
+		_, ibstat := os.Stat(filepath.Join(d, "ibstat.txt"))
+		if j := strings.Join(filled, "\n"); ibstat == nil && !strings.Contains(j, "4X assumed") {
 			t.Errorf("%s: the assumed width is not listed: %v", d, filled)
 		}
 		if _, err := os.Stat(filepath.Join(d, "capture.md")); err != nil {
 			t.Errorf("%s: no capture.md naming the source", d)
 		}
+	}
+}
+
+func TestParseDevinfo(t *testing.T) {
+	text := "hca_id:\tmlx5_0\n\ttransport:\t\t\tInfiniBand (0)\n\tfw_ver:\t\t\t\t16.23.1020\n" +
+		"\tnode_guid:\t\t\t0015:5dff:fe33:ff5f\n\tvendor_part_id:\t\t\t4120\n\thw_ver:\t\t\t\t0x80\n" +
+		"\tboard_id:\t\t\tMT_0000000010\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n" +
+		"\t\t\tsm_lid:\t\t\t1\n\t\t\tport_lid:\t\t780\n\t\t\tlink_layer:\t\tInfiniBand\n" +
+		"\t\t\tphys_state:\t\tLINK_UP (5)\n\t\t\tactive_width:\t\t4X (2)\n\t\t\tactive_speed:\t\t25.0 Gbps (32)\n"
+	cas, err := parseDevinfo(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cas[0]
+	p := c.Ports[0]
+	if c.Name != "mlx5_0" || c.Type != "MT4120" || c.FW != "16.23.1020" || c.NodeGUID != "0x00155dfffe33ff5f" ||
+		c.BoardID != "MT_0000000010" || c.HWVersion != "80" || p.State != "Active" || p.PhysState != "LinkUp" ||
+		p.BaseLID != "780" || p.SMLID != "1" || p.LinkLayer != "InfiniBand" || p.Width != "4X" || p.LaneGbps != "25.0" {
+		t.Errorf("parsed %+v", cas)
+	}
+	if r, _, err := portRate(p); err != nil || r != "100 Gb/sec (4X EDR)" {
+		t.Errorf("rate %q %v", r, err)
+	}
+	for _, bad := range []string{"", "hca_id: x\n", "hca_id: x\n fw_ver: 1\n vendor_part_id: 4129\n port: 1\n",
+		"hca_id: x\n fw_ver: 1\n vendor_part_id: 4129\n port: one\n"} {
+		if _, err := parseDevinfo(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestParseIbstatus(t *testing.T) {
+	text := "Infiniband device 'mlx5_0' port 1 status:\n\tdefault gid:\t fe80::1\n\tbase lid:\t 0x30c\n" +
+		"\tsm lid:\t\t 0x1\n\tstate:\t\t 4: ACTIVE\n\tphys state:\t 5: LinkUp\n" +
+		"\trate:\t\t 100 Gb/sec (4X EDR)\n\tlink_layer:\t InfiniBand\n"
+	ps, err := parseIbstatus(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := ps[0]; p.Dev != "mlx5_0" || p.Num != 1 || p.BaseLID != "0x30c" || p.Rate != "100 Gb/sec (4X EDR)" || p.Phys != "5: LinkUp" {
+		t.Errorf("parsed %+v", ps)
+	}
+	if _, err := parseIbstatus("Infiniband device 'x' port 1 status:\n\tstate: 4: ACTIVE\n"); err == nil {
+		t.Error("a block without rate accepted")
+	}
+}
+
+func TestPortRate(t *testing.T) {
+	for _, tc := range []struct {
+		p    caPort
+		want string
+		note string
+	}{
+		{caPort{Width: "4X", LaneGbps: "14.0625"}, "56 Gb/sec (4X FDR)", ""},
+		{caPort{Width: "1X", LaneGbps: "100.0"}, "100 Gb/sec (1X NDR)", ""},
+		{caPort{Width: "2X", LaneGbps: "50.0"}, "100 Gb/sec (2X HDR)", ""},
+		{caPort{RateSys: "200 Gb/sec (4X HDR)"}, "200 Gb/sec (4X HDR)", ""},
+		{caPort{Rate: "400"}, "400 Gb/sec (4X NDR)", "4X assumed"},
+		{caPort{}, "", "no rate file written"},
+	} {
+		got, note, err := portRate(tc.p)
+		if err != nil || got != tc.want || !strings.Contains(note, tc.note) {
+			t.Errorf("%+v: %q %q %v, want %q %q", tc.p, got, note, err, tc.want, tc.note)
+		}
+	}
+	if _, err := widthRate("4X", "37.0"); err == nil {
+		t.Error("lane speed 37 accepted")
 	}
 }
