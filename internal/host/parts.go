@@ -30,6 +30,9 @@ const (
 	// PartGIDs is the RoCE ports' GID tables (ports/N/gids): an excerpt of /sys may hold the
 	// ports' state without them.
 	PartGIDs Part = "GID tables"
+	// PartPortRate is the ports' rate files: ibv_devinfo without -v prints no rate, so a tree
+	// made of it has none, where the kernel always creates one (drivers/infiniband/core/sysfs.c).
+	PartPortRate Part = "port rates"
 )
 
 // NotHeld says that a host's source does not hold a part: a limit of the source (report's
@@ -90,6 +93,8 @@ func notHeld(p Part) *NotHeld {
 		e.Reason = "the source holds no PCIe link attributes (current_link_speed, current_link_width) for any PCI function"
 	case PartGIDs:
 		e.Reason = "the source holds no GID table for any RoCE port (ports/N/gids)"
+	case PartPortRate:
+		e.Reason = "the source holds no rate file for any port (ports/N/rate)"
 	}
 	return e
 }
@@ -122,8 +127,11 @@ func (h *Host) treeLacks() []Part {
 	if !h.treeHoldsAny("/sys/bus/pci/devices", "current_link_speed") {
 		out = append(out, PartPCIeLink)
 	}
-	if !h.treeHoldsGIDs() {
+	if !h.treeHoldsPortFile("gids") {
 		out = append(out, PartGIDs)
+	}
+	if !h.treeHoldsPortFile("rate") {
+		out = append(out, PartPortRate)
 	}
 	return out
 }
@@ -142,9 +150,9 @@ func (h *Host) treeHoldsAny(dir, name string) bool {
 	return false
 }
 
-// treeHoldsGIDs says whether some port of some RDMA device has a gids directory; a tree
+// treeHoldsPortFile says whether some port of some RDMA device has the named entry; a tree
 // without any RDMA device port holds nothing to miss.
-func (h *Host) treeHoldsGIDs() bool {
+func (h *Host) treeHoldsPortFile(name string) bool {
 	devs, err := h.ReadDir("/sys/class/infiniband")
 	if err != nil {
 		return true
@@ -152,7 +160,7 @@ func (h *Host) treeHoldsGIDs() bool {
 	for _, d := range devs {
 		ports, _ := h.ReadDir("/sys/class/infiniband/" + d + "/ports")
 		for _, p := range ports {
-			if h.Exists("/sys/class/infiniband/" + d + "/ports/" + p + "/gids") {
+			if h.Exists("/sys/class/infiniband/" + d + "/ports/" + p + "/" + name) {
 				return true
 			}
 		}

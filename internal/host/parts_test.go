@@ -15,8 +15,9 @@ func TestTreeLacksParts(t *testing.T) {
 		"sys/bus/pci/devices/0000:3b:00.0/current_link_speed": "16.0 GT/s PCIe\n",
 		"sys/class/infiniband/mlx5_0/ports/1/gids/0":          "fe80:0000:0000:0000:0000:0000:0000:0001\n",
 		"sys/class/infiniband/mlx5_0/ports/1/state":           "4: ACTIVE\n",
+		"sys/class/infiniband/mlx5_0/ports/1/rate":            "400 Gb/sec (4X NDR)\n",
 	}
-	all := []Part{PartUsr, PartEtc, PartDev, PartModules, PartInterrupts, PartOSRelease, PartUverbs, PartPCIeLink, PartGIDs}
+	all := []Part{PartUsr, PartEtc, PartDev, PartModules, PartInterrupts, PartOSRelease, PartUverbs, PartPCIeLink, PartGIDs, PartPortRate}
 	tree := func(t *testing.T, skip map[string]bool) *Host {
 		dir := t.TempDir()
 		for p, c := range full {
@@ -50,6 +51,7 @@ func TestTreeLacksParts(t *testing.T) {
 		{[]string{"proc/sys/kernel/osrelease"}, []Part{PartOSRelease}},
 		{[]string{"sys/bus/pci/devices/0000:3b:00.0/current_link_speed"}, []Part{PartPCIeLink}},
 		{[]string{"sys/class/infiniband/mlx5_0/ports/1/gids/0"}, []Part{PartGIDs}},
+		{[]string{"sys/class/infiniband/mlx5_0/ports/1/rate"}, []Part{PartPortRate}},
 		// Without the uverbs class, the module list still says whether ib_uverbs was loaded.
 		{[]string{"sys/class/infiniband_verbs/abi_version"}, nil},
 		{[]string{"sys/class/infiniband_verbs/abi_version", "proc/modules"}, []Part{PartUverbs, PartModules}},

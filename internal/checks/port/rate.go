@@ -3,6 +3,7 @@ package port
 import (
 	"context"
 	"fmt"
+	"github.com/rdmadiag/rdmadiag/internal/host"
 	"strconv"
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
@@ -55,6 +56,11 @@ func runRate(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 			continue
 		}
 		r, s, err := p.port.ReadRate(h, p.dev.Name)
+		if nh := h.Lacks(host.PartPortRate); err != nil && s == "" && nh != nil {
+			f.Summary = p.name() + ": rate not judged: " + nh.Reason
+			out = append(out, f.SkippedBy(report.LimitSource, nh.Lift))
+			continue
+		}
 		if err != nil {
 			if s == "" { // nothing read
 				f.Severity, f.Summary = report.Unknown, p.name()+": rate unreadable: "+err.Error()
