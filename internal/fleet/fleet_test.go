@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -91,7 +92,7 @@ func run(t testing.TB, o Options, reps ...any) *Result {
 		o.Names = 20
 	}
 	a := NewAggregator(o)
-	a.Consume(memInputs(bs), 2)
+	a.Consume(context.Background(), memInputs(bs), 2)
 	return a.Result()
 }
 
@@ -461,7 +462,7 @@ func TestInputs(t *testing.T) {
 	var failed []string
 	for in := range Inputs([]string{dir, filepath.Join(dir, "missing.json"), "-"}, strings.NewReader("{}")) {
 		got = append(got, strings.TrimPrefix(in.Name, dir))
-		rc, err := in.Open()
+		rc, err := in.Open(context.Background())
 		if err != nil {
 			failed = append(failed, strings.TrimPrefix(in.Name, dir))
 			continue
@@ -534,13 +535,13 @@ func TestDuplicateRewrittenBetweenReadings(t *testing.T) {
 				if reads == 2 && i == 1 {
 					b = second
 				}
-				if !yield(Input{Name: fmt.Sprintf("mem/%d.json", i), Open: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }}) {
+				if !yield(Input{Name: fmt.Sprintf("mem/%d.json", i), Open: func(context.Context) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }}) {
 					return
 				}
 			}
 		}
 		a := NewAggregator(Options{Now: now, Stale: time.Hour, Names: 20})
-		a.Consume(inputs, 2)
+		a.Consume(context.Background(), inputs, 2)
 		r := a.Result()
 		if r.Healthy || r.ExitCode == 0 {
 			t.Errorf("%s: healthy with a critical host", name)
