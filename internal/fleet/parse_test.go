@@ -105,7 +105,7 @@ func addSeeds(f *testing.F) {
 		`{"schema_version":"1.2","tool":{"started":"2026-13-02T03:04:05Z"}}`,
 		`{"schema_version":"1.2","findings":[{"evidence":[{"observed":"\"}]"}]}]}`,
 		`{"schema_version":"1.3","tool":{"name":"rdmadiag"},"error":"open snapshot: EOF","exit_code":3}`,
-		`null`, `[]`, `{"a":1}{"b":2}`, `{"schema_version":"1.2"`, `{"s\u212ahema":1}`,
+		`null`, `[]`, `{"a":1}{"b":2}`, "not json at all", `{"a":1} trailing`, `{"schema_version":"1.2"`, `{"s\u212ahema":1}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -213,6 +213,34 @@ func TestStream(t *testing.T) {
 	fr.decodeStream("e.json", strings.NewReader(" \n"), func(r hostRecord) { got = append(got, r) })
 	if len(got) != 1 || !strings.Contains(got[0].failed, "empty") {
 		t.Fatalf("%+v", got)
+	}
+}
+
+// A file that is not JSON, or whose values are not objects, is one failed report with one
+// reason, not one per word or number of it.
+func TestStreamNotJSON(t *testing.T) {
+	rep := `{"schema_version":"1.2","host":{"hostname":"a"},"summary":{"verdict":"healthy"}}`
+	for _, tc := range []struct {
+		in   string
+		want []string // the failures, in order ("" for a report read)
+	}{
+		{"this is not json at all\n", []string{`at byte 0: not a report: a report is a JSON object, and this begins with 't'`}},
+		{"42 is the answer", []string{`begins with '4'`}},
+		{"  [1, 2] [3]", []string{`at byte 2: not a report`}},
+		{rep + "\ntrailing words", []string{"", `at byte 81: not a report: a report is a JSON object, and this begins with 't' (the rest of the stream is not read)`}},
+	} {
+		var got []hostRecord
+		var fr framer
+		fr.decodeStream("g.json", strings.NewReader(tc.in), func(r hostRecord) { got = append(got, r) })
+		if len(got) != len(tc.want) {
+			t.Errorf("%q: %d record(s), want %d: %+v", tc.in, len(got), len(tc.want), got)
+			continue
+		}
+		for i, w := range tc.want {
+			if w == "" && got[i].failed != "" || !strings.Contains(got[i].failed, w) {
+				t.Errorf("%q: record %d failed %q, want %q", tc.in, i, got[i].failed, w)
+			}
+		}
 	}
 }
 

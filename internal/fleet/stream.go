@@ -41,7 +41,8 @@ func (f *framer) reset(r io.Reader) {
 // A report is decoded where it lies in the buffer, in one pass; only when it does not decode is
 // it framed (its end found without decoding) so that the stream can go on after it, and the
 // decoding error is then returned as bad. A value that cannot be framed (brackets that do not
-// match, an unterminated string) ends the stream: nothing after it can be found.
+// match, an unterminated string), or that is not an object, ends the stream: nothing after it
+// can be found, or nothing after it is a report.
 func (f *framer) next(d *doc) (off int64, bad, err error) {
 	for {
 		p := parser{b: f.buf[f.start:f.end]}
@@ -56,6 +57,11 @@ func (f *framer) next(d *doc) (off int64, bad, err error) {
 				return f.off, nil, err
 			}
 			continue
+		}
+		if c := f.buf[f.start]; c != '{' {
+			// A stream of reports holds objects only: anything else (a text file, a log) is not
+			// one, and framing its words or lines would count each as a failed report.
+			return f.off, nil, fmt.Errorf("at byte %d: not a report: a report is a JSON object, and this begins with %q", f.off, c)
 		}
 		p = parser{b: f.buf[f.start:f.end]}
 		*d = doc{}
