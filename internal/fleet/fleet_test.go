@@ -578,3 +578,61 @@ func TestSpoolWriteErrorDoesNotFailTheReading(t *testing.T) {
 		t.Errorf("the failed copy is not remembered: %v", s.err)
 	}
 }
+
+// A root cause's detail names its subject once: a summary that starts with its subject (or its
+// device) is kept as it is, any other is preceded by the subject.
+func TestRootCauseNamesSubjectOnce(t *testing.T) {
+	for _, tc := range []struct {
+		subject report.Subject
+		summary string
+		want    string
+	}{
+		{report.Subject{Kind: "device", Name: "ConnectX-7 15b3:1021", Device: "mlx5_2"}, "ConnectX-7 15b3:1021: 3 identical cards differ: firmware 28.39.1002 on mlx5_2",
+			"ConnectX-7 15b3:1021: 3 identical cards differ: firmware 28.39.1002 on mlx5_2"},
+		{report.Subject{Kind: "port", Name: "mlx5_0/1"}, "mlx5_0/1 is DOWN", "mlx5_0/1 is DOWN"},
+		{report.Subject{Kind: "qp", Name: "rxe0/1 pid 120 (labqp) ERR", Device: "rxe0"}, "rxe0: 3 QP(s) in ERR", "rxe0: 3 QP(s) in ERR"},
+		{report.Subject{Kind: "port", Name: "mlx5_10/1"}, "mlx5_1 shares a slot", "mlx5_10/1: mlx5_1 shares a slot"},
+		{report.Subject{Kind: "port", Name: "mlx5_0/1"}, "link is down", "mlx5_0/1: link is down"},
+		{report.Subject{Kind: "host"}, "kernel taint", "host: kernel taint"},
+	} {
+		r := run(t, Options{}, host("a", func(r *report.Report) {
+			r.Summary.Verdict = "warning"
+			r.Findings = append(r.Findings, report.Finding{CheckID: "firmware.consistency", Subject: tc.subject, Severity: report.Warning,
+				Summary: tc.summary, Fault: "fw-drift"})
+		}))
+		if len(r.RootCauses) != 1 || r.RootCauses[0].Hosts.Names[0].Detail != tc.want {
+			t.Errorf("%q on %+v: %+v, want detail %q", tc.summary, tc.subject, r.RootCauses, tc.want)
+		}
+	}
+}
+
+// withSubject writes a summary as the report's own status line does (report.Finding.ShortText),
+// for every finding of every golden report whose summary the status line does not shorten.
+func TestWithSubjectAsTheReport(t *testing.T) {
+	golden, _ := filepath.Glob("../../fixtures/sysfs/*/check.golden.json")
+	n := 0
+	for _, g := range golden {
+		b, err := os.ReadFile(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep report.Report
+		if err := json.Unmarshal(b, &rep); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range rep.Findings {
+			if strings.Contains(f.Summary, "; ") {
+				continue
+			}
+			var d findingDoc
+			d.Subject.Kind, d.Subject.Name, d.Subject.Device, d.Summary = f.Subject.Kind, f.Subject.Name, f.Subject.Device, f.Summary
+			if got, want := withSubject(&d), f.ShortText(1<<20); got != want {
+				t.Errorf("%s: %s: %q, the report writes %q", g, f.CheckID, got, want)
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatal("no finding compared")
+	}
+}
