@@ -161,6 +161,9 @@ func (e *Env) KernelLog() (*kmsg.Log, error) {
 		recs, skipped := kmsg.Parse(b)
 		sort.SliceStable(recs, func(i, j int) bool { return recs[i].Seq < recs[j].Seq })
 		e.klog = &kmsg.Log{Records: recs, Skipped: skipped, Source: o.Source, Cite: o.Cite()}
+		if o.Part != nil {
+			e.klog.Partial = o.Part.String()
+		}
 		// Without a boot time the log's times stay relative to boot: nothing is lost but the
 		// wall clock, so a failure to read it is not reported.
 		if bt, err := e.Host.BootTime(); err == nil {
@@ -322,7 +325,15 @@ func runOne(ctx context.Context, env *Env, c Check) (fs []report.Finding) {
 		}
 		return append(out, f)
 	}
+	// A judgement drawn from part of the log says which part: lines older than it were not seen.
+	var partial *kmsg.Log
+	if l := env.klogRead.Load(); c.KernelLog && l != nil && l.Partial != "" {
+		partial = l
+	}
 	for i := range out {
+		if partial != nil && out[i].Severity != report.Skipped {
+			out[i].Evidence = append(out[i].Evidence, report.Ev("kernel log read", partial.Partial, partial.Cite))
+		}
 		if out[i].CheckID == "" {
 			out[i].CheckID = c.ID
 		}
