@@ -34,6 +34,9 @@ func Inputs(paths []string, stdin io.Reader) iter.Seq[Input] {
 		for _, p := range paths {
 			if p == "-" {
 				if !yield(Input{Name: "-", Open: func(ctx context.Context) (io.ReadCloser, error) {
+					if regular(stdin) {
+						return io.NopCloser(stdin), nil // a file redirected to it: never closed here
+					}
 					return interruptible(ctx, io.NopCloser(stdin)), nil
 				}, Once: true}) {
 					return

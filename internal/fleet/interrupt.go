@@ -44,12 +44,20 @@ func openInput(ctx context.Context, p string) (io.ReadCloser, error) {
 // interruptible wraps rc so that a Read blocked in it returns when ctx ends, with the context's
 // cause; a regular file is returned as it is.
 func interruptible(ctx context.Context, rc io.ReadCloser) io.ReadCloser {
-	if f, ok := rc.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-			return f
-		}
+	if regular(rc) {
+		return rc
 	}
 	return &ctxReader{ctx: ctx, rc: rc, done: make(chan readResult, 1)}
+}
+
+// regular reports whether r is a regular file, whose reads end on their own.
+func regular(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // ctxReader reads into its own buffer on another goroutine, so that an abandoned read writes
