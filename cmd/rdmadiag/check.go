@@ -232,7 +232,9 @@ func probeLimits(selected []checks.Check, kind host.Kind, noProbe bool) ([]check
 }
 
 // boundedHostInfo describes the host without outliving the run: after the deadline or a signal
-// the inventory or the facts may be what is blocked, and the report must still be printed.
+// the inventory or the facts may be what is blocked, and the report must still be printed. It
+// waits for what is left of the grace checks.Run began (env.GraceLeft), not for a grace of its
+// own: a run ends within one grace of its deadline.
 func (a *App) boundedHostInfo(ctx context.Context, env *checks.Env, src source) report.HostInfo {
 	ch := make(chan report.HostInfo, 1)
 	go func() { ch <- a.hostInfo(env, src) }()
@@ -241,10 +243,12 @@ func (a *App) boundedHostInfo(ctx context.Context, env *checks.Env, src source) 
 		return hi
 	case <-ctx.Done():
 	}
+	t := time.NewTimer(env.GraceLeft())
+	defer t.Stop()
 	select {
 	case hi := <-ch:
 		return hi
-	case <-time.After(checks.Grace):
+	case <-t.C:
 		return report.HostInfo{Source: string(env.Host.Kind()), Origin: src.snapshot + src.root}
 	}
 }

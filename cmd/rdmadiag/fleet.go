@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"iter"
 	"os"
 	"runtime"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rdmadiag/rdmadiag/internal/fleet"
+	"github.com/rdmadiag/rdmadiag/report"
 )
 
 const fleetExitHelp = `Exit codes:
@@ -21,7 +21,8 @@ const fleetExitHelp = `Exit codes:
       interrupted), a stale or failed report, or drift between hosts of the same card
       (slower ports included); error counter outliers are listed but do not change it
   64  usage error
-  130 interrupted (SIGINT or SIGTERM): stopped between two reports, nothing written`
+  130 interrupted (SIGINT or SIGTERM): reading stops at once, no aggregate is written
+      (--format json writes the error document, exit_code 130)`
 
 // fleetStdin is what "-" reads; tests replace it.
 var fleetStdin io.Reader = os.Stdin
@@ -76,10 +77,11 @@ func (a *App) fleetCmd() *cobra.Command {
 			}
 			agg := fleet.NewAggregator(fo)
 			ctx := cmd.Context()
-			agg.Consume(untilDone(ctx, fleet.Inputs(args, fleetStdin)), workers)
+			agg.Consume(ctx, fleet.Inputs(args, fleetStdin), workers)
 			if ctx.Err() != nil {
 				// A partial aggregate would name hosts as missing that were only not read yet.
-				return fmt.Errorf("fleet: %w: nothing written", context.Cause(ctx))
+				// The code is the process's, so that --format json's error document says it too.
+				return &exitError{code: report.ExitInterrupted, err: fmt.Errorf("fleet: %w: nothing written", context.Cause(ctx))}
 			}
 			r := agg.Result()
 			write := fleet.WriteTable
@@ -106,16 +108,4 @@ func (a *App) fleetCmd() *cobra.Command {
 	fl.IntVar(&names, "names", 20, "hosts named per list (the first by name; counts are always complete); 0 names all")
 	fl.IntVar(&workers, "parallel", runtime.GOMAXPROCS(0), "reports decoded at the same time")
 	return c
-}
-
-// untilDone yields inputs until ctx ends: a signal stops a fleet of thousands of reports
-// between two inputs, not after the last.
-func untilDone(ctx context.Context, inputs iter.Seq[fleet.Input]) iter.Seq[fleet.Input] {
-	return func(yield func(fleet.Input) bool) {
-		for in := range inputs {
-			if ctx.Err() != nil || !yield(in) {
-				return
-			}
-		}
-	}
 }

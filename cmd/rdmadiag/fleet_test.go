@@ -1,14 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rdmadiag/rdmadiag/internal/fleet"
+	"github.com/rdmadiag/rdmadiag/report"
 )
 
 // fleet over every golden: the scenarios are hosts with problems, so it needs attention, and
@@ -83,29 +88,55 @@ func TestFleetUsage(t *testing.T) {
 	}
 }
 
-// A signal stops fleet between two inputs, and nothing is written: a partial aggregate would
-// name every host not read yet as missing.
+// A signal stops fleet and nothing is written: a partial aggregate would name every host not
+// read yet as missing. --format json prints the error document instead, and its exit code is
+// the process's.
 func TestFleetInterrupted(t *testing.T) {
-	out, code := runInterrupted(t, "fleet", "--stale", "0", filepath.Join("..", "..", "fixtures", "sysfs", "healthy", "check.golden.json"))
-	if out != "" || code == 0 {
+	rep := filepath.Join("..", "..", "fixtures", "sysfs", "healthy", "check.golden.json")
+	out, code := runInterrupted(t, "fleet", "--stale", "0", rep)
+	if out != "" || code != report.ExitInterrupted {
 		t.Errorf("interrupted fleet: exit %d, wrote %q", code, out)
 	}
-	n := 0
-	for range untilDone(context.Background(), func(yield func(fleet.Input) bool) {
-		for range 3 {
-			if !yield(fleet.Input{}) {
-				return
-			}
+	out, code = runInterrupted(t, "fleet", "--stale", "0", "--format", "json", rep)
+	var doc report.ErrorDocument
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.ExitCode != code || code != report.ExitInterrupted ||
+		!strings.Contains(doc.Error, "interrupted by SIGINT") {
+		t.Errorf("interrupted fleet --format json: exit %d, document %+v (%v): %q", code, doc, err, out)
+	}
+}
+
+// Every read fleet may block in, standard input from a pipe that stays open and a FIFO no one
+// writes to (whose open(2) itself waits), ends soon after the first signal.
+func TestFleetInterruptedWhileBlocked(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "reports.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	fleetStdin = pr
+	defer func() { fleetStdin = os.Stdin }()
+	for _, in := range []string{"-", fifo} {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		time.AfterFunc(200*time.Millisecond, func() { cancel(&interrupted{sig: "SIGTERM"}) })
+		type result struct {
+			out  string
+			code int
 		}
-	}) {
-		n++
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	for range untilDone(ctx, func(yield func(fleet.Input) bool) { yield(fleet.Input{}) }) {
-		n += 100
-	}
-	if n != 3 {
-		t.Errorf("untilDone yielded %d, want 3 then none once the context ended", n)
+		ch := make(chan result, 1)
+		go func() {
+			var out, errb bytes.Buffer
+			code := testApp(&out, &errb).Execute(ctx, []string{"fleet", "--format", "json", in})
+			ch <- result{out.String(), code}
+		}()
+		select {
+		case r := <-ch:
+			var doc report.ErrorDocument
+			if err := json.Unmarshal([]byte(r.out), &doc); err != nil || r.code != report.ExitInterrupted || doc.ExitCode != r.code {
+				t.Errorf("%s: exit %d, document %q", in, r.code, r.out)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: fleet still reading 10 s after SIGTERM", in)
+		}
 	}
 }

@@ -124,8 +124,11 @@ func (a *App) runInventory(ctx context.Context, f *inventoryFlags) error {
 		errs []string
 	}
 	ch := make(chan result, 1) // buffered: a read still blocked after the deadline may finish later
+	ictx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
 	go func() {
 		env := checks.NewEnv(h, checks.Options{})
+		env.Bind(ictx) // the discovery stops reading at the deadline, not only its answer
 		hi := a.hostInfo(env, f.src)
 		inv := env.Inventory()
 		var errs []string

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,6 +78,32 @@ func TestRootKernelLogFile(t *testing.T) {
 	rr := decode(t, replayed)
 	if code2 != code || findingsOnly(rr) != findingsOnly(r) || rr.Host.KernelLog != "kmsg (recorded from /var/log/kern.log)" {
 		t.Errorf("the recording of the tree judges otherwise (exit %d vs %d, kernel_log %q)", code2, code, rr.Host.KernelLog)
+	}
+}
+
+// A kern.log larger than a read takes is judged by its newest part, and every judgement drawn
+// from it says that only that part was read; it used to make the kernel log unknown.
+func TestRootKernelLogTooLarge(t *testing.T) {
+	root := labRoot(t)
+	var b strings.Builder
+	for i := 0; b.Len() < 20<<20; i++ {
+		fmt.Fprintf(&b, "Nov 30 08:00:00 node17 kernel: [%6d.000000] eth0: an older line of the log, number %d\n", i/100, i)
+	}
+	b.WriteString(kernLog)
+	writeTreeFile(t, filepath.Join(root, "var/log/kern.log"), b.String())
+	out, _, code := run(t, "check", "--root", root, "--format", "json", "--only", "driver.kernel_log")
+	r := decode(t, out)
+	if code != report.ExitCritical {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	for _, f := range r.Findings {
+		said := false
+		for _, e := range f.Evidence {
+			said = said || e.Name == "kernel log read" && strings.HasPrefix(e.Observed, "only the last 8.0 MiB of the 20.0 MiB of /var/log/kern.log were read")
+		}
+		if !said {
+			t.Errorf("%s %s (%s) does not say which part of the log it judged: %+v", f.CheckID, f.Subject.Name, f.Severity, f.Evidence)
+		}
 	}
 }
 

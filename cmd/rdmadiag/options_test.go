@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/report"
@@ -69,6 +71,40 @@ func TestOptionFileErrorsAreUsageErrors(t *testing.T) {
 				t.Errorf("stderr\n%q\nwant\n%q", stderr, want)
 			}
 		})
+	}
+}
+
+// An option file that is a FIFO without a writer, or a device, is a usage error at once: the run
+// used to wait for a writer that never came, before it had checked anything.
+func TestOptionFileMustBeRegular(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "policy.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	for _, tc := range []struct{ flag, file, want string }{
+		{"--policy", fifo, "a named pipe (FIFO)"},
+		{"--matrix", fifo, "a named pipe (FIFO)"},
+		{"--wr-profile", fifo, "a named pipe (FIFO)"},
+		{"--policy", "/dev/zero", "a character device"},
+	} {
+		type result struct {
+			stderr string
+			code   int
+		}
+		ch := make(chan result, 1)
+		go func() {
+			_, stderr, code := run(t, "check", "--snapshot", portDown, tc.flag, tc.file)
+			ch <- result{stderr, code}
+		}()
+		select {
+		case r := <-ch:
+			want := "rdmadiag: " + tc.flag + ": " + tc.file + ": cannot read: " + tc.want + ", not a regular file: give the option file itself\n"
+			if r.code != report.ExitUsage || r.stderr != want {
+				t.Errorf("%s %s: exit %d, stderr %q, want %q", tc.flag, tc.file, r.code, r.stderr, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s %s: no answer after 10 s", tc.flag, tc.file)
+		}
 	}
 }
 

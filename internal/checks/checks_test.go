@@ -258,3 +258,52 @@ func TestBlockedChecksDoNotStarveTheRest(t *testing.T) {
 		}
 	}
 }
+
+// A check that stops its loop at the run's end (CutShort) keeps the findings it made and is
+// reported as cut short; one that returns after the end having judged an inventory whose
+// discovery the end cut short is reported as cut short, saying how much of the inventory was read.
+func TestRunReportsCutShortChecks(t *testing.T) {
+	r := t.TempDir()
+	for _, d := range []string{"rxe0", "rxe1"} {
+		os.MkdirAll(filepath.Join(r, "sys/class/infiniband", d, "ports/1"), 0o755)
+		os.WriteFile(filepath.Join(r, "sys/class/infiniband", d, "node_type"), []byte("1: CA\n"), 0o644)
+	}
+	h, err := host.New(host.Options{Root: r, Kind: host.KindRoot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	summaries := func(fs []report.Finding) string {
+		var got []string
+		for _, f := range fs {
+			got = append(got, f.CheckID+" "+f.Severity.String()+" "+f.Summary)
+		}
+		return strings.Join(got, "\n")
+	}
+	// The inventory read whole; the end comes in the loop over its devices.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	loop := Check{ID: "port.counters", Fault: "port-link", Run: func(ctx context.Context, env *Env) ([]report.Finding, error) {
+		var out []report.Finding
+		for _, d := range env.Inventory().Devices {
+			if ctx.Err() != nil {
+				return out, CutShort(ctx)
+			}
+			out = append(out, report.Finding{Subject: report.Subject{Kind: "device", Name: d.Name}, Severity: report.OK, Summary: "judged " + d.Name})
+			cancel(errors.New("--timeout 1s reached"))
+		}
+		return out, nil
+	}}
+	fs := Run(ctx, NewEnv(h, Options{}), []Check{loop}, 2)
+	if got, want := summaries(fs), "port.counters ok judged rxe0\nport.counters unknown could not check: did not finish: --timeout 1s reached"; got != want {
+		t.Errorf("findings\n%s\nwant\n%s", got, want)
+	}
+	// The end comes before the inventory is read: whatever the check judged of it is not kept.
+	ctx, cancel = context.WithCancelCause(context.Background())
+	cancel(errors.New("--timeout 1s reached"))
+	env := NewEnv(h, Options{})
+	env.Bind(ctx)
+	env.Inventory()
+	fin := judgedWhole(ctx, env, loop, []report.Finding{{Summary: "no device"}})
+	if got, want := summaries(fin), "port.counters unknown could not check: did not finish: --timeout 1s reached; the inventory was cut short: 0 of 2 RDMA devices read"; got != want {
+		t.Errorf("findings\n%s\nwant\n%s", got, want)
+	}
+}

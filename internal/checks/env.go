@@ -77,6 +77,12 @@ type Env struct {
 
 	invOnce sync.Once
 	inv     *inventory.Inventory
+	invRead atomic.Pointer[inventory.Inventory] // inv, once read
+
+	// ctx is the run's context, which Run binds (Bind): the inventory's discovery ends with it.
+	ctx atomic.Pointer[context.Context]
+	// ended is when ctx ended, for GraceLeft.
+	ended atomic.Pointer[time.Time]
 
 	klogOnce sync.Once
 	klog     *kmsg.Log
@@ -141,10 +147,53 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Inventory discovers the RDMA devices once per run and shares the result among checks.
+// Inventory discovers the RDMA devices once per run and shares the result among checks. The
+// discovery ends with the run's context (Bind): a cut short one says so (Inventory.Cut), and Run
+// reports the checks that judged it as cut short too.
 func (e *Env) Inventory() *inventory.Inventory {
-	e.invOnce.Do(func() { e.inv = applySelection(e.Opts.Select, inventory.DiscoverWith(e.Host, e.InventoryOptions)) })
+	e.invOnce.Do(func() {
+		e.inv = applySelection(e.Opts.Select, inventory.DiscoverContext(e.context(), e.Host, e.InventoryOptions))
+		e.invRead.Store(e.inv)
+	})
 	return e.inv
+}
+
+// Bind makes ctx the run's context: the inventory's discovery and the ports' reads end with it,
+// and GraceLeft counts from its end. Run binds its context; a caller that reads the inventory
+// without Run (rdmadiag inventory) binds its own. Only the first binding counts.
+func (e *Env) Bind(ctx context.Context) {
+	if e.ctx.CompareAndSwap(nil, &ctx) {
+		context.AfterFunc(ctx, func() {
+			now := time.Now()
+			e.ended.Store(&now)
+		})
+	}
+}
+
+func (e *Env) context() context.Context {
+	if c := e.ctx.Load(); c != nil {
+		return *c
+	}
+	return context.Background()
+}
+
+// inventoryCut is why the run's inventory is incomplete, nil when it is whole or not read.
+func (e *Env) inventoryCut() error {
+	if inv := e.invRead.Load(); inv != nil {
+		return inv.Cut
+	}
+	return nil
+}
+
+// GraceLeft is how much of Grace is left since the run's context ended (all of it while it has
+// not): what runs after Run (the report's inventory) shares the one grace, so that a run ends
+// within Grace of its deadline, not within one Grace per step.
+func (e *Env) GraceLeft() time.Duration {
+	t := e.ended.Load()
+	if t == nil {
+		return Grace
+	}
+	return max(0, Grace-time.Since(*t))
 }
 
 // Grace is how long Run waits, once the run's context has ended, for checks to return on their
@@ -165,6 +214,9 @@ func (e *Env) KernelLog() (*kmsg.Log, error) {
 		recs, skipped := kmsg.Parse(b)
 		sort.SliceStable(recs, func(i, j int) bool { return recs[i].Seq < recs[j].Seq })
 		e.klog = &kmsg.Log{Records: recs, Skipped: skipped, Source: o.Source, Cite: o.Cite(), Latest: logNow(recs, e.captureTime())}
+		if o.Part != nil {
+			e.klog.Partial = o.Part.String()
+		}
 		// Without a boot time the log's times stay relative to boot: nothing is lost but the
 		// wall clock, so a failure to read it is not reported.
 		if bt, err := e.Host.BootTime(); err == nil {
@@ -202,6 +254,7 @@ func Run(ctx context.Context, env *Env, cs []Check, parallel int) []report.Findi
 	if parallel < 1 {
 		parallel = 1
 	}
+	env.Bind(ctx)
 	type result struct {
 		i   int
 		fs  []report.Finding
@@ -241,7 +294,7 @@ func Run(ctx context.Context, env *Env, cs []Check, parallel int) []report.Findi
 			// A check still running after SlotHold is waiting on the host (a wedged device's
 			// sysfs file, a FIFO): it gives its slot back so that the checks behind it run.
 			fin := make(chan []report.Finding, 1)
-			go func() { fin <- runOne(ctx, env, c) }()
+			go func() { fin <- judgedWhole(ctx, env, c, runOne(ctx, env, c)) }()
 			select {
 			case fs := <-fin:
 				<-sem
@@ -286,10 +339,28 @@ func Run(ctx context.Context, env *Env, cs []Check, parallel int) []report.Findi
 	return env.dropExcluded(all)
 }
 
+// judgedWhole keeps the findings of a check unless it returned after the run's end with the
+// inventory cut short: it may then have judged only the devices read, and says nothing of the
+// others, so it is reported as cut short.
+func judgedWhole(ctx context.Context, env *Env, c Check, fs []report.Finding) []report.Finding {
+	if ctx.Err() != nil && env.inventoryCut() != nil {
+		return []report.Finding{unfinished(ctx, env, c)}
+	}
+	return fs
+}
+
+// CutShort is the error a check returns when it stops its loop over devices or ports because
+// the run ended: Run reports the check as cut short, with the findings it made before.
+func CutShort(ctx context.Context) error { return fmt.Errorf("cut short: %w", context.Cause(ctx)) }
+
 // unfinished is the finding of a check that the run's end cut short: what ended the run, and
-// where the host was still blocked, so that a wedged device or a planted FIFO is named.
+// where the host was still blocked, so that a wedged device or a planted FIFO is named; and the
+// inventory, when its discovery was cut short too.
 func unfinished(ctx context.Context, env *Env, c Check) report.Finding {
 	why := "did not finish: " + context.Cause(ctx).Error()
+	if err := env.inventoryCut(); err != nil {
+		why += "; " + strings.TrimSuffix(err.Error(), ": "+context.Cause(ctx).Error())
+	}
 	var blocked []string
 	if env.Host != nil {
 		for _, op := range env.Host.Pending() {
@@ -316,6 +387,11 @@ func runOne(ctx context.Context, env *Env, c Check) (fs []report.Finding) {
 		}
 	}()
 	out, err := c.Run(ctx, env)
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Cause(ctx)) {
+		// Stopped by the run's end (CutShort): the findings made before stand.
+		out = append(out, unfinished(ctx, env, c))
+		err = nil
+	}
 	if err != nil {
 		f := unknown(c, err, "")
 		if lift := privilegeLimit(env, err); lift != "" {
@@ -326,7 +402,15 @@ func runOne(ctx context.Context, env *Env, c Check) (fs []report.Finding) {
 		}
 		return append(out, f)
 	}
+	// A judgement drawn from part of the log says which part: lines older than it were not seen.
+	var partial *kmsg.Log
+	if l := env.klogRead.Load(); c.KernelLog && l != nil && l.Partial != "" {
+		partial = l
+	}
 	for i := range out {
+		if partial != nil && out[i].Severity != report.Skipped {
+			out[i].Evidence = append(out[i].Evidence, report.Ev("kernel log read", partial.Partial, partial.Cite))
+		}
 		if out[i].CheckID == "" {
 			out[i].CheckID = c.ID
 		}
@@ -382,18 +466,8 @@ func (e *Env) Progressf(format string, a ...any) {
 	}
 }
 
-// captureTime is when the host was looked at: now for a live host, the recording's time for a
-// snapshot; zero for a tree, whose copy time nobody recorded.
-func (e *Env) captureTime() time.Time {
-	m := e.Host.Meta()
-	switch {
-	case m.Kind == host.KindLive:
-		return e.Now()
-	case m.Recorded != nil:
-		return m.Recorded.Time
-	}
-	return time.Time{}
-}
+// captureTime is when the host was looked at (host.CapturedAt).
+func (e *Env) captureTime() time.Time { return e.Host.CapturedAt(e.Now()) }
 
 // logNow is the time the log's wall-clock records are aged against: the capture time when every
 // such record carries a zone (RFC 3339 syslog stamps, journal times) and the capture is not

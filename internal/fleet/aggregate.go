@@ -52,7 +52,7 @@ type Aggregator struct {
 
 type rootAgg struct {
 	worst string
-	hosts *names // detail: "<subject>: <summary>"
+	hosts *names // detail: the summary naming its subject once (withSubject)
 }
 
 type driftKey struct{ attr, group string }
@@ -131,11 +131,7 @@ func (a *Aggregator) add(r hostRecord) {
 		if severityRank[rc.severity] > severityRank[g.worst] {
 			g.worst = rc.severity
 		}
-		subj := rc.subject
-		if subj == "" {
-			subj = rc.key.kind
-		}
-		g.hosts.add(r.host, subj+": "+rc.summary)
+		g.hosts.add(r.host, rc.detail)
 	}
 	if !r.hasInventory && r.errorDoc == "" {
 		a.noInv.add(r.host, r.source)
@@ -398,7 +394,7 @@ type RootCause struct {
 	SubjectKind string `json:"subject_kind"`
 	// Severity is the worst among the hosts.
 	Severity string `json:"severity"`
-	// Hosts names each host with the subject and summary of its finding.
+	// Hosts names each host with the summary of its finding, which names its subject once.
 	Hosts List `json:"hosts"`
 }
 

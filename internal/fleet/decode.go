@@ -44,8 +44,9 @@ type doc struct {
 type findingDoc struct {
 	CheckID string `json:"check_id"`
 	Subject struct {
-		Kind string `json:"kind"`
-		Name string `json:"name"`
+		Kind   string `json:"kind"`
+		Name   string `json:"name"`
+		Device string `json:"device"`
 	} `json:"subject"`
 	Severity    string   `json:"severity"`
 	Summary     string   `json:"summary"`
@@ -125,8 +126,8 @@ type hostRecord struct {
 type rootRecord struct {
 	key      rootKey
 	severity string
-	subject  string
-	summary  string
+	// detail is the finding's summary naming its subject once (withSubject).
+	detail string
 }
 
 // rootKey groups root causes across hosts: the check, its fault row and the kind of subject.
@@ -226,7 +227,7 @@ func (rs *rootSet) add(f *findingDoc) {
 	for j := range rs.list {
 		if r := &rs.list[j]; r.key == k {
 			if sev > severityRank[r.severity] {
-				r.severity, r.subject, r.summary = f.Severity, clean(f.Subject.Name), clean(f.Summary)
+				r.severity, r.detail = f.Severity, withSubject(f)
 			}
 			return
 		}
@@ -235,7 +236,39 @@ func (rs *rootSet) add(f *findingDoc) {
 		rs.dropped++
 		return
 	}
-	rs.list = append(rs.list, rootRecord{key: k, severity: f.Severity, subject: clean(f.Subject.Name), summary: clean(f.Summary)})
+	rs.list = append(rs.list, rootRecord{key: k, severity: f.Severity, detail: withSubject(f)})
+}
+
+// withSubject is the summary of a finding naming its subject once, as the report's own tables
+// and status lines write it (report.Finding.ShortText): as it is when its first word names the
+// subject or its device ("ConnectX-7 15b3:1021: 3 identical cards differ", "rxe0/1 is DOWN"),
+// else preceded by the subject (its kind when it has no name). Most summaries start with their
+// subject, so prefixing it always printed it twice.
+func withSubject(f *findingDoc) string {
+	subject, summary := clean(f.Subject.Name), clean(f.Summary)
+	if subject == "" {
+		subject = clean(f.Subject.Kind)
+	}
+	end := len(summary)
+	for _, sep := range []string{" ", ": ", "("} {
+		if i := strings.Index(summary, sep); i >= 0 && i < end {
+			end = i
+		}
+	}
+	if word := summary[:end]; len(word) >= 2 && (word == clean(f.Subject.Device) || startsWithName(subject, word)) {
+		return summary
+	}
+	return subject + ": " + summary
+}
+
+// startsWithName reports whether s begins with name as a whole word ("mlx5_1" is not a word of
+// "mlx5_10").
+func startsWithName(s, name string) bool {
+	if !strings.HasPrefix(s, name) {
+		return false
+	}
+	rest := s[len(name):]
+	return rest == "" || rest[0] == ' ' || rest[0] == ':' || rest[0] == '('
 }
 
 // Attributes compared between hosts of the same card.

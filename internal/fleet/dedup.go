@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"context"
 	"fmt"
 	"hash/fnv"
 	"hash/maphash"
@@ -150,8 +151,8 @@ func (s *spools) first(inputs func(yield func(Input) bool)) func(yield func(Inpu
 				seen[in.Name]++
 				id := in.Name + "#" + strconv.Itoa(seen[in.Name])
 				open := in.Open
-				in.Open = func() (io.ReadCloser, error) {
-					rc, err := open()
+				in.Open = func(ctx context.Context) (io.ReadCloser, error) {
+					rc, err := open(ctx)
 					if err != nil {
 						return rc, err
 					}
@@ -184,7 +185,7 @@ func (s *spools) again(inputs func(yield func(Input) bool)) func(yield func(Inpu
 			if in.Once {
 				seen[in.Name]++
 				p := s.files[in.Name+"#"+strconv.Itoa(seen[in.Name])]
-				in.Open = func() (io.ReadCloser, error) {
+				in.Open = func(context.Context) (io.ReadCloser, error) {
 					f, err := os.Open(p)
 					if err != nil {
 						return nil, fmt.Errorf("read the copy of %s: %w", in.Name, err)

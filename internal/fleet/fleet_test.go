@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -91,7 +92,7 @@ func run(t testing.TB, o Options, reps ...any) *Result {
 		o.Names = 20
 	}
 	a := NewAggregator(o)
-	a.Consume(memInputs(bs), 2)
+	a.Consume(context.Background(), memInputs(bs), 2)
 	return a.Result()
 }
 
@@ -461,7 +462,7 @@ func TestInputs(t *testing.T) {
 	var failed []string
 	for in := range Inputs([]string{dir, filepath.Join(dir, "missing.json"), "-"}, strings.NewReader("{}")) {
 		got = append(got, strings.TrimPrefix(in.Name, dir))
-		rc, err := in.Open()
+		rc, err := in.Open(context.Background())
 		if err != nil {
 			failed = append(failed, strings.TrimPrefix(in.Name, dir))
 			continue
@@ -487,16 +488,18 @@ func TestNamesAll(t *testing.T) {
 	}
 }
 
-// A report far beyond any host (20,000 kinds of root cause, 20,000 cards with their own
-// firmware) is read in linear time, and the caps it meets are said.
+// A report far beyond any host (20,000 kinds of root cause, 16,000 cards with their own
+// firmware, within the reader's limits) is read in linear time, and the caps it meets are said.
 func TestHostileSizes(t *testing.T) {
 	r := host("big")
 	dev := r.Host.Inventory.Devices[0]
 	r.Host.Inventory.Devices = nil
 	for i := range 20000 {
-		d := dev
-		d.Name, d.FirmwareVersion, d.BoardID = fmt.Sprintf("mlx5_%d", i), fmt.Sprintf("22.%d.1", i), fmt.Sprintf("B%d", i%5000)
-		r.Host.Inventory.Devices = append(r.Host.Inventory.Devices, d)
+		if i < 16000 {
+			d := dev
+			d.Name, d.FirmwareVersion, d.BoardID = fmt.Sprintf("mlx5_%d", i), fmt.Sprintf("22.%d.1", i), fmt.Sprintf("B%d", i%5000)
+			r.Host.Inventory.Devices = append(r.Host.Inventory.Devices, d)
+		}
 		r.Findings = append(r.Findings, report.Finding{CheckID: fmt.Sprintf("port.c%d", i), Layer: "port", Subject: report.Subject{Kind: "port", Name: "p"},
 			Severity: report.Warning, Summary: "s", Fault: "port-link", Ref: fmt.Sprint(i)})
 	}
@@ -534,13 +537,13 @@ func TestDuplicateRewrittenBetweenReadings(t *testing.T) {
 				if reads == 2 && i == 1 {
 					b = second
 				}
-				if !yield(Input{Name: fmt.Sprintf("mem/%d.json", i), Open: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }}) {
+				if !yield(Input{Name: fmt.Sprintf("mem/%d.json", i), Open: func(context.Context) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }}) {
 					return
 				}
 			}
 		}
 		a := NewAggregator(Options{Now: now, Stale: time.Hour, Names: 20})
-		a.Consume(inputs, 2)
+		a.Consume(context.Background(), inputs, 2)
 		r := a.Result()
 		if r.Healthy || r.ExitCode == 0 {
 			t.Errorf("%s: healthy with a critical host", name)
@@ -575,5 +578,63 @@ func TestSpoolWriteErrorDoesNotFailTheReading(t *testing.T) {
 	}
 	if s.err == nil || !strings.Contains(s.err.Error(), "keep a copy of -") {
 		t.Errorf("the failed copy is not remembered: %v", s.err)
+	}
+}
+
+// A root cause's detail names its subject once: a summary that starts with its subject (or its
+// device) is kept as it is, any other is preceded by the subject.
+func TestRootCauseNamesSubjectOnce(t *testing.T) {
+	for _, tc := range []struct {
+		subject report.Subject
+		summary string
+		want    string
+	}{
+		{report.Subject{Kind: "device", Name: "ConnectX-7 15b3:1021", Device: "mlx5_2"}, "ConnectX-7 15b3:1021: 3 identical cards differ: firmware 28.39.1002 on mlx5_2",
+			"ConnectX-7 15b3:1021: 3 identical cards differ: firmware 28.39.1002 on mlx5_2"},
+		{report.Subject{Kind: "port", Name: "mlx5_0/1"}, "mlx5_0/1 is DOWN", "mlx5_0/1 is DOWN"},
+		{report.Subject{Kind: "qp", Name: "rxe0/1 pid 120 (labqp) ERR", Device: "rxe0"}, "rxe0: 3 QP(s) in ERR", "rxe0: 3 QP(s) in ERR"},
+		{report.Subject{Kind: "port", Name: "mlx5_10/1"}, "mlx5_1 shares a slot", "mlx5_10/1: mlx5_1 shares a slot"},
+		{report.Subject{Kind: "port", Name: "mlx5_0/1"}, "link is down", "mlx5_0/1: link is down"},
+		{report.Subject{Kind: "host"}, "kernel taint", "host: kernel taint"},
+	} {
+		r := run(t, Options{}, host("a", func(r *report.Report) {
+			r.Summary.Verdict = "warning"
+			r.Findings = append(r.Findings, report.Finding{CheckID: "firmware.consistency", Subject: tc.subject, Severity: report.Warning,
+				Summary: tc.summary, Fault: "fw-drift"})
+		}))
+		if len(r.RootCauses) != 1 || r.RootCauses[0].Hosts.Names[0].Detail != tc.want {
+			t.Errorf("%q on %+v: %+v, want detail %q", tc.summary, tc.subject, r.RootCauses, tc.want)
+		}
+	}
+}
+
+// withSubject writes a summary as the report's own status line does (report.Finding.ShortText),
+// for every finding of every golden report whose summary the status line does not shorten.
+func TestWithSubjectAsTheReport(t *testing.T) {
+	golden, _ := filepath.Glob("../../fixtures/sysfs/*/check.golden.json")
+	n := 0
+	for _, g := range golden {
+		b, err := os.ReadFile(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep report.Report
+		if err := json.Unmarshal(b, &rep); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range rep.Findings {
+			if strings.Contains(f.Summary, "; ") {
+				continue
+			}
+			var d findingDoc
+			d.Subject.Kind, d.Subject.Name, d.Subject.Device, d.Summary = f.Subject.Kind, f.Subject.Name, f.Subject.Device, f.Summary
+			if got, want := withSubject(&d), f.ShortText(1<<20); got != want {
+				t.Errorf("%s: %s: %q, the report writes %q", g, f.CheckID, got, want)
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatal("no finding compared")
 	}
 }

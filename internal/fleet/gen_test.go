@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -74,7 +75,7 @@ func (g generator) inputs(n int) iter.Seq[Input] {
 	return func(yield func(Input) bool) {
 		for i := range n {
 			name := fmt.Sprintf("gen/node-%05d.json", i)
-			if !yield(Input{Name: name, Open: func() (io.ReadCloser, error) {
+			if !yield(Input{Name: name, Open: func(context.Context) (io.ReadCloser, error) {
 				return io.NopCloser(bytes.NewReader(g.report(i))), nil
 			}}) {
 				return

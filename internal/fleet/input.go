@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +16,8 @@ import (
 // Input is one source of reports: a file (one report, or several concatenated) or stdin.
 type Input struct {
 	Name string
-	Open func() (io.ReadCloser, error)
+	// Open opens the input; a read of what it returns ends when ctx ends.
+	Open func(ctx context.Context) (io.ReadCloser, error)
 	// Once marks an input that can be read only once (standard input): Consume keeps a copy of
 	// it for a second reading.
 	Once bool
@@ -25,12 +27,18 @@ type Input struct {
 // recursively for *.json (symbolic links to directories are not followed, so a loop cannot
 // trap the walk), and "-" for stdin. A path that cannot be read yields an input whose Open
 // fails, so that it is reported as failed rather than forgotten. The walk reads directories in
-// batches and keeps no list of what it found.
+// batches and keeps no list of what it found. Opening a FIFO and reading stdin or a FIFO end when
+// the context given to Open ends (interrupt.go).
 func Inputs(paths []string, stdin io.Reader) iter.Seq[Input] {
 	return func(yield func(Input) bool) {
 		for _, p := range paths {
 			if p == "-" {
-				if !yield(Input{Name: "-", Open: func() (io.ReadCloser, error) { return io.NopCloser(stdin), nil }, Once: true}) {
+				if !yield(Input{Name: "-", Open: func(ctx context.Context) (io.ReadCloser, error) {
+					if regular(stdin) {
+						return io.NopCloser(stdin), nil // a file redirected to it: never closed here
+					}
+					return interruptible(ctx, io.NopCloser(stdin)), nil
+				}, Once: true}) {
 					return
 				}
 				continue
@@ -50,11 +58,11 @@ func Inputs(paths []string, stdin io.Reader) iter.Seq[Input] {
 }
 
 func fileInput(p string, statErr error) Input {
-	return Input{Name: p, Open: func() (io.ReadCloser, error) {
+	return Input{Name: p, Open: func(ctx context.Context) (io.ReadCloser, error) {
 		if statErr != nil {
 			return nil, statErr
 		}
-		return os.Open(p)
+		return openInput(ctx, p)
 	}}
 }
 
@@ -101,11 +109,14 @@ func walk(dir string, yield func(Input) bool) bool {
 // report (by tool.started). When a host has several reports, the inputs are read a second time
 // (standard input from a copy kept during the first reading) and the older ones are left out,
 // and named (Result.Duplicates). inputs must yield the same inputs each time it is iterated.
-func (a *Aggregator) Consume(inputs iter.Seq[Input], workers int) {
+// When ctx ends (a signal) Consume stops taking inputs, the reads in progress end with the
+// context's cause, and it returns soon after: the aggregate is then partial, and the caller
+// must not present it as the fleet's.
+func (a *Aggregator) Consume(ctx context.Context, inputs iter.Seq[Input], workers int) {
 	idx := newHostIndex()
 	var sp spools
 	defer sp.remove()
-	a.consume(sp.first(inputs), workers, func(r hostRecord) {
+	a.consume(ctx, sp.first(inputs), workers, func(r hostRecord) {
 		idx.note(&r)
 		a.add(r)
 	})
@@ -113,7 +124,7 @@ func (a *Aggregator) Consume(inputs iter.Seq[Input], workers int) {
 		a.untimedNote = fmt.Sprintf("%d host(s) have more than one report without tool.started: each of those reports is counted, "+
 			"since which is newest cannot be told", idx.untimed)
 	}
-	if idx.repeated == 0 {
+	if idx.repeated == 0 || ctx.Err() != nil {
 		return
 	}
 	if sp.err != nil {
@@ -123,7 +134,7 @@ func (a *Aggregator) Consume(inputs iter.Seq[Input], workers int) {
 	untimed := a.untimedNote
 	*a = *NewAggregator(a.o)
 	a.untimedNote = untimed
-	a.consume(sp.again(inputs), workers, func(r hostRecord) {
+	a.consume(ctx, sp.again(inputs), workers, func(r hostRecord) {
 		if why := idx.older(&r); why != "" {
 			a.reports++
 			a.dups.add(r.host, why)
@@ -137,8 +148,9 @@ func (a *Aggregator) Consume(inputs iter.Seq[Input], workers int) {
 }
 
 // consume reads every input with workers decoding in parallel and hands each host record to
-// use from this goroutine. At most workers reports are held decoded at a time.
-func (a *Aggregator) consume(inputs iter.Seq[Input], workers int, use func(hostRecord)) {
+// use from this goroutine. At most workers reports are held decoded at a time. No input is
+// taken once ctx has ended.
+func (a *Aggregator) consume(ctx context.Context, inputs iter.Seq[Input], workers int, use func(hostRecord)) {
 	if workers < 1 {
 		workers = 1
 	}
@@ -150,7 +162,7 @@ func (a *Aggregator) consume(inputs iter.Seq[Input], workers int, use func(hostR
 			var f framer
 			emit := func(r hostRecord) { out <- r }
 			for inp := range in {
-				rc, err := inp.Open()
+				rc, err := inp.Open(ctx)
 				if err != nil {
 					emit(hostRecord{host: clean(inp.Name), source: clean(inp.Name), failed: unreadable(err)})
 					continue
@@ -162,6 +174,9 @@ func (a *Aggregator) consume(inputs iter.Seq[Input], workers int, use func(hostR
 	}
 	go func() {
 		for inp := range inputs {
+			if ctx.Err() != nil {
+				break
+			}
 			in <- inp
 		}
 		close(in)

@@ -28,6 +28,53 @@ const maxDepth = 10000
 type parser struct {
 	b []byte
 	i int
+	// lim bounds what one report may make the parser decode; devices, ports and counters count
+	// what it decoded so far.
+	lim                      limits
+	devices, ports, counters int
+}
+
+// limits bound every field the reader decodes, so that a hostile or broken report (a string of
+// 60 MB, a million devices) costs fleet no more than the report's bytes (maxReport) and is a
+// failed report saying which limit: a report is a few hundred strings of at most a few hundred
+// bytes, up to a few dozen devices with a few ports each, and seven PMA error counters a port.
+type limits struct {
+	str      int // bytes of one decoded string or member name, as written
+	number   int // bytes of one number
+	devices  int // host.inventory.devices of one report
+	ports    int // ports of one report, all its devices together
+	counters int // error counters of one report, all its ports together
+}
+
+// The counts leave room for a host with every SR-IOV function an RDMA device (16 cards of 1,000
+// VFs) and then some; a report beyond them is a generator's or an attacker's.
+var defaultLimits = limits{str: 16 << 10, number: 64, devices: 16384, ports: 32768, counters: 8 * 32768}
+
+// limitError is a report over one of the limits; field is the member path to it, filled in as
+// the error returns through the objects that hold it (object).
+type limitError struct {
+	at    int
+	field string
+	msg   string
+}
+
+func (e *limitError) Error() string {
+	if e.field == "" {
+		return fmt.Sprintf("offset %d: %s", e.at, e.msg)
+	}
+	return fmt.Sprintf("%s at offset %d: %s", e.field, e.at, e.msg)
+}
+
+func (p *parser) overLimit(at int, format string, a ...any) error {
+	return &limitError{at: at, msg: fmt.Sprintf(format, a...)}
+}
+
+// longString refuses a string of n bytes (as written) that starts at offset at.
+func (p *parser) longString(at, n int) error {
+	if n <= p.lim.str {
+		return nil
+	}
+	return p.overLimit(at, "a string of %d bytes, more than the %d fleet reads in one field", n, p.lim.str)
 }
 
 // errorf reports a syntax error at p.i; at the end of the input the input is short instead
@@ -184,6 +231,9 @@ func (p *parser) unquote() (string, error) {
 	if err := p.skipString(); err != nil {
 		return "", err
 	}
+	if err := p.longString(start, p.i-start); err != nil {
+		return "", err
+	}
 	s := p.b[start+1 : p.i-1]
 	simple := true
 	for _, c := range s {
@@ -245,6 +295,10 @@ func (p *parser) number(want string) ([]byte, error) {
 	tok, err := p.token()
 	if err != nil {
 		return nil, err
+	}
+	if len(tok) > p.lim.number {
+		// Not quoted into the message: the token may be megabytes long.
+		return nil, p.overLimit(at, "a number of %d bytes, more than the %d fleet reads", len(tok), p.lim.number)
 	}
 	if !validNumber(tok) {
 		return nil, fmt.Errorf("offset %d: %q is not a JSON number", at, tok)
@@ -341,7 +395,20 @@ func (p *parser) floatPtr(dst **float64) error {
 // the value. null is no object and leaves the destination as it is.
 func (p *parser) object(member func(name []byte) error) error {
 	var buf [32]byte
-	return p.members(func(key []byte) error { return member(fold(key, buf[:0])) })
+	return p.members(func(key []byte) error {
+		err := member(fold(key, buf[:0]))
+		if le, ok := err.(*limitError); ok {
+			le.field = joinField(string(key), le.field)
+		}
+		return err
+	})
+}
+
+func joinField(outer, inner string) string {
+	if inner == "" {
+		return outer
+	}
+	return outer + "." + inner
 }
 
 // members calls member for each member with its name as written (unescaped).
@@ -394,6 +461,9 @@ func (p *parser) key() ([]byte, error) {
 		c := p.b[i]
 		if c == '"' {
 			p.i = i + 1
+			if err := p.longString(start, p.i-start); err != nil {
+				return nil, err
+			}
 			return p.b[start+1 : i], nil
 		}
 		if c == '\\' || c >= utf8.RuneSelf || c < 0x20 {
@@ -401,6 +471,9 @@ func (p *parser) key() ([]byte, error) {
 		}
 	}
 	if err := p.skipString(); err != nil {
+		return nil, err
+	}
+	if err := p.longString(start, p.i-start); err != nil {
 		return nil, err
 	}
 	var s string
@@ -498,7 +571,7 @@ func array[T any](p *parser, s *[]T, elem func(*T) error) error {
 
 // parseDoc decodes one report value (b holds exactly it, and white space) into d.
 func parseDoc(b []byte, d *doc) error {
-	p := &parser{b: b}
+	p := &parser{b: b, lim: defaultLimits}
 	if err := p.document(d); err != nil {
 		return err
 	}
@@ -597,8 +670,12 @@ func (p *parser) time(dst **time.Time) error {
 		*dst = nil
 		return nil
 	}
+	at := p.i
 	raw, err := p.raw()
 	if err != nil {
+		return err
+	}
+	if err := p.longString(at, len(raw)); err != nil {
 		return err
 	}
 	if *dst == nil {
@@ -620,6 +697,9 @@ func (p *parser) rawStr(dst *[]byte) error {
 	if err := p.skipString(); err != nil {
 		return err
 	}
+	if err := p.longString(start, p.i-start); err != nil {
+		return err
+	}
 	*dst = p.b[start:p.i]
 	return nil
 }
@@ -629,7 +709,7 @@ func decodeRaw(raw []byte) (string, error) {
 	if raw == nil {
 		return "", nil
 	}
-	p := parser{b: raw}
+	p := parser{b: raw, lim: defaultLimits}
 	return p.unquote()
 }
 
@@ -649,7 +729,7 @@ func rawIs(raw []byte, s string) bool {
 // finding reads one finding and keeps it in d.roots when it is a root cause: a problem that
 // no other finding explains (report.summarize), one per key with the worst severity.
 func (p *parser) finding(d *doc) error {
-	var checkID, kind, name, severity, summary, fault []byte
+	var checkID, kind, name, device, severity, summary, fault []byte
 	var explained nonEmpty
 	err := p.object(func(k []byte) error {
 		switch string(k) {
@@ -662,6 +742,8 @@ func (p *parser) finding(d *doc) error {
 					return p.rawStr(&kind)
 				case "name":
 					return p.rawStr(&name)
+				case "device":
+					return p.rawStr(&device)
 				}
 				return p.skip()
 			})
@@ -697,7 +779,7 @@ func (p *parser) finding(d *doc) error {
 	for _, x := range []struct {
 		raw []byte
 		dst *string
-	}{{checkID, &f.CheckID}, {kind, &f.Subject.Kind}, {name, &f.Subject.Name}, {summary, &f.Summary}, {fault, &f.Fault}} {
+	}{{checkID, &f.CheckID}, {kind, &f.Subject.Kind}, {name, &f.Subject.Name}, {device, &f.Subject.Device}, {summary, &f.Summary}, {fault, &f.Fault}} {
 		v, err := decodeRaw(x.raw)
 		if err != nil {
 			return err
@@ -718,6 +800,9 @@ func (p *parser) inventory(inv *invDoc) error {
 }
 
 func (p *parser) device(d *invDevice) error {
+	if p.devices++; p.devices > p.lim.devices {
+		return p.overLimit(p.i, "more than %d devices", p.lim.devices)
+	}
 	return p.object(func(k []byte) error {
 		switch string(k) {
 		case "name":
@@ -744,6 +829,9 @@ func (p *parser) device(d *invDevice) error {
 }
 
 func (p *parser) port(pt *invPort) error {
+	if p.ports++; p.ports > p.lim.ports {
+		return p.overLimit(p.i, "more than %d ports in all", p.lim.ports)
+	}
 	return p.object(func(k []byte) error {
 		switch string(k) {
 		case "port":
@@ -768,6 +856,9 @@ func (p *parser) port(pt *invPort) error {
 				pt.ErrorCounters = map[string]uint64{}
 			}
 			return p.members(func(k []byte) error {
+				if p.counters++; p.counters > p.lim.counters {
+					return p.overLimit(p.i, "more than %d error counters in all", p.lim.counters)
+				}
 				v, err := p.uintValue()
 				if err != nil {
 					return err

@@ -3,6 +3,7 @@ package fleet
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -105,7 +106,8 @@ func addSeeds(f *testing.F) {
 		`{"schema_version":"1.2","tool":{"started":"2026-13-02T03:04:05Z"}}`,
 		`{"schema_version":"1.2","findings":[{"evidence":[{"observed":"\"}]"}]}]}`,
 		`{"schema_version":"1.3","tool":{"name":"rdmadiag"},"error":"open snapshot: EOF","exit_code":3}`,
-		`null`, `[]`, `{"a":1}{"b":2}`, `{"schema_version":"1.2"`, `{"s\u212ahema":1}`,
+		`null`, `[]`, `{"a":1}{"b":2}`, "not json at all", `{"a":1} trailing`,
+		`{"schema_version":"1.2","host":{"hostname":"a-very-long-name","inventory":{"devices":[{"ports":[{"port":123456,"error_counters":{"a":1,"b":2,"c":3}},{},{}]},{},{}]}}}`, `{"schema_version":"1.2"`, `{"s\u212ahema":1}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -118,7 +120,8 @@ func FuzzParse(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ours, std, oursErr, stdErr := parseBoth(b)
-		if stdErr == nil && !duplicateNames(b) {
+		var le *limitError
+		if stdErr == nil && !duplicateNames(b) && !errors.As(oursErr, &le) {
 			if oursErr != nil {
 				t.Fatalf("encoding/json reads %q, parseDoc fails: %v", b, oursErr)
 			}
@@ -138,7 +141,55 @@ func FuzzParse(f *testing.F) {
 		if !reflect.DeepEqual(whole, pieces) {
 			t.Fatalf("%q: read whole %+v, in pieces %+v", b, whole, pieces)
 		}
+		// Under tiny limits too (every field of a small input can then be over one).
+		whole, pieces = nil, nil
+		tight := framer{lim: tinyLimits}
+		tight.decodeStream("in", bytes.NewReader(b), func(r hostRecord) { whole = append(whole, normal(r)) })
+		tight = framer{lim: tinyLimits, initial: 3}
+		tight.decodeStream("in", oneByte{bytes.NewReader(b)}, func(r hostRecord) { pieces = append(pieces, normal(r)) })
+		if len(whole) == 0 || !reflect.DeepEqual(whole, pieces) {
+			t.Fatalf("%q under tiny limits: read whole %+v, in pieces %+v", b, whole, pieces)
+		}
 	})
+}
+
+var tinyLimits = limits{str: 16, number: 4, devices: 2, ports: 2, counters: 2}
+
+// Every field the reader decodes is bounded: a report over a limit is one failed report that
+// names the field and the limit, and the reports beside it are read.
+func TestLimits(t *testing.T) {
+	ok := `{"schema_version":"1.2","host":{"hostname":"ok"},"summary":{"verdict":"healthy"}}`
+	dev := `{"name":"d","ports":[{"port":1,"error_counters":{"a":1}}]}`
+	for _, tc := range []struct{ in, want string }{
+		{`{"schema_version":"1.2","host":{"hostname":"a-very-long-name"}}`, "host.hostname at offset 43: a string of 18 bytes, more than the 16 fleet reads in one field"},
+		{`{"schema_version":"1.2","findings":[{"severity":"critical","summary":"a summary far too long"}]}`, "findings.summary at offset"},
+		{`{"schema_version":"1.2","findings":[{"severity":"ok","check_id":"also far too long"}]}`, "findings.check_id at offset"},
+		{`{"schema_version":"1.2","tool":{"started":"2026-01-02T03:04:05Z"}}`, "tool.started at offset"},
+		{`{"schema_version":"1.2","a-very-long-member":1}`, "over fleet's limits, not read: offset 24: a string of 20 bytes"},
+		{`{"schema_version":"1.2","host":{"inventory":{"devices":[{"ports":[{"port":123456}]}]}}}`, "host.inventory.devices.ports.port at offset 74: a number of 6 bytes, more than the 4"},
+		{`{"schema_version":"1.2","host":{"inventory":{"devices":[` + dev + `,` + dev + `,` + dev + `]}}}`, "host.inventory.devices at offset 174: more than 2 devices"},
+		{`{"schema_version":"1.2","host":{"inventory":{"devices":[{"ports":[{},{},{}]}]}}}`, "host.inventory.devices.ports at offset 72: more than 2 ports in all"},
+		{`{"schema_version":"1.2","host":{"inventory":{"devices":[{"ports":[{"error_counters":{"a":1,"b":2,"c":3}}]}]}}}`,
+			"host.inventory.devices.ports.error_counters at offset 101: more than 2 error counters in all"},
+	} {
+		var got []hostRecord
+		fr := framer{lim: tinyLimits}
+		fr.decodeStream("in", strings.NewReader(ok+tc.in+ok), func(r hostRecord) { got = append(got, r) })
+		if len(got) != 3 || got[0].failed != "" || got[2].failed != "" || !strings.HasPrefix(got[1].failed, "over fleet's limits, not read: ") ||
+			!strings.Contains(got[1].failed, tc.want) {
+			t.Errorf("%s: %+v, want the second failed with %q", tc.in, got, tc.want)
+		}
+	}
+	// At the default limits: a 60 MB summary in one report of a stream.
+	huge := `{"schema_version":"1.2","host":{"hostname":"h"},"summary":{"verdict":"critical"},"findings":[{"check_id":"port.state",` +
+		`"severity":"critical","subject":{"kind":"port","name":"p"},"summary":"` + strings.Repeat("x", 60<<20) + `"}]}`
+	var got []hostRecord
+	var fr framer
+	fr.decodeStream("-", strings.NewReader(ok+huge+ok), func(r hostRecord) { got = append(got, r) })
+	if len(got) != 3 || got[0].failed != "" || got[2].failed != "" ||
+		!strings.Contains(got[1].failed, "findings.summary at offset 187: a string of 62914562 bytes, more than the 16384 fleet reads in one field") {
+		t.Errorf("a 60 MB summary: %.500v", got)
+	}
 }
 
 func TestParseMatchesEncodingJSON(t *testing.T) {
@@ -213,6 +264,34 @@ func TestStream(t *testing.T) {
 	fr.decodeStream("e.json", strings.NewReader(" \n"), func(r hostRecord) { got = append(got, r) })
 	if len(got) != 1 || !strings.Contains(got[0].failed, "empty") {
 		t.Fatalf("%+v", got)
+	}
+}
+
+// A file that is not JSON, or whose values are not objects, is one failed report with one
+// reason, not one per word or number of it.
+func TestStreamNotJSON(t *testing.T) {
+	rep := `{"schema_version":"1.2","host":{"hostname":"a"},"summary":{"verdict":"healthy"}}`
+	for _, tc := range []struct {
+		in   string
+		want []string // the failures, in order ("" for a report read)
+	}{
+		{"this is not json at all\n", []string{`at byte 0: not a report: a report is a JSON object, and this begins with 't'`}},
+		{"42 is the answer", []string{`begins with '4'`}},
+		{"  [1, 2] [3]", []string{`at byte 2: not a report`}},
+		{rep + "\ntrailing words", []string{"", `at byte 81: not a report: a report is a JSON object, and this begins with 't' (the rest of the stream is not read)`}},
+	} {
+		var got []hostRecord
+		var fr framer
+		fr.decodeStream("g.json", strings.NewReader(tc.in), func(r hostRecord) { got = append(got, r) })
+		if len(got) != len(tc.want) {
+			t.Errorf("%q: %d record(s), want %d: %+v", tc.in, len(got), len(tc.want), got)
+			continue
+		}
+		for i, w := range tc.want {
+			if w == "" && got[i].failed != "" || !strings.Contains(got[i].failed, w) {
+				t.Errorf("%q: record %d failed %q, want %q", tc.in, i, got[i].failed, w)
+			}
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -38,7 +39,7 @@ func TestPlantedDrift2000(t *testing.T) {
 	t.Logf("2000 reports, %.1f MB", float64(size)/1e6)
 
 	a := NewAggregator(Options{Now: genNow, Stale: 3600e9, Names: 20})
-	a.Consume(Inputs([]string{dir}, nil), 2)
+	a.Consume(context.Background(), Inputs([]string{dir}, nil), 2)
 	r := a.Result()
 
 	if r.Reports != 2000 || len(r.Verdicts) != 1 || r.Verdicts[0].Verdict != "healthy" || r.Verdicts[0].Count != 2000 {
@@ -79,7 +80,7 @@ func TestMemoryBounded(t *testing.T) {
 	g := generator{tmpl: trimmed(loadTemplate(t)), plant: varied}
 	heap := func(n int) uint64 {
 		a := NewAggregator(Options{Now: genNow, Stale: 3600e9, Names: 20})
-		a.Consume(g.inputs(n), 2)
+		a.Consume(context.Background(), g.inputs(n), 2)
 		r := a.Result()
 		if r.Reports != n {
 			t.Fatalf("read %d of %d", r.Reports, n)
@@ -144,7 +145,7 @@ func BenchmarkFleet2000(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		a := NewAggregator(Options{Now: genNow, Stale: 3600e9, Names: 20})
-		a.Consume(memInputs(reps), runtime.GOMAXPROCS(0))
+		a.Consume(context.Background(), memInputs(reps), runtime.GOMAXPROCS(0))
 		if r := a.Result(); len(r.Drift) != 1 {
 			b.Fatalf("drift %+v", r.Drift)
 		}
@@ -174,7 +175,7 @@ func BenchmarkFleet20000(b *testing.B) {
 			}
 		}()
 		a := NewAggregator(Options{Now: genNow, Stale: 3600e9, Names: 20})
-		a.Consume(g.inputs(20000), runtime.GOMAXPROCS(0))
+		a.Consume(context.Background(), g.inputs(20000), runtime.GOMAXPROCS(0))
 		close(done)
 		peak := <-peakc
 		a.Result()
@@ -191,7 +192,7 @@ func BenchmarkFleet20000(b *testing.B) {
 func memInputs(reps [][]byte) iter.Seq[Input] {
 	return func(yield func(Input) bool) {
 		for i, b := range reps {
-			if !yield(Input{Name: fmt.Sprintf("mem/%d.json", i), Open: func() (io.ReadCloser, error) {
+			if !yield(Input{Name: fmt.Sprintf("mem/%d.json", i), Open: func(context.Context) (io.ReadCloser, error) {
 				return io.NopCloser(bytes.NewReader(b)), nil
 			}}) {
 				return

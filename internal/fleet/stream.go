@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf8"
 )
 
 // maxReport bounds one report: a host with 100k QPs writes a few MB; anything far larger is
@@ -22,6 +23,8 @@ type framer struct {
 	off        int64 // stream offset of buf[start]
 	eof        bool
 	limit      int
+	// lim bounds the fields of each report (defaultLimits when zero; tests make them tiny).
+	lim limits
 	// initial is the first size of buf (256 KiB; tests make it tiny to move the ends of
 	// reads across every byte of a report).
 	initial int
@@ -35,13 +38,17 @@ func (f *framer) reset(r io.Reader) {
 	if f.initial == 0 {
 		f.initial = 256 << 10
 	}
+	if f.lim == (limits{}) {
+		f.lim = defaultLimits
+	}
 }
 
 // next decodes the next report of the stream into d and returns its offset; io.EOF at the end.
 // A report is decoded where it lies in the buffer, in one pass; only when it does not decode is
 // it framed (its end found without decoding) so that the stream can go on after it, and the
 // decoding error is then returned as bad. A value that cannot be framed (brackets that do not
-// match, an unterminated string) ends the stream: nothing after it can be found.
+// match, an unterminated string), or that is not an object, ends the stream: nothing after it
+// can be found, or nothing after it is a report.
 func (f *framer) next(d *doc) (off int64, bad, err error) {
 	for {
 		p := parser{b: f.buf[f.start:f.end]}
@@ -57,7 +64,12 @@ func (f *framer) next(d *doc) (off int64, bad, err error) {
 			}
 			continue
 		}
-		p = parser{b: f.buf[f.start:f.end]}
+		if c := f.buf[f.start]; c != '{' {
+			// A stream of reports holds objects only: anything else (a text file, a log) is not
+			// one, and framing its words or lines would count each as a failed report.
+			return f.off, nil, fmt.Errorf("at byte %d: not a report: a report is a JSON object, and this begins with %q", f.off, c)
+		}
+		p = parser{b: f.buf[f.start:f.end], lim: f.lim}
 		*d = doc{}
 		perr := p.document(d)
 		if perr == nil {
@@ -153,17 +165,35 @@ func (f *framer) decodeStream(name string, r io.Reader, emit func(hostRecord)) {
 			if i > 1 {
 				err = fmt.Errorf("%w (the rest of the stream is not read)", err)
 			}
-			emit(hostRecord{host: clean(n), source: clean(n), failed: clean(err.Error())})
+			emit(hostRecord{host: clean(n), source: clean(n), failed: clean(shorten(err.Error()))})
 			return
 		}
 		if bad != nil {
 			msg := "not a report: " + bad.Error()
+			if _, ok := bad.(*limitError); ok {
+				msg = "over fleet's limits, not read: " + bad.Error()
+			}
 			if off > 0 {
 				msg += fmt.Sprintf(" (in the report at byte %d)", off)
 			}
-			emit(hostRecord{host: clean(n), source: clean(n), failed: clean(msg)})
+			emit(hostRecord{host: clean(n), source: clean(n), failed: clean(shorten(msg))})
 			continue
 		}
 		emit(reduce(&d, n))
 	}
+}
+
+// maxReason bounds the reason a report failed: it may quote the report (a time that does not
+// parse), and a reason is one line in a list.
+const maxReason = 1024
+
+func shorten(s string) string {
+	if len(s) <= maxReason {
+		return s
+	}
+	cut := maxReason
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }

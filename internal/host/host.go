@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/rdmadiag/rdmadiag/internal/netlinkraw"
+	"time"
 
 	"io/fs"
 	"os"
@@ -186,6 +187,18 @@ func (h *Host) Kind() Kind { return h.kind }
 // a snapshot or tree holds one reading. Checks that judge growth over --interval ask this
 // through checks.Env.SecondReading.
 func (h *Host) Repeatable() bool { return h.kind == KindLive }
+
+// CapturedAt is when the host's state was taken: now for a live host, the recording's time for a
+// snapshot; zero for a --root tree, whose copy time nobody recorded.
+func (h *Host) CapturedAt(now time.Time) time.Time {
+	switch {
+	case h.kind == KindLive:
+		return now
+	case h.meta.Recorded != nil:
+		return h.meta.Recorded.Time
+	}
+	return time.Time{}
+}
 
 // AskingMayLoadModules says whether a question can change the host: on a live kernel that loads
 // modules, opening an RDMA netlink socket makes it load ib_core (MODULE_ALIAS_NET_PF_PROTO in

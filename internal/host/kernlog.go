@@ -1,8 +1,10 @@
 package host
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"strings"
 	"syscall"
@@ -46,7 +48,25 @@ type LogOrigin struct {
 	Path string
 	// Source names it in the report: "/dev/kmsg", "kmsg (recorded)", "/var/log/kern.log".
 	Source string
+	// Part is set when only the newest part of a log file too large to read whole was read.
+	Part *LogPart
 }
+
+// LogPart is the newest part of a log file that was read: its last Read bytes of Size, from the
+// first whole line on.
+type LogPart struct {
+	Path       string
+	Read, Size int64
+}
+
+// String says what was read, for a finding: "only the last 8.0 MiB of the 20.0 MiB of
+// /var/log/kern.log were read (...); older lines are not judged".
+func (p *LogPart) String() string {
+	return fmt.Sprintf("only the last %s of the %s of %s were read (the file is larger than the %s a read takes); older lines are not judged",
+		mib(p.Read), mib(p.Size), p.Path, mib(MaxFileSize))
+}
+
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 // Cite is the evidence source of a line quoted from the log: "kmsg" for records the kernel gave
 // through /dev/kmsg (live or recorded), else the file they were read from.
@@ -268,8 +288,9 @@ func (h *Host) snapshotWithoutLog(err error, o LogOrigin) error {
 }
 
 // treeKernelLog reads a plain root tree's kernel log from the first of TreeKernelLogs that holds
-// a kernel message, through the host's confined, size-limited reads, and converts it to
-// /dev/kmsg records. A file that exists but cannot be read is passed over for the next; when
+// a kernel message, through the host's confined reads, and converts it to /dev/kmsg records. Of
+// a file larger than MaxFileSize the newest part is read (readTail): a busy host's kern.log
+// passes 8 MiB within days, and its newest lines are the ones that matter. A file that exists but cannot be read is passed over for the next; when
 // none can be read, the first error says why.
 func (h *Host) treeKernelLog() ([]byte, LogOrigin, error) {
 	var firstErr error
@@ -280,11 +301,11 @@ func (h *Host) treeKernelLog() ([]byte, LogOrigin, error) {
 	var tried []string
 	for _, c := range TreeKernelLogs {
 		tried = append(tried, strings.TrimPrefix(c.Path, "/"))
-		b, err := h.ReadFile(c.Path)
+		b, part, err := h.readTail(c.Path, MaxFileSize)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		o := LogOrigin{Path: c.Path, Source: c.Path}
+		o := LogOrigin{Path: c.Path, Source: c.Path, Part: part}
 		if err != nil {
 			if firstErr == nil {
 				firstErr = err
@@ -314,4 +335,55 @@ func (h *Host) treeKernelLog() ([]byte, LogOrigin, error) {
 	return nil, LogOrigin{}, &LogUnavailable{Limit: LogLimitSource, Source: "the tree's log files", Err: ErrNotRecorded,
 		Reason: "the tree holds no kernel log (looked for " + strings.Join(tried, ", ") + ")",
 		Lift:   "copy the host's kernel log into the tree as var/log/kern.log (syslog) or var/log/dmesg (dmesg output)"}
+}
+
+// readTail reads a file of a tree as ReadFile does, except that of a file larger than limit it
+// reads the last limit bytes, from the first whole line in them on (the line the cut falls in is
+// dropped), and says so in the LogPart it returns.
+func (h *Host) readTail(p string, limit int64) (b []byte, part *LogPart, err error) {
+	if h.fsroot == nil {
+		b, err := h.ReadFile(p)
+		return b, nil, err
+	}
+	if len(h.readErrs) > 0 {
+		if real, err := h.realpath(p); err == nil {
+			if en, ok := h.readErrs[real]; ok {
+				return nil, nil, &fs.PathError{Op: "read", Path: p, Err: en}
+			}
+		}
+	}
+	defer func() {
+		if h.obs != nil {
+			h.obs.FileRead(p, b, err)
+		}
+	}()
+	defer h.begin("read " + p)()
+	f, err := h.open(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, nil, &fs.PathError{Op: "stat", Path: p, Err: err}
+	}
+	size := st.Size()
+	if size <= limit {
+		b, err := readLimited(f, p)
+		return b, nil, err
+	}
+	// One byte before the cut tells whether it falls at the start of a line.
+	off := size - limit - 1
+	b = make([]byte, limit+1)
+	n, err := f.ReadAt(b, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, nil, &fs.PathError{Op: "read", Path: p, Err: err}
+	}
+	b = b[:n]
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = b[i+1:]
+	} else {
+		b = nil // one line longer than limit: nothing whole to judge
+	}
+	return b, &LogPart{Path: p, Read: int64(len(b)), Size: size}, nil
 }

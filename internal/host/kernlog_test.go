@@ -2,6 +2,7 @@ package host
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -215,15 +216,70 @@ func TestTreeWithoutKernelLog(t *testing.T) {
 	if lu.Limit != LogLimitSource || !strings.Contains(lu.Reason, "var/log/kern.log") || !strings.Contains(lu.Lift, "var/log/kern.log") || !errors.Is(err, ErrNotRecorded) {
 		t.Errorf("%+v", lu)
 	}
-	// A log that cannot be read is a failure (unknown) unless another source can be read.
+	// A log without a kernel line in its newest part gives way to the next source.
 	big := strings.Repeat("x", MaxFileSize+1)
-	h, _ = New(Options{Root: tree(t, map[string]string{"var/log/kern.log": big}), Kind: KindRoot})
-	if _, err := h.KernelLog(); !errors.Is(err, ErrTooLarge) || errors.As(err, &lu) {
-		t.Errorf("oversized log: %v", err)
-	}
 	h, _ = New(Options{Root: tree(t, map[string]string{"var/log/kern.log": big, "var/log/dmesg": dmesg}), Kind: KindRoot})
-	if _, o, err := h.ReadKernelLog(); err != nil || o.Path != "/var/log/dmesg" {
-		t.Errorf("next source after an oversized one: %+v %v", o, err)
+	if _, o, err := h.ReadKernelLog(); err != nil || o.Path != "/var/log/dmesg" || o.Part != nil {
+		t.Errorf("next source after an oversized one without kernel lines: %+v %v", o, err)
+	}
+}
+
+// Of a log larger than MaxFileSize the newest MaxFileSize bytes are read, from the first whole
+// line in them: the line the cut falls in is dropped, and the origin says which part was read.
+func TestTreeKernelLogTail(t *testing.T) {
+	line := func(i int) string {
+		return fmt.Sprintf("Dec  1 09:00:00 node17 kernel: [%6d.000000] eth0: line %07d\n", i/100, i)
+	}
+	var b strings.Builder
+	n := 0
+	for ; b.Len() < MaxFileSize+MaxFileSize/2; n++ {
+		b.WriteString(line(n))
+	}
+	// Lines whose newest MaxFileSize bytes start with a whole line (made longer to fit): the cut
+	// falls at its start, and it is kept.
+	L := len(line(0))
+	var a strings.Builder
+	a.WriteString(b.String()[:MaxFileSize/2])
+	a.WriteString("\n")
+	a.WriteString(strings.TrimSuffix(line(0), "\n") + strings.Repeat("y", MaxFileSize%L) + "\n")
+	for i := 1; i < MaxFileSize/L; i++ {
+		a.WriteString(line(n - MaxFileSize/L + i))
+	}
+	aligned := a.String()
+	for _, tc := range []struct {
+		name string
+		log  string
+	}{
+		{"the cut in a line", b.String()},
+		{"the cut at a line's start", aligned},
+	} {
+		h, _ := New(Options{Root: tree(t, map[string]string{"var/log/kern.log": tc.log}), Kind: KindRoot})
+		enc, o, err := h.ReadKernelLog()
+		if err != nil || o.Part == nil || o.Part.Size != int64(len(tc.log)) || o.Part.Read > MaxFileSize || o.Part.Read < MaxFileSize-int64(len(line(0))) {
+			t.Fatalf("%s: origin %+v (part %+v), %v", tc.name, o, o.Part, err)
+		}
+		if s := o.Part.String(); !strings.HasPrefix(s, "only the last 8.0 MiB of the ") || !strings.Contains(s, " MiB of /var/log/kern.log were read") {
+			t.Errorf("%s: %s", tc.name, s)
+		}
+		recs, skipped := kmsg.Parse(enc)
+		if skipped != 0 || len(recs) == 0 || !strings.HasSuffix(recs[len(recs)-1].Text, fmt.Sprintf("line %07d", n-1)) {
+			t.Fatalf("%s: %d records, %d skipped", tc.name, len(recs), skipped)
+		}
+		// The first record read is a whole line, and the one before the cut is not read.
+		first := recs[0].Text
+		if tc.log == aligned {
+			if first != "eth0: line 0000000"+strings.Repeat("y", MaxFileSize%L) || o.Part.Read != MaxFileSize {
+				t.Errorf("%s: first record %q, read %d bytes, want all %d", tc.name, first, o.Part.Read, MaxFileSize)
+			}
+			continue
+		}
+		var i int
+		if _, err := fmt.Sscanf(first[strings.LastIndex(first, "line ")+5:], "%d", &i); err != nil || line(i)[len(line(i))-8:] != first[len(first)-7:]+"\n" {
+			t.Fatalf("%s: first record %q", tc.name, first)
+		}
+		if want := int64(len(tc.log) - strings.Index(tc.log, line(i))); want != o.Part.Read {
+			t.Errorf("%s: read %d bytes, the lines from %d on are %d", tc.name, o.Part.Read, i, want)
+		}
 	}
 }
 

@@ -10,6 +10,7 @@
 package inventory
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -37,6 +38,9 @@ type Inventory struct {
 	Absent error
 	// Excluded are the devices the run's selection left out, with the rule that did.
 	Excluded []Excluded
+	// Cut is set when the run ended (its deadline, a signal) before every device was read: how
+	// many were, and why not the others. Devices holds those read whole.
+	Cut error
 }
 
 // Excluded is a device left out of a run: its name, PCI address and the rule ("--exclude
@@ -170,6 +174,13 @@ func Discover(h *host.Host) *Inventory { return DiscoverWith(h, Options{}) }
 
 // DiscoverWith is Discover with the sources o chooses.
 func DiscoverWith(h *host.Host, o Options) *Inventory {
+	return DiscoverContext(context.Background(), h, o)
+}
+
+// DiscoverContext is DiscoverWith ending with ctx: once ctx ends no device is read further (a
+// tree of thousands of devices takes longer than a run's deadline), the devices read whole are
+// kept and Cut says how many were; the ports' files are not read after it either (ReadState...).
+func DiscoverContext(ctx context.Context, h *host.Host, o Options) *Inventory {
 	inv := &Inventory{}
 	names, err := h.ReadDir(ClassDir)
 	if err != nil {
@@ -186,15 +197,31 @@ func DiscoverWith(h *host.Host, o Options) *Inventory {
 	// Devices are read concurrently: each is a few hundred to a few thousand sysfs reads (its GID
 	// tables), and a host carries up to 16 of them.
 	devs := make([]*Device, len(names))
-	parallel(len(names), func(i int) { devs[i] = readDevice(h, names[i], tables) })
+	parallel(len(names), func(i int) {
+		if ctx.Err() != nil {
+			return
+		}
+		d := readDevice(ctx, h, names[i], tables)
+		if ctx.Err() == nil {
+			devs[i] = d // a device whose reading the end interrupted is left out, not half read
+		}
+	})
+	read := 0
 	for i, n := range names {
 		d := devs[i]
+		if d == nil {
+			continue
+		}
+		read++
 		d.DriverVersion = moduleVersion(h, d.Driver, versions)
 		d.UverbsDev = first(uverbs[n])
 		d.UmadDevs = umad[n]
 		inv.Devices = append(inv.Devices, d)
 	}
 	sort.SliceStable(inv.Devices, func(i, j int) bool { return natLess(inv.Devices[i].Name, inv.Devices[j].Name) })
+	if read < len(names) {
+		inv.Cut = fmt.Errorf("the inventory was cut short: %d of %d RDMA devices read: %w", read, len(names), context.Cause(ctx))
+	}
 	return inv
 }
 
@@ -258,7 +285,7 @@ func verbsTables(h *host.Host) func(name string) *host.VerbsDevice {
 	return func(name string) *host.VerbsDevice { return byName()[name] }
 }
 
-func readDevice(h *host.Host, name string, tables func(string) *host.VerbsDevice) *Device {
+func readDevice(ctx context.Context, h *host.Host, name string, tables func(string) *host.VerbsDevice) *Device {
 	d := &Device{Name: name}
 	dir := path.Join(ClassDir, name)
 	// The device's attributes are read relative to its directory held open, not each through
@@ -302,11 +329,14 @@ func readDevice(h *host.Host, name string, tables func(string) *host.VerbsDevice
 		d.Errors = append(d.Errors, err)
 	}
 	for _, pn := range ports {
+		if ctx.Err() != nil {
+			return d // left out by the caller
+		}
 		num, err := strconv.Atoi(pn)
 		if err != nil {
 			continue
 		}
-		p := &Port{Num: num, reads: &attrReads{m: map[string]func() (string, error){}}}
+		p := &Port{Num: num, reads: &attrReads{m: map[string]func() (string, error){}, ctx: ctx}}
 		pdir := path.Join(dir, "ports", pn)
 		if ll, err := h.ReadString(path.Join(pdir, "link_layer")); err == nil {
 			p.LinkLayer = ll
@@ -317,7 +347,7 @@ func readDevice(h *host.Host, name string, tables func(string) *host.VerbsDevice
 			if vd := tables(name); vd != nil {
 				p.GIDs = verbsGIDs(h, pdir, num, vd.GIDs)
 			} else {
-				p.GIDs, p.GIDErr = readGIDs(h, pdir)
+				p.GIDs, p.GIDErr = readGIDs(ctx, h, pdir)
 			}
 			p.Netdevs = gidNetdevs(p.GIDs)
 			if p.GIDErr != nil {
@@ -345,7 +375,7 @@ func readDevice(h *host.Host, name string, tables func(string) *host.VerbsDevice
 // readGIDs reads the non-zero entries of a port's GID table, with their type and netdev; an
 // entry that cannot be read or is not a GID is left out, as the kernel prints zeros for unused
 // ones.
-func readGIDs(h *host.Host, pdir string) ([]GID, error) {
+func readGIDs(ctx context.Context, h *host.Host, pdir string) ([]GID, error) {
 	names, err := h.ReadDir(path.Join(pdir, "gids"))
 	if err != nil {
 		return nil, err
@@ -358,6 +388,9 @@ func readGIDs(h *host.Host, pdir string) ([]GID, error) {
 	defer ndevs.Close()
 	entries := make([]*GID, len(names))
 	parallel(len(names), func(k int) {
+		if ctx.Err() != nil {
+			return // the device is left out (DiscoverContext)
+		}
 		n := names[k]
 		i, err := strconv.Atoi(n)
 		if err != nil {

@@ -1,6 +1,8 @@
 package inventory
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -188,5 +190,36 @@ func TestDiscoverAbsent(t *testing.T) {
 	inv := Discover(h)
 	if inv.Absent == nil || len(inv.Devices) != 0 {
 		t.Errorf("want Absent, got %+v", inv)
+	}
+}
+
+// Discovery ends with its context: once the run has ended no device is read, the inventory says
+// how many of how many were, and a port's files not read yet are not read either.
+func TestDiscoverContextEnds(t *testing.T) {
+	h := build(t)
+	whole := DiscoverContext(context.Background(), h, Options{})
+	if whole.Cut != nil || len(whole.Devices) != 4 {
+		t.Fatalf("%d devices, cut %v", len(whole.Devices), whole.Cut)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errors.New("--timeout 1s reached"))
+	inv := DiscoverContext(ctx, h, Options{})
+	if len(inv.Devices) != 0 || inv.Cut == nil || inv.Cut.Error() != "the inventory was cut short: 0 of 4 RDMA devices read: --timeout 1s reached" {
+		t.Errorf("%d devices, cut %v", len(inv.Devices), inv.Cut)
+	}
+
+	// A port discovered before the end, whose state no check had read yet.
+	ctx, cancel = context.WithCancelCause(context.Background())
+	inv = DiscoverContext(ctx, h, Options{})
+	p := inv.Device("mlx5_0").Ports[0]
+	if _, _, err := p.ReadRate(h, "mlx5_0"); err != nil {
+		t.Fatal(err)
+	}
+	cancel(errors.New("interrupted by SIGINT"))
+	if _, err := p.ReadState(h, "mlx5_0"); err == nil || !strings.HasSuffix(err.Error(), "/ports/1/state: not read: interrupted by SIGINT") {
+		t.Errorf("state read after the end: %v", err)
+	}
+	if r, _, err := p.ReadRate(h, "mlx5_0"); err != nil || r.Gbps != 200 {
+		t.Errorf("a file read before the end keeps its reading: %+v %v", r, err)
 	}
 }

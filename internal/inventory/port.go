@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -119,6 +120,9 @@ func (p *Port) ReadPhysState(h *host.Host, device string) (PortState, error) {
 type attrReads struct {
 	mu sync.Mutex
 	m  map[string]func() (string, error)
+	// ctx is the run's (DiscoverContext's): once it ends, a file not read yet is not read, so
+	// that the per-port loops of checks cut short stop reading the host.
+	ctx context.Context
 }
 
 // readAttr reads one of the port's files once per run (see attrReads); a port built without
@@ -129,6 +133,10 @@ func (p *Port) readAttr(h *host.Host, file string) (string, error) {
 	}
 	p.reads.mu.Lock()
 	read, ok := p.reads.m[file]
+	if !ok && p.reads.ctx != nil && p.reads.ctx.Err() != nil {
+		p.reads.mu.Unlock()
+		return "", fmt.Errorf("%s: not read: %w", file, context.Cause(p.reads.ctx))
+	}
 	if !ok {
 		read = sync.OnceValues(func() (string, error) { return h.ReadString(file) })
 		p.reads.m[file] = read

@@ -19,6 +19,10 @@ type Log struct {
 	// Cite is the evidence source of a line quoted from the log: "kmsg" for records the kernel
 	// gave through /dev/kmsg (live or recorded), else the file they were read from.
 	Cite string
+	// Partial, when set, says that only the newest part of the log was read, and which part
+	// ("only the last 8 MiB of the 20.0 MiB of /var/log/kern.log were read ..."): every
+	// judgement drawn from the log says so.
+	Partial string
 	// Boot is when the host booted (btime in /proc/stat), zero when unknown: a snapshot
 	// recorded without /proc/stat, a tree without it.
 	Boot time.Time

@@ -12,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"syscall"
 )
 
 // MaxFileSize bounds every option file: they name boards, rows and applications, not objects,
@@ -38,13 +39,26 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// readFile reads an option file on this machine (the analyst's, never the analysed host's).
+// readFile reads an option file on this machine (the analyst's, never the analysed host's). It
+// must be a regular file: a FIFO without a writer would block the run before it starts (open(2)
+// waits for a writer, fifo(7)), and a device or a socket is no option file. The file is opened
+// without waiting (O_NONBLOCK, which a regular file ignores) and refused by what it is.
 func readFile(name string) ([]byte, error) {
-	f, err := os.Open(name)
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
+		if fi, serr := os.Stat(name); serr == nil && !fi.Mode().IsRegular() {
+			return nil, notRegular(name, fi.Mode()) // a socket: ENXIO says less
+		}
 		return nil, readErr(name, err)
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, readErr(name, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, notRegular(name, fi.Mode())
+	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {
 		return nil, readErr(name, err)
@@ -53,6 +67,27 @@ func readFile(name string) ([]byte, error) {
 		return nil, &Error{File: name, Msg: fmt.Sprintf("larger than %d bytes: not an option file", MaxFileSize)}
 	}
 	return b, nil
+}
+
+func notRegular(name string, m fs.FileMode) error {
+	return &Error{File: name, Msg: "cannot read: " + kindOf(m) + ", not a regular file: give the option file itself"}
+}
+
+// kindOf names what a file that is not a regular one is.
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	}
+	return "a special file (" + m.Type().String() + ")"
 }
 
 // readErr names the file once: os errors already carry the path ("open x: ..."), which would

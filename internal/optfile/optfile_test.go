@@ -3,11 +3,14 @@ package optfile
 import (
 	"errors"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // bad is one malformed document: where the error must point and what it must say.
@@ -268,5 +271,46 @@ func TestLoad(t *testing.T) {
 	}
 	if p, err := LoadWRProfile(good); err != nil || p.Applications["a"] != 1 {
 		t.Errorf("%+v %v", p, err)
+	}
+}
+
+// An option file must be a regular file: a FIFO no one writes to (whose open would wait for a
+// writer), a device and a socket are refused at once, naming what they are.
+func TestLoadRefusesSpecialFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "policy.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	sock := filepath.Join(dir, "s")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for _, tc := range []struct{ file, want string }{
+		{fifo, "a named pipe (FIFO), not a regular file"},
+		{"/dev/null", "a character device, not a regular file"},
+		{sock, "a socket"},
+	} {
+		done := make(chan error, 3)
+		go func() {
+			_, err := LoadPolicy(tc.file)
+			done <- err
+			_, err = LoadMatrix(tc.file, families)
+			done <- err
+			_, err = LoadWRProfile(tc.file)
+			done <- err
+		}()
+		for range 3 {
+			select {
+			case err := <-done:
+				if err == nil || !strings.HasPrefix(err.Error(), tc.file+": cannot read: "+tc.want) {
+					t.Errorf("%s: %v, want %q", tc.file, err, tc.want)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s: still reading after 10 s", tc.file)
+			}
+		}
 	}
 }

@@ -130,7 +130,7 @@ type flapSource struct {
 	where string
 }
 
-func runFlaps(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+func runFlaps(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 	inv := env.Inventory()
 	ports := allPorts(inv)
 	if len(ports) == 0 {
@@ -150,6 +150,9 @@ func runFlaps(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 		out = append(out, checks.KernelLogFinding(logErr, "link down/up lines and their times"))
 	}
 	for _, p := range ports {
+		if ctx.Err() != nil {
+			return out, checks.CutShort(ctx) // the ports judged so far stand
+		}
 		out = append(out, judgeFlaps(h, p, events, klog, cite, uptime))
 	}
 	return out, nil
