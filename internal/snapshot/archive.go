@@ -151,11 +151,42 @@ func sortedEntries(dir string) ([]string, error) {
 	return entries, err
 }
 
+// fits says whether a tree of these entries would unpack within lim.
+func fits(dir string, entries []string, lim limits) error {
+	if len(entries) > lim.entries {
+		return fmt.Errorf("%s: %d entries, more than the %d a snapshot may hold", dir, len(entries), lim.entries)
+	}
+	var total int64
+	for _, p := range entries {
+		st, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		if !st.Mode().IsRegular() {
+			continue
+		}
+		if st.Size() > lim.file {
+			return fmt.Errorf("%s: %d bytes, more than the %d a snapshot's file may hold", p, st.Size(), lim.file)
+		}
+		if total += st.Size(); total > lim.total {
+			return fmt.Errorf("%s: more than the %d bytes a snapshot may hold", dir, lim.total)
+		}
+	}
+	return nil
+}
+
 // Pack writes dir as a gzip-compressed tar archive with sorted entries and fixed times and owners,
 // so that recording the same data twice gives the same bytes.
-func Pack(w io.Writer, dir string) error {
+// A tree beyond what Unpack accepts is refused before anything is written: what record writes,
+// check reads.
+func Pack(w io.Writer, dir string) error { return pack(w, dir, defaultLimits) }
+
+func pack(w io.Writer, dir string, lim limits) error {
 	entries, err := sortedEntries(dir)
 	if err != nil {
+		return err
+	}
+	if err := fits(dir, entries, lim); err != nil {
 		return err
 	}
 	zw, err := gzip.NewWriterLevel(w, gzip.BestCompression)
