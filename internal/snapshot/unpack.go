@@ -45,6 +45,34 @@ type unpacker struct {
 	dirs    map[string]bool // directories known to be real directories made here
 	entries int
 	total   int64
+	// sub is the directory the last entries went into, held open: an archive lists a
+	// directory's entries together, and creating each relative to it saves a walk from the root
+	// per entry. It is opened at the second entry in a row in one directory (lastDir).
+	sub             *os.Root
+	subDir, lastDir string
+}
+
+// at returns where to create name: the held directory and name's base when name is in it, else
+// the root and name itself.
+func (u *unpacker) at(name string) (*os.Root, string, error) {
+	dir := path.Dir(name)
+	if u.sub != nil && u.subDir == dir {
+		return u.sub, path.Base(name), nil
+	}
+	if dir == "." || dir != u.lastDir {
+		u.lastDir = dir
+		return u.root, name, nil
+	}
+	if u.sub != nil {
+		u.sub.Close()
+		u.sub = nil
+	}
+	r, err := u.root.OpenRoot(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	u.sub, u.subDir = r, dir
+	return r, path.Base(name), nil
 }
 
 func newUnpacker(ctx context.Context, dir string, lim limits) (*unpacker, error) {
@@ -58,7 +86,12 @@ func newUnpacker(ctx context.Context, dir string, lim limits) (*unpacker, error)
 	return &unpacker{lim: lim, ctx: ctx, root: r, names: map[string]bool{}, dirs: map[string]bool{".": true}}, nil
 }
 
-func (u *unpacker) Close() error { return u.root.Close() }
+func (u *unpacker) Close() error {
+	if u.sub != nil {
+		u.sub.Close()
+	}
+	return u.root.Close()
+}
 
 // interrupted wraps the context's cause: the caller tells an interrupted unpack from a bad archive.
 func (u *unpacker) interrupted() error {
@@ -152,7 +185,11 @@ func (u *unpacker) symlink(name, target string) error {
 	if err := checkLink(name, target); err != nil {
 		return err
 	}
-	if err := u.root.Symlink(target, name); err != nil {
+	d, base, err := u.at(name)
+	if err == nil {
+		err = d.Symlink(target, base)
+	}
+	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrNotSnapshot, name, err)
 	}
 	return nil
@@ -173,7 +210,11 @@ func (u *unpacker) file(name string, r io.Reader, declared int64) (err error) {
 	}
 	// O_EXCL: an entry never overwrites, nor writes through, anything already there (the kernel
 	// does not follow a final link with O_CREAT|O_EXCL; O_NOFOLLOW says so once more).
-	f, err := u.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+	d, base, err := u.at(name)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrNotSnapshot, name, err)
+	}
+	f, err := d.OpenFile(base, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrNotSnapshot, name, err)
 	}
