@@ -113,7 +113,9 @@ func (a *App) runInventory(ctx context.Context, f *inventoryFlags) error {
 	case f.timeout <= 0:
 		return usageErr("--timeout %s: must be positive", f.timeout)
 	}
-	h, cleanup, err := a.openHost(f.src)
+	openCtx, cancel := context.WithTimeoutCause(ctx, f.timeout, fmt.Errorf("--timeout %s reached", f.timeout))
+	defer cancel()
+	h, cleanup, err := a.openHost(openCtx, f.src)
 	if err != nil {
 		return err
 	}
