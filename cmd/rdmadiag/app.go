@@ -95,7 +95,7 @@ const exitCodesHelp = `Exit codes:
   3   could not check: a check could not run (unreadable snapshot, missing permission,
       garbled file) and nothing critical was found; the host is not known to be healthy
   64  usage error (unknown flag, format, layer or check, invalid option file)
-  130 interrupted (Ctrl-C, SIGTERM); probes have cleaned up what they created
+  130 interrupted (Ctrl-C, SIGTERM, SIGHUP); probes have cleaned up what they created
 
 A check that a limit kept from judging (no root, a tree without a kernel log, --no-probe) is
 "skipped" with the way to lift it and does not make the verdict unknown; --strict counts such
