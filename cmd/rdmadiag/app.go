@@ -69,11 +69,23 @@ func (a *App) interruptedCode() int {
 	return report.ExitInterrupted
 }
 
-func (a *App) openHost(src source) (*host.Host, func(), error) {
+// openHost opens the run's host. ctx is the run's (its deadline and the first signal): a
+// snapshot's unpack ends with it, even in a read that blocks (a pipe), and an interrupted one is
+// the run's interruption, never a snapshot judged half read.
+func (a *App) openHost(ctx context.Context, src source) (*host.Host, func(), error) {
 	if a.OpenHost != nil {
 		return a.OpenHost(src)
 	}
-	return src.open()
+	h, cleanup, err := src.open(ctx)
+	if err != nil && errors.Is(err, snapshot.ErrUnpackStopped) {
+		what := "interrupted"
+		code := a.interruptedCode()
+		if cause := context.Cause(ctx); !errors.As(cause, new(*interrupted)) {
+			what, code = cause.Error(), report.ExitUnknown
+		}
+		return nil, nil, &exitError{code: code, err: fmt.Errorf("%s while reading the snapshot %s: nothing was judged", what, src.snapshot)}
+	}
+	return h, cleanup, err
 }
 
 const exitCodesHelp = `Exit codes:
@@ -83,7 +95,7 @@ const exitCodesHelp = `Exit codes:
   3   could not check: a check could not run (unreadable snapshot, missing permission,
       garbled file) and nothing critical was found; the host is not known to be healthy
   64  usage error (unknown flag, format, layer or check, invalid option file)
-  130 interrupted (Ctrl-C, SIGTERM); probes have cleaned up what they created
+  130 interrupted (Ctrl-C, SIGTERM, SIGHUP); probes have cleaned up what they created
 
 A check that a limit kept from judging (no root, a tree without a kernel log, --no-probe) is
 "skipped" with the way to lift it and does not make the verdict unknown; --strict counts such
@@ -158,13 +170,13 @@ func (s *source) flags(c *cobra.Command) {
 	c.Flags().StringVar(&s.root, "root", "", "analyse a plain directory laid out like a root (sys/, proc/, dev/, ...)")
 }
 
-// open returns the host and a cleanup function.
-func (s *source) open() (*host.Host, func(), error) {
+// open returns the host and a cleanup function; a snapshot's unpack ends with ctx.
+func (s *source) open(ctx context.Context) (*host.Host, func(), error) {
 	switch {
 	case s.snapshot != "" && s.root != "":
 		return nil, nil, usageErr("--snapshot and --root exclude each other")
 	case s.snapshot != "":
-		h, cleanup, err := snapshot.Open(s.snapshot)
+		h, cleanup, err := snapshot.OpenContext(ctx, s.snapshot)
 		if err != nil {
 			return nil, nil, &exitError{code: report.ExitUnknown, err: err}
 		}

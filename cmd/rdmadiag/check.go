@@ -176,14 +176,15 @@ func (a *App) judge(ctx context.Context, f *checkFlags, prog *progress) (*report
 	if len(selected) == 0 {
 		return nil, usageErr("--only %s --skip %s select no check (see `rdmadiag list`)", strings.Join(f.only, ","), strings.Join(f.skip, ","))
 	}
-	h, cleanup, err := a.openHost(f.src)
+	// The deadline covers reading the source too: a snapshot's unpack is part of the run.
+	runCtx, cancel := context.WithTimeoutCause(ctx, f.timeout, fmt.Errorf("--timeout %s reached", f.timeout))
+	defer cancel()
+	h, cleanup, err := a.openHost(runCtx, f.src)
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
 	toRun, notRun := probeLimits(selected, h.Kind(), f.noProbe)
-	runCtx, cancel := context.WithTimeoutCause(ctx, f.timeout, fmt.Errorf("--timeout %s reached", f.timeout))
-	defer cancel()
 	env := checks.NewEnv(h, f.opts)
 	env.Now = a.Now
 	env.InventoryOptions = checks.InventoryOptions(toRun)

@@ -69,7 +69,7 @@ const inventoryExitHelp = `Exit codes:
       a device's files could not be read (the lines that could be read are still printed, the
       errors go to stderr), or the reads did not finish within --timeout
   64  usage error (unknown flag or format, --snapshot with --root)
-  130 interrupted (Ctrl-C, SIGTERM)`
+  130 interrupted (Ctrl-C, SIGTERM, SIGHUP)`
 
 // inventoryDoc is the JSON of `rdmadiag inventory`: the report's schema version, the tool and
 // the same host section a check report carries, so that one reader serves both.
@@ -114,7 +114,9 @@ func (a *App) runInventory(ctx context.Context, f *inventoryFlags) error {
 	case f.timeout <= 0:
 		return usageErr("--timeout %s: must be positive", f.timeout)
 	}
-	h, cleanup, err := a.openHost(f.src)
+	openCtx, cancel := context.WithTimeoutCause(ctx, f.timeout, fmt.Errorf("--timeout %s reached", f.timeout))
+	defer cancel()
+	h, cleanup, err := a.openHost(openCtx, f.src)
 	if err != nil {
 		return err
 	}

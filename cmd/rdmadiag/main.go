@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rdmadiag/rdmadiag/internal/tempdir"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -38,6 +39,14 @@ func main() {
 	code := runMain(app, os.Args[1:])
 	stopTrace()
 	stopProfile()
+	exitProcess(code)
+}
+
+// exitProcess ends the process with code, first removing the temporary directories still held
+// (one a goroutine left blocked at the deadline still owns, or every one at a second signal),
+// since os.Exit runs no deferred function.
+func exitProcess(code int) {
+	tempdir.RemoveAll()
 	os.Exit(code)
 }
 
@@ -80,14 +89,21 @@ func startDiagnostic(env, file string, stderr io.Writer, start func(io.Writer) e
 	}
 }
 
-// runMain runs the command line under the signal contract: the first SIGINT or SIGTERM ends the
-// run (checks still blocked are reported as cut short, probes clean up, the report says
-// "interrupted" and the exit code is 130); a second one exits at once.
+// runMain runs the command line under the signal contract: the first SIGINT, SIGTERM or SIGHUP
+// ends the run (checks still blocked are reported as cut short, probes clean up, the report says
+// "interrupted" and the exit code is 130); a second one exits at once, after removing the
+// temporary directories (an unpacked snapshot, a recording), which no deferred call would.
+// SIGHUP is caught only when it is not ignored (nohup), so that a closed terminal ends the run
+// the same way and leaves nothing behind.
 func runMain(app *App, args []string) int {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	caught := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		caught = append(caught, syscall.SIGHUP)
+	}
+	signal.Notify(sigs, caught...)
 	defer signal.Stop(sigs)
 	go func() {
 		s, ok := <-sigs
@@ -98,7 +114,7 @@ func runMain(app *App, args []string) int {
 		cancel(&interrupted{sig: signalName(s)})
 		if _, ok := <-sigs; ok {
 			fmt.Fprintln(app.Stderr, "rdmadiag: interrupted")
-			os.Exit(app.interruptedCode())
+			exitProcess(app.interruptedCode())
 		}
 	}()
 	code := app.Execute(ctx, args)
@@ -123,6 +139,8 @@ func signalName(s os.Signal) string {
 			return "SIGINT"
 		case syscall.SIGTERM:
 			return "SIGTERM"
+		case syscall.SIGHUP:
+			return "SIGHUP"
 		}
 	}
 	return s.String()

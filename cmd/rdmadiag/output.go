@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,12 +33,22 @@ func checkOutputPath(path string) error {
 	return nil
 }
 
-// writeFileAtomic replaces path with data so that a reader (node_exporter scraping the textfile
-// directory) sees the old file or the new one, never a part: the data goes to a temporary file in
-// the same directory (a rename is atomic only within one file system), is synced, and is renamed
-// over path. The temporary name ends in ".tmp", so the textfile collector, which reads "*.prom",
-// never picks it up; on any error it is removed.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
+// writeFileAtomic replaces path with data (replaceFile).
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	return replaceFile(path, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// replaceFile is how rdmadiag writes every file it is asked to (-o, the node_exporter
+// textfile, record's snapshot): what write writes goes to a temporary file in path's directory
+// (a rename is atomic only within one file system), is synced, and is renamed over path. A
+// reader (node_exporter scraping the textfile directory) sees the old file or the new one, never
+// a part; a link at path is replaced, never written through (rename(2) acts on the name); a
+// failed write leaves the old file as it was and no temporary file. The temporary name ends in
+// ".tmp", so the textfile collector, which reads "*.prom", never picks it up.
+func replaceFile(path string, perm os.FileMode, write func(io.Writer) error) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -53,7 +64,7 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
 			err = fmt.Errorf("write %s: %w", path, err)
 		}
 	}()
-	if _, err = tmp.Write(data); err != nil {
+	if err = write(tmp); err != nil {
 		return err
 	}
 	// CreateTemp makes the file 0600; readers such as node_exporter run as another user.

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,5 +120,67 @@ func TestWriteFileAtomicCleansUpOnError(t *testing.T) {
 	err = writeFileAtomic(filepath.Join(dir, "missing", "r.prom"), []byte("x"), 0o644)
 	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "missing", "r.prom")) {
 		t.Errorf("missing directory: %v", err)
+	}
+}
+
+// Every file rdmadiag writes replaces a symlink at the target, never writes through it: the
+// report (-o), the node_exporter textfile and record's snapshot.
+func TestWritersReplaceALinkAtTheTarget(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args func(out string) []string
+	}{
+		{"report.json", func(out string) []string {
+			return []string{"check", "--snapshot", fixture("healthy"), "--format", "json", "-o", out}
+		}},
+		{"rdmadiag.prom", func(out string) []string {
+			return []string{"check", "--snapshot", fixture("healthy"), "--format", "prometheus", "-o", out}
+		}},
+		{"host.tar.gz", func(out string) []string {
+			return []string{"record", "--minimal", "--snapshot", fixture("healthy"), "-o", out}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			victim := filepath.Join(t.TempDir(), "victim")
+			os.WriteFile(victim, []byte("ORIGINAL\n"), 0o644)
+			out := filepath.Join(dir, c.name)
+			if err := os.Symlink(victim, out); err != nil {
+				t.Fatal(err)
+			}
+			if _, errs, code := run(t, c.args(out)...); code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			if b, _ := os.ReadFile(victim); string(b) != "ORIGINAL\n" {
+				t.Errorf("written through the link: the file it pointed to holds %.40q", b)
+			}
+			if st, err := os.Lstat(out); err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
+				t.Errorf("%s is not the new file: %v %v", out, st, err)
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+				t.Errorf("temporary files left behind: %v", ents)
+			}
+		})
+	}
+}
+
+// A write that fails half way leaves the old file as it was and no temporary file.
+func TestReplaceFileFailedWriteKeepsTheOldFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "host.tar.gz")
+	os.WriteFile(path, []byte("old snapshot\n"), 0o644)
+	boom := errors.New("disk full")
+	err := replaceFile(path, 0o644, func(w io.Writer) error {
+		w.Write(bytes.Repeat([]byte("new"), 1000))
+		return boom
+	})
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), path) {
+		t.Errorf("error %v, want the write's error naming %s", err, path)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "old snapshot\n" {
+		t.Errorf("the old file holds %.40q", b)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("temporary files left behind: %v", ents)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/snapshot"
+	"github.com/rdmadiag/rdmadiag/internal/tempdir"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -83,12 +85,15 @@ func (a *App) askChecks(ctx context.Context, opts checks.Options) func(*host.Hos
 }
 
 func (a *App) runRecord(ctx context.Context, src source, out string, o snapshot.RecordOptions) error {
-	h, cleanup, err := a.openHost(src)
+	if err := checkOutputPath(out); err != nil {
+		return err
+	}
+	h, cleanup, err := a.openHost(ctx, src)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	tmp, err := os.MkdirTemp("", "rdmadiag-record-")
+	tmp, remove, err := tempdir.Make("rdmadiag-record-")
 	if err != nil {
 		return err
 	}
@@ -99,16 +104,17 @@ func (a *App) runRecord(ctx context.Context, src source, out string, o snapshot.
 	go func() { done <- snapshot.Record(h, tmp, o) }()
 	select {
 	case err := <-done:
-		defer os.RemoveAll(tmp)
+		defer remove()
 		if err != nil {
 			return fmt.Errorf("record: %w", err)
 		}
 	case <-ctx.Done():
 		// The recording left behind still writes into tmp if its read ever returns: it removes
-		// the directory itself then, or removing it now would only let it be made again.
+		// the directory itself then, or removing it now would only let it be made again (the
+		// process removes it on its way out otherwise).
 		go func() {
 			<-done
-			os.RemoveAll(tmp)
+			remove()
 		}()
 		msg := "record did not finish: " + context.Cause(ctx).Error()
 		for _, p := range h.Pending() {
@@ -116,22 +122,38 @@ func (a *App) runRecord(ctx context.Context, src source, out string, o snapshot.
 		}
 		return &exitError{code: report.ExitUnknown, err: errors.New(msg)}
 	}
-	var buf bytes.Buffer
-	if err := snapshot.Pack(&buf, tmp); err != nil {
-		return fmt.Errorf("record: %w", err)
-	}
 	if out == "-" {
+		var buf bytes.Buffer
+		if err := snapshot.Pack(&buf, tmp); err != nil {
+			return fmt.Errorf("record: %w", err)
+		}
 		_, err = a.Stdout.Write(buf.Bytes())
 		return err
 	}
-	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+	var n countingWriter
+	if err := replaceFile(out, 0o644, func(w io.Writer) error {
+		n.w = w
+		return snapshot.Pack(&n, tmp)
+	}); err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
-	fmt.Fprintf(a.Stderr, "rdmadiag: wrote %s (%d bytes)\n", out, buf.Len())
+	fmt.Fprintf(a.Stderr, "rdmadiag: wrote %s (%d bytes)\n", out, n.n)
 	if os.Geteuid() != 0 && h.Kind() == "live" {
 		fmt.Fprintln(a.Stderr, "rdmadiag: not root: some files and the kernel log may be missing; see meta.json in the snapshot")
 	}
 	return nil
+}
+
+// countingWriter counts what passes through it: record says how large the snapshot it wrote is.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 func (a *App) listCmd() *cobra.Command {
@@ -188,7 +210,7 @@ func (a *App) demoCmd() *cobra.Command {
 			o.resolve(a, cmd)
 			f := &checkFlags{outputFlags: o, timeout: defaultTimeout, parallel: 2}
 			f.opts.ProbeTimeout = defaultProbeTimeout
-			h, cleanup, err := (&source{}).open()
+			h, cleanup, err := (&source{}).open(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -201,11 +223,11 @@ func (a *App) demoCmd() *cobra.Command {
 			if devs.Absent == nil {
 				why = "/sys/class/infiniband is empty"
 			}
-			dir, err := os.MkdirTemp("", "rdmadiag-demo-")
+			dir, remove, err := tempdir.Make("rdmadiag-demo-")
 			if err != nil {
 				return err
 			}
-			defer os.RemoveAll(dir)
+			defer remove()
 			name, data := demoSnapshot()
 			p := filepath.Join(dir, name)
 			if err := os.WriteFile(p, data, 0o644); err != nil {

@@ -224,11 +224,8 @@ func TestVerdictContract(t *testing.T) {
 
 // After an interrupt the report says so and carries the exit code the process returns.
 func TestInterruptedReportSaysSo(t *testing.T) {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	cancel(&interrupted{sig: "SIGINT"})
-	var out, errb bytes.Buffer
-	code := testApp(&out, &errb).Execute(ctx, []string{"check", "--snapshot", filepath.Join(fixturesDir, "port-down", "snapshot.txtar"), "--format", "json"})
-	r := decode(t, out.String())
+	out, code := runInterrupted(t, "check", "--snapshot", filepath.Join(fixturesDir, "port-down", "snapshot.txtar"), "--format", "json")
+	r := decode(t, out)
 	if code != 130 || r.Summary.Verdict != "interrupted" || r.Summary.ExitCode != 130 {
 		t.Errorf("exit %d, report %s/%d", code, r.Summary.Verdict, r.Summary.ExitCode)
 	}

@@ -17,6 +17,7 @@ package snapshot
 import (
 	"archive/tar"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -28,103 +29,80 @@ import (
 	"strings"
 )
 
-// Limits on what Unpack accepts; a snapshot of a 16-HCA host with its netlink dumps is a few MiB.
-const (
-	maxEntries    = 200000
-	maxTotalBytes = 1 << 30
-	maxFileBytes  = 256 << 20
-)
-
 // ErrNotSnapshot is wrapped by every error about a file or directory that is not a usable
 // snapshot; the CLI maps it to exit code 3.
 var ErrNotSnapshot = errors.New("not a usable rdmadiag snapshot")
 
 // Unpack extracts a tar.gz snapshot into dir, which must be empty or absent. It refuses absolute
-// paths, "..", links whose targets leave dir, hard links, devices and oversized content, and it
-// never writes outside dir.
-func Unpack(r io.Reader, dir string) error {
-	zr, err := gzip.NewReader(r)
+// paths, "..", links whose targets leave dir, a name given twice, hard links, devices and content
+// beyond MaxEntries, MaxFileBytes and MaxTotalBytes, and it never writes outside dir nor through a
+// link.
+func Unpack(r io.Reader, dir string) error { return UnpackContext(context.Background(), r, dir) }
+
+// UnpackContext is Unpack ended by ctx: once it is done the unpack stops within one chunk of
+// data, with an error wrapping ErrUnpackStopped and the context's cause.
+func UnpackContext(ctx context.Context, r io.Reader, dir string) error {
+	return unpackTar(ctx, r, dir, defaultLimits)
+}
+
+func unpackTar(ctx context.Context, r io.Reader, dir string, lim limits) error {
+	zr, err := gzip.NewReader(ctxReader{ctx, r})
 	if err != nil {
+		if errors.Is(err, ErrUnpackStopped) {
+			return err
+		}
 		return fmt.Errorf("%w: not gzip-compressed: %v", ErrNotSnapshot, err)
 	}
 	defer zr.Close()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	u, err := newUnpacker(ctx, dir, lim)
+	if err != nil {
 		return err
 	}
+	defer u.Close()
 	tr := tar.NewReader(zr)
-	var total int64
-	for n := 0; ; n++ {
+	for {
 		hdr, err := tr.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
+			if stop := u.interrupted(); stop != nil {
+				return stop
+			}
 			return fmt.Errorf("%w: truncated or corrupt archive: %v", ErrNotSnapshot, err)
 		}
-		if n >= maxEntries {
-			return fmt.Errorf("%w: more than %d entries", ErrNotSnapshot, maxEntries)
+		if err := u.admit(); err != nil {
+			return err
 		}
 		name, err := safeName(hdr.Name)
 		if err != nil {
 			return err
 		}
+		if hdr.Typeflag != tar.TypeReg || name == "" {
+			// Data the reader skips over (a directory or link may declare a size) is bounded
+			// like the data written.
+			if err := u.skip(hdr.Size); err != nil {
+				return err
+			}
+		}
 		if name == "" {
 			continue
 		}
-		dst := filepath.Join(dir, filepath.FromSlash(name))
-		if err := checkParents(dir, name); err != nil {
-			return err
-		}
 		switch hdr.Typeflag {
 		case tar.TypeDir:
-			if err := os.MkdirAll(dst, 0o755); err != nil {
-				return err
-			}
+			err = u.mkdir(name)
 		case tar.TypeReg:
-			if hdr.Size > maxFileBytes {
-				return fmt.Errorf("%w: %s is %d bytes", ErrNotSnapshot, name, hdr.Size)
-			}
-			total += hdr.Size
-			if total > maxTotalBytes {
-				return fmt.Errorf("%w: more than %d bytes in all", ErrNotSnapshot, maxTotalBytes)
-			}
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				return err
-			}
-			if err := writeFile(dst, tr, hdr.Size); err != nil {
-				return fmt.Errorf("%w: %s: %v", ErrNotSnapshot, name, err)
-			}
+			err = u.file(name, tr, hdr.Size)
 		case tar.TypeSymlink:
-			if err := checkLink(name, hdr.Linkname); err != nil {
-				return err
-			}
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				return err
-			}
-			if err := os.Symlink(hdr.Linkname, dst); err != nil {
-				return fmt.Errorf("%w: %s: %v", ErrNotSnapshot, name, err)
-			}
+			err = u.symlink(name, hdr.Linkname)
 		default:
-			return fmt.Errorf("%w: %s has unsupported type %q (only files, directories and symlinks)", ErrNotSnapshot, name, string(hdr.Typeflag))
+			err = fmt.Errorf("%w: %s has unsupported type %q (only files, directories and symlinks)", ErrNotSnapshot, name, string(hdr.Typeflag))
+		}
+		if err != nil {
+			return err
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, MetaFile)); err != nil {
-		return fmt.Errorf("%w: no %s in the archive", ErrNotSnapshot, MetaFile)
-	}
-	return nil
-}
-
-func writeFile(dst string, r io.Reader, size int64) error {
-	// O_EXCL: an entry never overwrites, and never writes through, something already there.
-	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := io.CopyN(f, r, size); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return u.finish("archive")
 }
 
 // safeName cleans an archive path and refuses anything that could land outside the root.
@@ -156,27 +134,6 @@ func checkLink(name, target string) error {
 	return nil
 }
 
-// checkParents refuses an entry whose parent directory is a symlink: links are checked to stay
-// inside, but a file written through one would still land somewhere its name does not say.
-func checkParents(dir, name string) error {
-	parts := strings.Split(name, "/")
-	cur := dir
-	for _, p := range parts[:len(parts)-1] {
-		cur = filepath.Join(cur, p)
-		st, err := os.Lstat(cur)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if st.Mode()&fs.ModeSymlink != 0 {
-			return fmt.Errorf("%w: %s is written through the symlink %s", ErrNotSnapshot, name, strings.TrimPrefix(cur, dir+"/"))
-		}
-	}
-	return nil
-}
-
 // sortedEntries is every path below dir (not dir itself), sorted: the order both archive forms
 // store a tree in, so that the same tree always gives the same bytes.
 func sortedEntries(dir string) ([]string, error) {
@@ -194,11 +151,42 @@ func sortedEntries(dir string) ([]string, error) {
 	return entries, err
 }
 
+// fits says whether a tree of these entries would unpack within lim.
+func fits(dir string, entries []string, lim limits) error {
+	if len(entries) > lim.entries {
+		return fmt.Errorf("%s: %d entries, more than the %d a snapshot may hold", dir, len(entries), lim.entries)
+	}
+	var total int64
+	for _, p := range entries {
+		st, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		if !st.Mode().IsRegular() {
+			continue
+		}
+		if st.Size() > lim.file {
+			return fmt.Errorf("%s: %d bytes, more than the %d a snapshot's file may hold", p, st.Size(), lim.file)
+		}
+		if total += st.Size(); total > lim.total {
+			return fmt.Errorf("%s: more than the %d bytes a snapshot may hold", dir, lim.total)
+		}
+	}
+	return nil
+}
+
 // Pack writes dir as a gzip-compressed tar archive with sorted entries and fixed times and owners,
 // so that recording the same data twice gives the same bytes.
-func Pack(w io.Writer, dir string) error {
+// A tree beyond what Unpack accepts is refused before anything is written: what record writes,
+// check reads.
+func Pack(w io.Writer, dir string) error { return pack(w, dir, defaultLimits) }
+
+func pack(w io.Writer, dir string, lim limits) error {
 	entries, err := sortedEntries(dir)
 	if err != nil {
+		return err
+	}
+	if err := fits(dir, entries, lim); err != nil {
 		return err
 	}
 	zw, err := gzip.NewWriterLevel(w, gzip.BestCompression)

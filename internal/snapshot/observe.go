@@ -39,6 +39,9 @@ func (r *recorder) FileRead(p string, data []byte, err error) {
 	}
 	r.done[real] = true
 	r.done[p] = true
+	if !r.room(real, int64(len(data))) {
+		return
+	}
 	d := r.dst_(real)
 	if err := os.MkdirAll(filepath.Dir(d), 0o755); err != nil {
 		r.fail(p, err)

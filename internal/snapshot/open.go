@@ -1,19 +1,21 @@
 package snapshot
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/netlinkraw"
+	"github.com/rdmadiag/rdmadiag/internal/tempdir"
 )
 
 // Names inside an unpacked snapshot.
@@ -48,42 +50,64 @@ type Meta struct {
 // directory. For a file it unpacks
 // into a fresh temporary directory; cleanup removes it and must be called when done.
 func Open(p string) (h *host.Host, cleanup func(), err error) {
+	return OpenContext(context.Background(), p)
+}
+
+// unpackGrace is how long OpenContext waits, once ctx is done, for the unpack to stop before it
+// returns without it: the unpack stops within a chunk of data, so only a read that nothing wakes
+// (a hung file system) outlasts it.
+const unpackGrace = 300 * time.Millisecond
+
+// OpenContext is Open ended by ctx (the run's deadline, a signal), even while a read of the file
+// blocks (a pipe whose writer has not written yet): it then returns an error wrapping
+// ErrUnpackStopped and the context's cause. The temporary directory is removed on every path
+// that returns, and is held in internal/tempdir's registry until then, for the paths that exit.
+func OpenContext(ctx context.Context, p string) (h *host.Host, cleanup func(), err error) {
 	cleanup = func() {}
 	st, err := os.Stat(p)
 	if err != nil {
 		return nil, cleanup, fmt.Errorf("%w: %v", ErrNotSnapshot, err)
 	}
-	dir := p
-	if !st.IsDir() {
-		tmp, err := os.MkdirTemp("", "rdmadiag-snapshot-")
-		if err != nil {
-			return nil, cleanup, err
-		}
-		cleanup = func() { os.RemoveAll(tmp) }
-		if strings.HasSuffix(p, ".txtar") {
-			var data []byte
-			if data, err = os.ReadFile(p); err == nil {
-				err = UnpackTxtar(data, tmp)
-			}
-		} else {
-			var f *os.File
-			if f, err = os.Open(p); err == nil {
-				err = Unpack(f, tmp)
-				f.Close()
-			}
-		}
-		if err != nil {
-			cleanup()
-			return nil, func() {}, fmt.Errorf("%s: %w", p, err)
-		}
-		dir = tmp
+	if st.IsDir() {
+		h, err := openDir(p, p)
+		return h, cleanup, err
 	}
-	h, err = openDir(dir, p)
+	tmp, remove, err := tempdir.Make("rdmadiag-snapshot-")
 	if err != nil {
-		cleanup()
-		return nil, func() {}, err
+		return nil, cleanup, err
 	}
-	return h, cleanup, nil
+	done := make(chan error, 1)
+	go func() { done <- UnpackFileContext(ctx, p, tmp) }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		select {
+		case err = <-done:
+		case <-time.After(unpackGrace):
+			// Left behind in a read: it removes the directory itself when that read returns,
+			// for removing it now would only let the unpack make it again.
+			go func() {
+				<-done
+				remove()
+			}()
+			return nil, cleanup, fmt.Errorf("%s: %w: %w", p, ErrUnpackStopped, context.Cause(ctx))
+		}
+	}
+	if ctx.Err() != nil && !errors.Is(err, ErrUnpackStopped) {
+		// The input may have ended because the same signal ended its writer: the snapshot was
+		// not read, whatever the unpack made of it.
+		err = fmt.Errorf("%w: %w", ErrUnpackStopped, context.Cause(ctx))
+	}
+	if err != nil {
+		remove()
+		return nil, cleanup, fmt.Errorf("%s: %w", p, err)
+	}
+	h, err = openDir(tmp, p)
+	if err != nil {
+		remove()
+		return nil, cleanup, err
+	}
+	return h, remove, nil
 }
 
 func openDir(dir, source string) (*host.Host, error) {

@@ -44,11 +44,25 @@ type RecordOptions struct {
 // then adds the context an analyst expects (PCI path, netdevs, RDMA modules), and the kernel log
 // and facts are stored whole. What cannot be read is listed in meta.json with the reason;
 // recording never stops at the first unreadable file.
+//
+// A recording holds to what check unpacks (MaxEntries, MaxTotalBytes): root/ gets all but a
+// reserve left to the answers, the kernel log and the JSON files, and what no longer fits is left
+// out and listed as unreadable with that reason; a link that leaves the tree is left out the
+// same way, since check refuses it.
 func Record(h *host.Host, dir string, o RecordOptions) error {
+	return record(h, dir, o, defaultLimits)
+}
+
+// rootBudget is the part of lim the files, links and directories of root/ may take.
+func rootBudget(lim limits) limits {
+	return limits{entries: lim.entries - lim.entries/10, file: lim.file, total: lim.total - lim.total/4}
+}
+
+func record(h *host.Host, dir string, o RecordOptions, lim limits) error {
 	if err := os.MkdirAll(filepath.Join(dir, RootDir), 0o755); err != nil {
 		return err
 	}
-	rec := &recorder{h: h, dst: filepath.Join(dir, RootDir), done: map[string]bool{}, readErrs: map[string]string{}}
+	rec := &recorder{h: h, dst: filepath.Join(dir, RootDir), done: map[string]bool{}, readErrs: map[string]string{}, lim: rootBudget(lim)}
 	if o.Ask != nil {
 		if err := rec.ask(dir, o.Ask); err != nil {
 			return err
@@ -56,6 +70,10 @@ func Record(h *host.Host, dir string, o RecordOptions) error {
 	}
 	if !o.Minimal {
 		rec.walk()
+	}
+	if rec.skipped > 0 {
+		rec.fail(RootDir+"/", fmt.Errorf("%d files, links and directories not recorded, from %s on: the snapshot reached %d entries or %d bytes, "+
+			"the most that check reads back with the rest of the snapshot", rec.skipped, rec.firstSkipped, rec.lim.entries, rec.lim.total))
 	}
 	if len(rec.readErrs) > 0 {
 		if err := writeJSON(filepath.Join(dir, ErrorsFile), rec.readErrs); err != nil {
@@ -159,6 +177,27 @@ type recorder struct {
 	done       map[string]bool
 	unreadable []host.Unreadable
 	ethtoolDir string
+	// lim is what root/ may hold; entries and bytes what it holds, skipped what was left out.
+	lim          limits
+	entries      int
+	bytes        int64
+	skipped      int
+	firstSkipped string
+}
+
+// room takes one more entry of size bytes for root/, or counts it as left out when the snapshot
+// would hold more than check reads back.
+func (r *recorder) room(p string, size int64) bool {
+	if r.entries+1 > r.lim.entries || r.bytes+size > r.lim.total || size > r.lim.file {
+		if r.skipped == 0 {
+			r.firstSkipped = p
+		}
+		r.skipped++
+		return false
+	}
+	r.entries++
+	r.bytes += size
+	return true
 }
 
 func (r *recorder) fail(p string, err error) {
@@ -509,6 +548,9 @@ func (r *recorder) dst_(p string) string {
 }
 
 func (r *recorder) mkdir(p string) {
+	if _, err := os.Lstat(r.dst_(p)); err == nil || !r.room(p, 0) {
+		return
+	}
 	if err := os.MkdirAll(r.dst_(p), 0o755); err != nil {
 		r.fail(p, err)
 	}
@@ -557,6 +599,9 @@ func (r *recorder) file(p string) {
 		r.readErrs[real] = unix.ErrnoName(en)
 		b = nil
 	}
+	if !r.room(p, int64(len(b))) {
+		return
+	}
 	if err := os.MkdirAll(filepath.Dir(d), 0o755); err != nil {
 		r.fail(p, err)
 		return
@@ -592,6 +637,19 @@ func (r *recorder) link(p string) {
 			return
 		}
 		t = filepath.ToSlash(rel)
+	}
+	// check refuses a snapshot with a link out of it, and the host refuses to follow one out of
+	// the tree (a chain through another link included): such a link is left out, and said so.
+	if err := checkLink(path.Join(RootDir, path.Clean("/" + p)[1:]), t); err != nil {
+		r.fail(p, fmt.Errorf("not recorded: %w: -> %s", host.ErrEscapes, t))
+		return
+	}
+	if _, err := r.h.Realpath(p); errors.Is(err, host.ErrEscapes) {
+		r.fail(p, fmt.Errorf("not recorded: %w", err))
+		return
+	}
+	if !r.room(p, 0) {
+		return
 	}
 	d := r.dst_(p)
 	if err := os.MkdirAll(filepath.Dir(d), 0o755); err != nil {

@@ -20,7 +20,7 @@ type entry struct {
 	typ              byte
 }
 
-func archive(t *testing.T, es ...entry) []byte {
+func archive(t testing.TB, es ...entry) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)

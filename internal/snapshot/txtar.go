@@ -1,18 +1,19 @@
 package snapshot
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"golang.org/x/tools/txtar"
 )
 
 // Synthetic fixtures (hardware the lab cannot emulate) are written by hand as text archives so
@@ -29,61 +30,249 @@ import (
 // The comment (the text before the first file) must say that the fixture is synthetic and where
 // each value comes from, or, for a recording stored in this form by PackTxtar, how it was recorded.
 
-// UnpackTxtar writes a text archive into dir with the same safety rules as Unpack.
+// UnpackTxtar writes a text archive into dir with the same rules as Unpack.
 func UnpackTxtar(data []byte, dir string) error {
-	a := txtar.Parse(data)
-	if len(a.Files) == 0 {
-		return fmt.Errorf("%w: text archive holds no files", ErrNotSnapshot)
+	return UnpackTxtarContext(context.Background(), bytes.NewReader(data), dir)
+}
+
+// UnpackTxtarContext reads a text archive from r as txtar.Parse splits it, entry by entry,
+// writing each body as it is read (a body is never held in memory), under the rules and limits of
+// Unpack; once ctx is done it stops with an error wrapping ErrUnpackStopped.
+func UnpackTxtarContext(ctx context.Context, r io.Reader, dir string) error {
+	return unpackTxtar(ctx, r, dir, defaultLimits)
+}
+
+func unpackTxtar(ctx context.Context, r io.Reader, dir string, lim limits) error {
+	u, err := newUnpacker(ctx, dir, lim)
+	if err != nil {
+		return err
 	}
-	for _, f := range a.Files {
-		name, target, isLink := strings.Cut(f.Name, " -> ")
+	defer u.Close()
+	t := newTxtarReader(ctxReader{ctx, r}, 2*lim.file+lim.file/2)
+	files := 0
+	for {
+		marker, err := t.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if stop := u.interrupted(); stop != nil {
+				return stop
+			}
+			return err
+		}
+		files++
+		if err := u.admit(); err != nil {
+			return err
+		}
+		name, target, isLink := strings.Cut(marker, " -> ")
 		isDir := strings.HasSuffix(strings.TrimSpace(name), "/")
-		name, err := safeName(strings.TrimSpace(name))
+		name, err = safeName(strings.TrimSpace(name))
 		if err != nil {
 			return err
 		}
 		if name == "" {
 			continue
 		}
-		if err := checkParents(dir, name); err != nil {
-			return err
-		}
-		dst := filepath.Join(dir, filepath.FromSlash(name))
-		if isDir {
-			if err := os.MkdirAll(dst, 0o755); err != nil {
-				return err
+		switch {
+		case isDir:
+			err = u.mkdir(name)
+		case isLink:
+			err = u.symlink(name, strings.TrimSpace(target))
+		case strings.HasSuffix(name, ".hex"):
+			plain := strings.TrimSuffix(name, ".hex")
+			if plain == "" || strings.HasSuffix(plain, "/") {
+				return fmt.Errorf("%w: %s names no file", ErrNotSnapshot, name)
 			}
-			continue
+			err = u.file(plain, &hexReader{r: t, half: -1}, -1)
+		default:
+			err = u.file(name, t, -1)
 		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		if isLink {
-			target = strings.TrimSpace(target)
-			if err := checkLink(name, target); err != nil {
-				return err
-			}
-			if err := os.Symlink(target, dst); err != nil {
-				return fmt.Errorf("%w: %s: %v", ErrNotSnapshot, name, err)
-			}
-			continue
-		}
-		body := f.Data
-		if strings.HasSuffix(name, ".hex") {
-			b, err := hex.DecodeString(strings.Join(strings.Fields(string(body)), ""))
-			if err != nil {
-				return fmt.Errorf("%w: %s: %v", ErrNotSnapshot, name, err)
-			}
-			body, dst = b, strings.TrimSuffix(dst, ".hex")
-		}
-		if err := os.WriteFile(dst, body, 0o644); err != nil {
+		if err != nil {
 			return err
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, MetaFile)); err != nil {
-		return fmt.Errorf("%w: no %s in the text archive", ErrNotSnapshot, MetaFile)
+	if files == 0 {
+		return fmt.Errorf("%w: text archive holds no files", ErrNotSnapshot)
 	}
+	return u.finish("text archive")
+}
+
+// txtarLineMax bounds a line that starts like a file marker: it holds a path. The text of one
+// body is bounded too (newTxtarReader): at most a file of the largest size in hex, two digits a
+// byte and a newline every hexLine digits, with room to spare.
+const txtarLineMax = 64 << 10
+
+// txtarReader splits a text archive as txtar.Parse does (a file marker is a whole line "-- NAME
+// --" whose NAME, trimmed, is not empty; the last body gets a final newline when it lacks one),
+// but streams: Next returns the next marker's name, and Read yields that entry's body up to the
+// following marker. A line that starts like a marker and is longer than txtarLineMax is refused
+// rather than held.
+type txtarReader struct {
+	br      *bufio.Reader
+	pending []byte // the rest of the current chunk of body
+	atLine  bool   // the next chunk starts a line
+	ended   bool   // the current body has ended (at a marker or the end of the input)
+	next    string // the marker that ended it, "" at the end of the input
+	eof     bool
+	lastNL  bool // the body given so far is empty or ends in a newline
+	body    int64
+	bodyMax int64
+	err     error
+}
+
+func newTxtarReader(r io.Reader, bodyMax int64) *txtarReader {
+	return &txtarReader{br: bufio.NewReaderSize(r, txtarLineMax), atLine: true, lastNL: true, bodyMax: bodyMax}
+}
+
+// Next skips the rest of the current body (the comment, first) and returns the next entry's
+// name, or io.EOF after the last.
+func (t *txtarReader) Next() (string, error) {
+	for !t.ended {
+		t.pending = nil
+		if err := t.fill(); err != nil {
+			return "", err
+		}
+	}
+	if t.next == "" {
+		return "", io.EOF
+	}
+	name := t.next
+	t.next, t.ended, t.lastNL, t.body = "", false, true, 0
+	return name, nil
+}
+
+// Read yields the current entry's body.
+func (t *txtarReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	for len(t.pending) == 0 {
+		if t.ended {
+			if t.next == "" && !t.lastNL {
+				// txtar.Parse ends the last body with a newline.
+				t.lastNL = true
+				p[0] = '\n'
+				return 1, nil
+			}
+			return 0, io.EOF
+		}
+		if err := t.fill(); err != nil {
+			return 0, err
+		}
+	}
+	n := copy(p, t.pending)
+	t.pending = t.pending[n:]
+	t.lastNL = p[n-1] == '\n'
+	return n, nil
+}
+
+// fill reads the next chunk of the input: a marker ends the body, anything else is body.
+func (t *txtarReader) fill() error {
+	if t.err != nil {
+		return t.err
+	}
+	if t.eof {
+		t.ended = true
+		return nil
+	}
+	chunk, err := t.br.ReadSlice('\n')
+	switch {
+	case err == io.EOF:
+		t.eof = true
+		if len(chunk) == 0 {
+			t.ended = true
+			return nil
+		}
+	case err == bufio.ErrBufferFull:
+		if t.atLine && bytes.HasPrefix(chunk, txtarMarker) {
+			t.err = fmt.Errorf("%w: a line of more than %d bytes starts like a file marker", ErrNotSnapshot, txtarLineMax)
+			return t.err
+		}
+	case err != nil:
+		t.err = err
+		return err
+	}
+	if t.atLine {
+		if name := markerName(chunk); name != "" {
+			t.ended, t.next = true, name
+			return nil
+		}
+	}
+	t.atLine = chunk[len(chunk)-1] == '\n'
+	t.body += int64(len(chunk))
+	if t.body > t.bodyMax {
+		t.err = fmt.Errorf("%w: an entry of more than %d bytes of text", ErrNotSnapshot, t.bodyMax)
+		return t.err
+	}
+	t.pending = chunk
 	return nil
+}
+
+var (
+	txtarMarker    = []byte("-- ")
+	txtarMarkerEnd = []byte(" --")
+)
+
+// markerName is the name a line (with or without its newline) marks, as txtar reads it, or "":
+// a line ended by "\r\n" is a marker as one ended by "\n" is.
+func markerName(line []byte) string {
+	if l, ok := bytes.CutSuffix(line, []byte("\n")); ok {
+		line = bytes.TrimSuffix(l, []byte("\r"))
+	}
+	if len(line) < len(txtarMarker)+len(txtarMarkerEnd) || !bytes.HasPrefix(line, txtarMarker) || !bytes.HasSuffix(line, txtarMarkerEnd) {
+		return ""
+	}
+	return strings.TrimSpace(string(line[len(txtarMarker) : len(line)-len(txtarMarkerEnd)]))
+}
+
+// hexReader decodes a .hex body: hex digits, ASCII white space ignored.
+type hexReader struct {
+	r    io.Reader
+	in   [32 << 10]byte
+	half int // a high nibble waiting for its low one, or -1
+	err  error
+}
+
+func (h *hexReader) Read(p []byte) (int, error) {
+	n := 0
+	for n == 0 && len(p) > 0 {
+		if h.err != nil {
+			if h.err == io.EOF && h.half >= 0 {
+				return 0, errors.New("odd number of hex digits")
+			}
+			return 0, h.err
+		}
+		k, err := h.r.Read(h.in[:min(len(h.in), 2*len(p))])
+		for _, c := range h.in[:k] {
+			var v int
+			switch {
+			case '0' <= c && c <= '9':
+				v = int(c - '0')
+			case 'a' <= c && c <= 'f':
+				v = int(c-'a') + 10
+			case 'A' <= c && c <= 'F':
+				v = int(c-'A') + 10
+			case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f':
+				continue
+			default:
+				h.err = fmt.Errorf("invalid hex byte %q", c)
+				if n == 0 {
+					return 0, h.err
+				}
+				return n, nil
+			}
+			if h.half < 0 {
+				h.half = v
+				continue
+			}
+			p[n] = byte(h.half<<4 | v)
+			n++
+			h.half = -1
+		}
+		h.err = err
+	}
+	return n, nil
 }
 
 // hexLine is how many hex digits PackTxtar writes per line of a .hex body.
@@ -219,18 +408,17 @@ func writeHex(buf *bytes.Buffer, body []byte) {
 
 // UnpackFile unpacks a snapshot file into dir by its name: a text archive (.txtar) or a
 // gzip-compressed tar archive (anything else), as Open does.
-func UnpackFile(p, dir string) error {
-	if strings.HasSuffix(p, ".txtar") {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return UnpackTxtar(data, dir)
-	}
-	f, err := os.Open(p)
+func UnpackFile(p, dir string) error { return UnpackFileContext(context.Background(), p, dir) }
+
+// UnpackFileContext is UnpackFile ended by ctx, even while a read of the file (a pipe) blocks.
+func UnpackFileContext(ctx context.Context, p, dir string) error {
+	f, err := openInput(ctx, p)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	return Unpack(f, dir)
+	if strings.HasSuffix(p, ".txtar") {
+		return UnpackTxtarContext(ctx, f, dir)
+	}
+	return UnpackContext(ctx, f, dir)
 }
