@@ -95,7 +95,7 @@ func record(h *host.Host, dir string, o RecordOptions, lim limits) error {
 		if errors.As(err, &lu) {
 			meta.KernelLog = &host.KernelLogInfo{Limit: lu.Limit, Source: lu.Source, Reason: lu.Reason, Lift: lu.Lift}
 		}
-	} else if err := os.WriteFile(filepath.Join(dir, KmsgFile), klog, 0o644); err != nil {
+	} else if err := writeKmsg(filepath.Join(dir, KmsgFile), klog, rec); err != nil {
 		return err
 	} else if origin.Path != "" {
 		meta.KernelLog = &host.KernelLogInfo{Path: origin.Path}
@@ -706,4 +706,31 @@ func hasAnyPrefix(s string, ps []string) bool {
 		}
 	}
 	return false
+}
+
+// writeKmsg writes the kernel log's records, the newest that fit in host.MaxFileSize when the
+// log is larger (a ring buffer of log_buf_len=32M): check reads no larger file, so a recording
+// keeps the part of the log that matters most and says it left the rest out.
+func writeKmsg(path string, klog []byte, rec *recorder) error {
+	b, dropped := newestRecords(klog, host.MaxFileSize)
+	if dropped > 0 {
+		rec.fail("kmsg", fmt.Errorf("the kernel log is larger than %d MiB: its oldest %d bytes are not recorded", host.MaxFileSize>>20, dropped))
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+// newestRecords keeps the newest whole /dev/kmsg records of b that fit in limit bytes: a record is
+// a line that does not start with a space, with the " KEY=value" lines after it.
+func newestRecords(b []byte, limit int) ([]byte, int) {
+	if len(b) <= limit {
+		return b, 0
+	}
+	cut := len(b) - limit
+	for cut < len(b) {
+		if b[cut-1] == '\n' && b[cut] != ' ' {
+			break
+		}
+		cut++
+	}
+	return b[cut:], cut
 }
