@@ -23,6 +23,25 @@ func TestProfileAndTraceFiles(t *testing.T) {
 		if st, err := os.Stat(file); err != nil || st.Size() == 0 || stderr.Len() != 0 {
 			t.Errorf("%s: file %v (%v), stderr %q", name, st, err, stderr.String())
 		}
+		// A link at the name is replaced, not written through, and no temporary file is left.
+		victim := filepath.Join(dir, name+".victim")
+		if err := os.WriteFile(victim, []byte("keep"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		link := filepath.Join(dir, name+".link")
+		if err := os.Symlink(victim, link); err != nil {
+			t.Fatal(err)
+		}
+		start(link, &stderr)()
+		if b, _ := os.ReadFile(victim); string(b) != "keep" {
+			t.Errorf("%s: written through the link to %s", name, victim)
+		}
+		if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink != 0 {
+			t.Errorf("%s: the link at the name was not replaced by the file", name)
+		}
+		if tmps, _ := filepath.Glob(filepath.Join(dir, ".*.tmp")); len(tmps) > 0 {
+			t.Errorf("%s: temporary files left: %v", name, tmps)
+		}
 		start(filepath.Join(dir, "missing", "x"), &stderr)()
 		if !strings.Contains(stderr.String(), "rdmadiag: "+name+": ") {
 			t.Errorf("%s: an uncreatable file was not reported: %q", name, stderr.String())

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
 	"runtime/trace"
@@ -71,19 +72,31 @@ func startDiagnostic(env, file string, stderr io.Writer, start func(io.Writer) e
 	if file == "" {
 		return func() {}
 	}
-	f, err := os.Create(file)
+	// Written beside its name and renamed at the end, as every other file rdmadiag writes: never
+	// through a link at the name, never half a profile left under it.
+	dir, base := filepath.Split(file)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
 	if err != nil {
 		fmt.Fprintf(stderr, "rdmadiag: %s: %v\n", env, err)
 		return func() {}
 	}
 	if err := start(f); err != nil {
 		f.Close()
+		os.Remove(f.Name())
 		fmt.Fprintf(stderr, "rdmadiag: %s: %v\n", env, err)
 		return func() {}
 	}
 	return func() {
 		end()
-		if err := f.Close(); err != nil {
+		err := f.Close()
+		if err == nil {
+			err = os.Rename(f.Name(), file)
+		}
+		if err != nil {
+			os.Remove(f.Name())
 			fmt.Fprintf(stderr, "rdmadiag: %s: %v\n", env, err)
 		}
 	}
