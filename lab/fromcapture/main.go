@@ -5,7 +5,8 @@
 //
 //	go run ./lab/fromcapture -o /tmp/tree fixtures/captures/<name>
 //
-// A capture directory holds ibstat.txt and, optionally: lspci.txt (the RDMA functions of
+// A capture directory holds ibstat.txt (or devinfo.txt, or only devices.txt: the functions a
+// kernel log names, see devices.go) and, optionally: lspci.txt (the RDMA functions of
 // `lspci -vvv`, -nn for ids), dmesg.txt, kern.log or messages (kept as var/log/dmesg,
 // var/log/kern.log, var/log/messages), modules.txt (/proc/modules), osrelease.txt, uptime.txt,
 // board_id.txt ("<ca> <psid>" lines from ibv_devinfo).
@@ -72,8 +73,8 @@ func readCAs(capDir string) ([]ca, error) {
 		if cas, err = parseDevinfo(s); err != nil {
 			return nil, fmt.Errorf("%s/devinfo.txt: %w", capDir, err)
 		}
-	} else {
-		return nil, fmt.Errorf("%s: ibstat.txt or devinfo.txt is needed", capDir)
+	} else if _, err := os.Stat(filepath.Join(capDir, "devices.txt")); err != nil {
+		return nil, fmt.Errorf("%s: ibstat.txt, devinfo.txt or devices.txt is needed", capDir)
 	}
 	s, ok, err := readOpt(capDir, "ibstatus.txt")
 	if err != nil || !ok {
@@ -113,6 +114,20 @@ func build(capDir, root string) ([]string, error) {
 			return nil, fmt.Errorf("%s/lspci.txt: %w", capDir, err)
 		}
 	}
+	var devs []pciDev
+	if s, ok, err := readOpt(capDir, "devices.txt"); err != nil {
+		return nil, err
+	} else if ok {
+		if devs, err = parseDevices(s); err != nil {
+			return nil, fmt.Errorf("%s/devices.txt: %w", capDir, err)
+		}
+	}
+	byCA := map[string]pciDev{}
+	for _, d := range devs {
+		if d.CA != "" {
+			byCA[d.CA] = d
+		}
+	}
 	boards := map[string]string{}
 	if s, ok, err := readOpt(capDir, "board_id.txt"); err != nil {
 		return nil, err
@@ -134,22 +149,61 @@ func build(capDir, root string) ([]string, error) {
 			return nil, fmt.Errorf("%s: %w", c.Name, err)
 		}
 		var pf *pciFunc
-		for k := range funcs {
-			f := &funcs[k]
-			if !used[f.BDF] && (f.Device == dev || (f.Device == 0 && f.Driver == "mlx5_core")) {
-				pf = f
-				used[f.BDF] = true
-				break
-			}
-		}
 		bdf := fmt.Sprintf("0000:%02x:00.0", 0x10+i*0x10)
-		if pf != nil {
-			bdf = pf.BDF
+		if d, ok := byCA[c.Name]; ok {
+			// The kernel log names the CA's function: lspci's block of it, if any, gives its link.
+			if d.Device != dev {
+				return nil, fmt.Errorf("%s: devices.txt gives device %04x, its CA type %s", c.Name, d.Device, c.Type)
+			}
+			bdf = d.BDF
+			pf = lspciAt(funcs, bdf)
+			used[bdf] = true
 		} else {
-			filled = append(filled, fmt.Sprintf("%s: PCI address %s (not in the capture)", c.Name, bdf))
+			for k := range funcs {
+				f := &funcs[k]
+				if !used[f.BDF] && (f.Device == dev || (f.Device == 0 && f.Driver == "mlx5_core")) {
+					pf = f
+					used[f.BDF] = true
+					break
+				}
+			}
+			if pf != nil {
+				bdf = pf.BDF
+			} else {
+				filled = append(filled, fmt.Sprintf("%s: PCI address %s (not in the capture)", c.Name, bdf))
+			}
 		}
 		if err := writeCA(t, c, dev, bdf, pf, boards[c.Name], &filled); err != nil {
 			return nil, err
+		}
+	}
+	// Functions the log names without a CA the capture shows: the driver failed to bind them,
+	// or their CA is not quoted. Either way the tree holds the function, not a guessed CA.
+	for _, d := range devs {
+		how := "CA " + d.CA
+		switch {
+		case d.Unbound:
+			how = "probe failed, no driver bound"
+		case d.CA == "":
+			how = "CA not named"
+		}
+		filled = append(filled, fmt.Sprintf("%s: device 15b3:%04x, driver %s, %s: from devices.txt, read off the report's kernel log and text", d.BDF, d.Device, d.Driver, how))
+		if d.CA != "" {
+			if !hasCA(cas, d.CA) {
+				return nil, fmt.Errorf("devices.txt names CA %s, which the capture does not show", d.CA)
+			}
+			continue
+		}
+		pf := lspciAt(funcs, d.BDF)
+		cls := "0x020000\n"
+		if pf != nil && pf.Class == "Infiniband controller" {
+			cls = "0x020700\n"
+		} else if pf == nil {
+			filled = append(filled, fmt.Sprintf("%s: class 0x020000 (Ethernet controller; no lspci block gives it)", d.BDF))
+		}
+		writeFunc(t, d.BDF, d.Device, cls, d.Driver, !d.Unbound, pf)
+		if !d.Unbound {
+			filled = append(filled, fmt.Sprintf("%s: bound to %s with no CA (the capture names none on it)", d.BDF, d.Driver))
 		}
 	}
 
@@ -165,24 +219,18 @@ func build(capDir, root string) ([]string, error) {
 	return filled, t.write(root)
 }
 
-func writeCA(t *tree, c ca, dev uint16, bdf string, pf *pciFunc, board string, filled *[]string) error {
+// writeFunc writes a Mellanox PCI function; bound links it to its driver, which is loaded either
+// way (a failed probe leaves the driver registered and the function without one).
+func writeFunc(t *tree, bdf string, dev uint16, cls, drv string, bound bool, pf *pciFunc) string {
 	// The capture names no upstream bridge: the function sits under its host bridge, and the
 	// PCIe checks judge its own link attributes only.
 	pci := "sys/devices/pci" + bdf[:4] + ":" + bdf[5:7] + "/" + bdf
 	t.file(pci+"/vendor", "0x15b3\n")
 	t.file(pci+"/device", fmt.Sprintf("0x%04x\n", dev))
-	cls := "0x020700\n" // InfiniBand controller (PCI Code and ID Assignment Specification)
-	if len(c.Ports) > 0 && c.Ports[0].LinkLayer == "Ethernet" {
-		cls = "0x020000\n"
-	}
 	t.file(pci+"/class", cls)
-	// mlx4_ib names its devices mlx4_<n> (drivers/infiniband/hw/mlx4/main.c mlx4_ib_add), on
-	// functions mlx4_core drives; every other CA of the captures is mlx5's.
-	drv := "mlx5_core"
-	if strings.HasPrefix(c.Name, "mlx4_") {
-		drv = "mlx4_core"
+	if bound {
+		t.link(pci+"/driver", relTo(pci, "sys/bus/pci/drivers/"+drv))
 	}
-	t.link(pci+"/driver", relTo(pci, "sys/bus/pci/drivers/"+drv))
 	t.file("sys/bus/pci/drivers/"+drv+"/.keep", "")
 	t.link("sys/bus/pci/devices/"+bdf, relTo("sys/bus/pci/devices", pci))
 	if pf != nil && pf.StaSpeed != "" {
@@ -191,6 +239,39 @@ func writeCA(t *tree, c ca, dev uint16, bdf string, pf *pciFunc, board string, f
 		t.file(pci+"/max_link_speed", sysfsSpeed(pf.CapSpeed)+"\n")
 		t.file(pci+"/max_link_width", pf.CapWid+"\n")
 	}
+	return pci
+}
+
+func lspciAt(funcs []pciFunc, bdf string) *pciFunc {
+	for k := range funcs {
+		if funcs[k].BDF == bdf {
+			return &funcs[k]
+		}
+	}
+	return nil
+}
+
+func hasCA(cas []ca, name string) bool {
+	for _, c := range cas {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func writeCA(t *tree, c ca, dev uint16, bdf string, pf *pciFunc, board string, filled *[]string) error {
+	cls := "0x020700\n" // InfiniBand controller (PCI Code and ID Assignment Specification)
+	if len(c.Ports) > 0 && c.Ports[0].LinkLayer == "Ethernet" {
+		cls = "0x020000\n"
+	}
+	// mlx4_ib names its devices mlx4_<n> (drivers/infiniband/hw/mlx4/main.c mlx4_ib_add), on
+	// functions mlx4_core drives; every other CA of the captures is mlx5's.
+	drv := "mlx5_core"
+	if strings.HasPrefix(c.Name, "mlx4_") {
+		drv = "mlx4_core"
+	}
+	pci := writeFunc(t, bdf, dev, cls, drv, true, pf)
 
 	ib := pci + "/infiniband/" + c.Name
 	t.link("sys/class/infiniband/"+c.Name, relTo("sys/class/infiniband", ib))

@@ -164,3 +164,72 @@ func TestPortRate(t *testing.T) {
 		t.Error("lane speed 37 accepted")
 	}
 }
+
+func TestParseDevices(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []pciDev
+	}{
+		{"# a comment\n0000:b3:00.0 15b3:101d mlx5_core mlx5_0\n", []pciDev{{BDF: "0000:b3:00.0", Device: 0x101d, Driver: "mlx5_core", CA: "mlx5_0"}}},
+		{"0000:03:00.0 15b3:1015 mlx5_core unbound\n", []pciDev{{BDF: "0000:03:00.0", Device: 0x1015, Driver: "mlx5_core", Unbound: true}}},
+		{"0000:01:00.1 15b3:1015 mlx5_core -\n", []pciDev{{BDF: "0000:01:00.1", Device: 0x1015, Driver: "mlx5_core"}}},
+	} {
+		got, err := parseDevices(tc.in)
+		if err != nil || len(got) != len(tc.want) || got[0] != tc.want[0] {
+			t.Errorf("%q: %+v %v, want %+v", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "# only a comment\n", "03:00.0 15b3:1015 mlx5_core unbound\n",
+		"0000:03:00.0 8086:1015 mlx5_core unbound\n", "0000:03:00.0 15b3:1015 ixgbe unbound\n",
+		"0000:03:00.0 15b3:1015 mlx5_core\n", "0000:03:00.0 15b3:1015 mlx5_core ../x1\n",
+		"0000:03:00.0 15b3:1015 mlx5_core - \n0000:03:00.0 15b3:1015 mlx5_core -\n"} {
+		if _, err := parseDevices(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// A function whose probe failed is written without a driver link, and the driver stays loaded;
+// a CA devices.txt names sits at the address it gives.
+func TestBuildDevices(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, s string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("devices.txt", "0000:03:00.0 15b3:1015 mlx5_core unbound\n")
+	root := filepath.Join(t.TempDir(), "root")
+	if _, err := build(dir, root); err != nil {
+		t.Fatal(err)
+	}
+	fn := filepath.Join(root, "sys/devices/pci0000:03/0000:03:00.0")
+	if b, err := os.ReadFile(fn + "/device"); err != nil || string(b) != "0x1015\n" {
+		t.Errorf("device %q %v", b, err)
+	}
+	if _, err := os.Lstat(fn + "/driver"); err == nil {
+		t.Error("an unbound function has a driver link")
+	}
+	if _, err := os.Stat(filepath.Join(root, "sys/bus/pci/drivers/mlx5_core")); err != nil {
+		t.Errorf("the loaded driver is missing: %v", err)
+	}
+
+	write("ibstat.txt", "CA 'mlx5_1'\n\tCA type: MT4125\n\tFirmware version: 22.32.2004\n\tPort 1:\n\t\tState: Active\n"+
+		"\t\tPhysical state: LinkUp\n\t\tRate: 100\n\t\tBase lid: 0\n\t\tSM lid: 0\n\t\tLink layer: Ethernet\n")
+	write("devices.txt", "0000:b3:00.1 15b3:101d mlx5_core mlx5_1\n")
+	root = filepath.Join(t.TempDir(), "root")
+	if _, err := build(dir, root); err != nil {
+		t.Fatal(err)
+	}
+	if target, err := os.Readlink(filepath.Join(root, "sys/class/infiniband/mlx5_1")); err != nil || !strings.Contains(target, "0000:b3:00.1") {
+		t.Errorf("mlx5_1 -> %q %v", target, err)
+	}
+	write("devices.txt", "0000:b3:00.1 15b3:1017 mlx5_core mlx5_1\n")
+	if _, err := build(dir, filepath.Join(t.TempDir(), "root")); err == nil {
+		t.Error("a device id that contradicts the CA type was accepted")
+	}
+	write("devices.txt", "0000:b3:00.1 15b3:101d mlx5_core mlx5_7\n")
+	if _, err := build(dir, filepath.Join(t.TempDir(), "root")); err == nil {
+		t.Error("a CA the capture does not show was accepted")
+	}
+}

@@ -370,8 +370,26 @@ func judgePath(h *host.Host, t *target, klog pcieLog) report.Finding {
 			f.Evidence = append(f.Evidence, report.Ev("read error", e.Error(), ""))
 		}
 	case worst == nil:
+		// No link file to judge: the kernel's own report, made when the driver probed the
+		// function, is then the only word on the link (a tree made of ibstat and a log).
+		if r, ok := kernelLimited(klog.recs, t.BDF); ok {
+			m := limitedRe.FindStringSubmatch(r.Text)
+			f.Severity = report.Warning
+			f.Summary = fmt.Sprintf("%s (%s): the kernel reported the PCIe link limited by %s x%s at %s, below what the card is capable of (%s)",
+				t.BDF, t.deviceNames(), m[1], m[2], m[3], limitedAvail(r.Text))
+			f.Remediation = fmt.Sprintf("The kernel measured this when the driver probed the card; check current_link_speed/current_link_width of %s on the host. If they still show the lower link, move the card to a slot wired for its full width and speed (the board manual says which slots are x16 and to which CPU), or check the slot's BIOS link setting.", m[3])
+			if b := r.BDF(); b != t.BDF {
+				f.Evidence = append(f.Evidence, report.Ev("shares the PCIe link with", b+": functions of one multi-function device share one physical link", ""))
+				f.Evidence = append(f.Evidence, klog.evidence("kernel link report", []kmsg.Record{r}, 1)...)
+			}
+			break
+		}
 		f.Severity = report.Skipped
 		f.Summary = fmt.Sprintf("skipped: %s (%s) has no PCIe link files", t.BDF, t.deviceNames())
+		if nh := h.Lacks(host.PartPCIeLink); nh != nil {
+			f.Summary = fmt.Sprintf("PCIe link of %s (%s) not judged: %s", t.BDF, t.deviceNames(), nh.Reason)
+			f = f.SkippedBy(report.LimitSource, nh.Lift)
+		}
 	default:
 		f.Severity = worst.Severity
 		f.Summary = fmt.Sprintf("%s (%s): %s", t.BDF, t.deviceNames(), worst.Why)
@@ -384,6 +402,39 @@ func judgePath(h *host.Host, t *target, klog pcieLog) report.Finding {
 		f.Evidence = append(f.Evidence, report.Ev("limiting hop", worst.Trained+fmt.Sprintf(" = %.1f Gb/s usable", worst.GBps), worst.L.Port.Dir))
 	}
 	return f
+}
+
+// kernelLimited returns the last "limited by" report of the kernel for the function or for
+// another function of its device: one multi-function device has one link (see sharedLinks),
+// and pcie_print_link_status runs for whichever function's driver asks. The kernel prints
+// "limited by" only when the available bandwidth is below the device's capability
+// (drivers/pci/pci.c __pcie_print_link_status: bw_avail < bw_cap).
+func kernelLimited(recs []kmsg.Record, bdf string) (kmsg.Record, bool) {
+	j := strings.LastIndexByte(bdf, '.')
+	if j < 0 {
+		return kmsg.Record{}, false
+	}
+	dev := bdf[:j]
+	for i := len(recs) - 1; i >= 0; i-- {
+		b := recs[i].BDF()
+		if i := strings.LastIndexByte(b, '.'); i < 0 || b[:i] != dev {
+			continue
+		}
+		if limitedRe.MatchString(recs[i].Text) {
+			return recs[i], true
+		}
+	}
+	return kmsg.Record{}, false
+}
+
+var availRe = relit.MustCompile(`([0-9]+\.[0-9]+ Gb/s) available PCIe bandwidth.*\(capable of ([0-9]+\.[0-9]+ Gb/s)`)
+
+// limitedAvail says what a "limited by" line gives the card and what it could have.
+func limitedAvail(text string) string {
+	if m := availRe.FindStringSubmatch(text); m != nil {
+		return m[1] + " available, capable of " + m[2]
+	}
+	return "its capability is not in the line"
 }
 
 func bdfList(t *target) []string {
