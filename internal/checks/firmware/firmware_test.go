@@ -257,6 +257,21 @@ func TestMatrixCoverage(t *testing.T) {
 			}
 		}
 	}
+	// Updates and an earlier series that only DPDK stable releases' "Validation" sections list,
+	// for the two families NVIDIA tested there (ConnectX-4 Lx, ConnectX-5).
+	for _, tc := range []struct{ version, lx, cx5 string }{
+		{"4.7-1.0.0", "14.26.1040", "16.26.292"},
+		{"4.7-3.2.9", "14.26.4012", "16.26.4012"},
+		{"5.0-1.0.0", "14.27.1016", "16.27.1016"},
+		{"5.1-2.5.8", "14.28.2006", "16.28.2006"},
+		{"5.2-1.0.4", "14.29.1016", "16.29.1016"},
+	} {
+		for fam, want := range map[int]string{14: tc.lx, 16: tc.cx5} {
+			if r, ok := m.Lookup(fam, Driver{Kind: KindOFED, Version: tc.version}); !ok || r.Recommended != want || !strings.Contains(r.Source, "DPDK Release Notes v1") || !strings.Contains(r.Source, `"Validation"`) {
+				t.Errorf("family %d on %s: %+v %v; want %s from a DPDK stable release", fam, tc.version, r, ok, want)
+			}
+		}
+	}
 	if r, ok := m.Lookup(12, Driver{Kind: KindOFED, Version: "25.01-0.6.0"}); !ok || !r.Unsupported {
 		t.Errorf("ConnectX-4 on DOCA-OFED 25.01: %+v %v; want unsupported", r, ok)
 	}
@@ -443,6 +458,12 @@ func TestJudgeRow(t *testing.T) {
 			"no row for mlx5_core 24.04-0.6.6 (MLNX_OFED/DOCA-OFED), compatibility not judged; it is not older than 16.35.3006 (MLNX_OFED/DOCA-OFED 24.01, earlier) but older than 16.35.4030 (MLNX_OFED/DOCA-OFED 24.10, later)"},
 		{"OFED release newer than the matrix", m, 0x1021, "28.99.1000", ofed("26.01-0.1.2"), "", report.Unknown, "not older than 28.46.1006 (MLNX_OFED/DOCA-OFED 25.07, the newest earlier release the matrix knows)"},
 		{"OFED update without a row, at the later update's", m, 0x1017, "16.33.1048", ofed("5.6-1.0.3"), "", report.Info, "at or past 16.33.1048, which MLNX_OFED/DOCA-OFED 5.6-2 (later than this one)"},
+		// No DPDK release lists MLNX_OFED 4.9; firmware older than what 4.7 was already
+		// validated with is outdated for it, and firmware 5.0 was validated with very likely fits.
+		{"OFED 4.9, behind the earlier 4.7", m, 0x1017, "16.25.1020", ofed("4.9-7.1.0"), "", report.Critical,
+			"older than 16.26.0292, the firmware MLNX_OFED/DOCA-OFED 4.7 (a release earlier than this one) was already validated with; the matrix has no row for mlx5_core 4.9-7.1.0"},
+		{"OFED 4.9, at the later 5.0-1", m, 0x1017, "16.27.1016", ofed("4.9-4.1.7"), "", report.Info,
+			"at or past 16.27.1016, which MLNX_OFED/DOCA-OFED 5.0-1 (later than this one) was validated with"},
 		{"OFED unsupported", m, 0x1021, "28.39.1002", ofed("4.9-7.1.0"), "", report.Warning, "ConnectX-7 is not supported by mlx5_core 4.9-7.1.0"},
 		{"mismatch without a row", m, 0x1017, "16.35.3006", ofed("23.10-0.5.5"), "PCI id mismatch", report.Warning, "PCI id mismatch"},
 		{"mismatch with a row", m, 0x101d, "22.48.1000", inbox, "PCI id mismatch", report.Warning, "PCI id mismatch"},
@@ -620,7 +641,8 @@ func TestNeighbours(t *testing.T) {
 		{16, "5.6-1.0.3", "5.5", "5.6-2"},
 		{16, "5.9-0.5.6", "5.8", "23.04"}, // not 5.8-7, an LTS update shipped after 5.9
 		{28, "23.10-4.0.9", "23.10-1", "24.01"},
-		{16, "4.9-7.1.0", "", "5.0-2"},
+		{16, "4.9-7.1.0", "4.7", "5.0-1"}, // 4.7's first row, not its 4.7-3 update
+		{16, "5.0-2.1.8", "5.0-1", "5.1"},
 		{28, "26.01-0.1.2", "25.07", ""},
 		{28, "not-a-version", "", ""},
 	} {
