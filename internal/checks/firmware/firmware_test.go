@@ -272,6 +272,11 @@ func TestMatrixCoverage(t *testing.T) {
 			}
 		}
 	}
+	// DPDK v20.05 gives MLNX_OFED 5.0-2.1.8.0 with ConnectX-4 Lx 14.27.2008, v19.11.3 and
+	// v18.11.9 with 14.27.1016: the lower.
+	if r, ok := m.Lookup(14, Driver{Kind: KindOFED, Version: "5.0-2.1.8"}); !ok || r.Recommended != "14.27.1016" {
+		t.Errorf("ConnectX-4 Lx on 5.0-2: %+v %v; want 14.27.1016", r, ok)
+	}
 	if r, ok := m.Lookup(12, Driver{Kind: KindOFED, Version: "25.01-0.6.0"}); !ok || !r.Unsupported {
 		t.Errorf("ConnectX-4 on DOCA-OFED 25.01: %+v %v; want unsupported", r, ok)
 	}
