@@ -71,32 +71,27 @@ func (h *Host) Lacks(p Part) *NotHeld {
 	return nil
 }
 
+// partReasons says what each part's absence keeps from being judged.
+var partReasons = map[Part]string{
+	PartUsr:        "the source holds no /usr or /lib (a copy of /sys and /proc): the verbs libraries cannot be looked for",
+	PartEtc:        "the source holds no /etc: the verbs providers' driver files (/etc/libibverbs.d) cannot be looked for",
+	PartDev:        "the source holds no /dev: the character device nodes cannot be looked for",
+	PartModules:    "the source holds no /proc/modules: which modules are loaded cannot be read",
+	PartInterrupts: "the source holds no /proc/interrupts: the interrupt vectors cannot be counted",
+	PartOSRelease:  "the source holds no /proc/sys/kernel/osrelease: the running kernel, and so its in-box driver, is unknown",
+	PartUverbs:     "the source holds no /sys/class/infiniband_verbs and no /proc/modules: whether ib_uverbs registered the devices cannot be told",
+	PartPCIeLink:   "the source holds no PCIe link attributes (current_link_speed, current_link_width) for any PCI function",
+	PartGIDs:       "the source holds no GID table for any RoCE port (ports/N/gids)",
+	PartPortRate:   "the source holds no rate file for any port (ports/N/rate)",
+}
+
 func notHeld(p Part) *NotHeld {
-	e := &NotHeld{Part: p, Reason: "the source holds no " + string(p),
-		Lift: "judge the host itself, or record it with rdmadiag record, which keeps what the checks read"}
-	switch p {
-	case PartUsr:
-		e.Reason = "the source holds no /usr or /lib (a copy of /sys and /proc): the verbs libraries cannot be looked for"
-	case PartEtc:
-		e.Reason = "the source holds no /etc: the verbs providers' driver files (/etc/libibverbs.d) cannot be looked for"
-	case PartDev:
-		e.Reason = "the source holds no /dev: the character device nodes cannot be looked for"
-	case PartModules:
-		e.Reason = "the source holds no /proc/modules: which modules are loaded cannot be read"
-	case PartInterrupts:
-		e.Reason = "the source holds no /proc/interrupts: the interrupt vectors cannot be counted"
-	case PartOSRelease:
-		e.Reason = "the source holds no /proc/sys/kernel/osrelease: the running kernel, and so its in-box driver, is unknown"
-	case PartUverbs:
-		e.Reason = "the source holds no /sys/class/infiniband_verbs and no /proc/modules: whether ib_uverbs registered the devices cannot be told"
-	case PartPCIeLink:
-		e.Reason = "the source holds no PCIe link attributes (current_link_speed, current_link_width) for any PCI function"
-	case PartGIDs:
-		e.Reason = "the source holds no GID table for any RoCE port (ports/N/gids)"
-	case PartPortRate:
-		e.Reason = "the source holds no rate file for any port (ports/N/rate)"
+	reason, ok := partReasons[p]
+	if !ok {
+		reason = "the source holds no " + string(p)
 	}
-	return e
+	return &NotHeld{Part: p, Reason: reason,
+		Lift: "judge the host itself, or record it with rdmadiag record, which keeps what the checks read"}
 }
 
 // treeLacks lists the parts a --root tree has nothing of. A library directory is looked for

@@ -71,6 +71,11 @@ func TestTreeLacksParts(t *testing.T) {
 			}
 		}
 	}
+	for _, p := range all {
+		if partReasons[p] == "" {
+			t.Errorf("%s has no reason to give", p)
+		}
+	}
 	// A live host lacks nothing: what it has not is a fact about it.
 	live, err := New(Options{Root: t.TempDir(), Kind: KindLive})
 	if err != nil {
