@@ -41,7 +41,7 @@ func openRegularIn(r *os.Root, name, display string) (*os.File, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, &fs.PathError{Op: "open", Path: display, Err: fmt.Errorf("%w (%s)", ErrNotRegular, fileType(st.Mode()))}
+		return nil, &fs.PathError{Op: "open", Path: display, Err: fmt.Errorf("%w (%s)", ErrNotRegular, FileType(st.Mode()))}
 	}
 	return f, nil
 }
@@ -65,7 +65,9 @@ func renamePathErr(err error, op, display string) error {
 	return &fs.PathError{Op: op, Path: display, Err: err}
 }
 
-func fileType(m fs.FileMode) string {
+// FileType names what a file that is not a regular one is ("named pipe", "directory"), for the
+// messages that refuse it.
+func FileType(m fs.FileMode) string {
 	switch {
 	case m&fs.ModeNamedPipe != 0:
 		return "named pipe"

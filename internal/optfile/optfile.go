@@ -12,7 +12,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"syscall"
+
+	"github.com/rdmadiag/rdmadiag/internal/host"
 )
 
 // MaxFileSize bounds every option file: they name boards, rows and applications, not objects,
@@ -73,21 +76,16 @@ func notRegular(name string, m fs.FileMode) error {
 	return &Error{File: name, Msg: "cannot read: " + kindOf(m) + ", not a regular file: give the option file itself"}
 }
 
-// kindOf names what a file that is not a regular one is.
+// kindOf names what a file that is not a regular one is, with its article.
 func kindOf(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
+	k := host.FileType(m)
+	if m&fs.ModeNamedPipe != 0 {
+		k += " (FIFO)" // the word an operator who made one with mkfifo knows
 	}
-	return "a special file (" + m.Type().String() + ")"
+	if strings.IndexByte("aeiou", k[0]) >= 0 {
+		return "an " + k
+	}
+	return "a " + k
 }
 
 // readErr names the file once: os errors already carry the path ("open x: ..."), which would
