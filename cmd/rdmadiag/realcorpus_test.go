@@ -16,13 +16,19 @@ import (
 // their reporters' evidence supports in an "expect" file; a healthy one may have no critical or
 // unknown finding at all, and every one names its public source.
 func TestRealCaptures(t *testing.T) {
-	dirs, err := filepath.Glob(filepath.Join(fixturesDir, "real-*"))
-	if err != nil || len(dirs) == 0 {
-		t.Fatalf("no real captures: %v", err)
+	var real []scenario
+	for _, s := range scenarios(t) {
+		if strings.HasPrefix(s.name, "real-") {
+			real = append(real, s)
+		}
 	}
+	if len(real) == 0 {
+		t.Fatal("no real captures")
+	}
+	t.Logf("%d real captures", len(real))
 	source := regexp.MustCompile(`(github\.com/|https?://)[^\s]+`)
-	for _, dir := range dirs {
-		name := filepath.Base(dir)
+	for _, sc := range real {
+		name, dir := sc.name, sc.dir
 		b, err := os.ReadFile(filepath.Join(dir, "expect"))
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
@@ -38,8 +44,7 @@ func TestRealCaptures(t *testing.T) {
 		if !source.Match(readme) {
 			t.Errorf("%s: README.md names no public source", name)
 		}
-		snap := filepath.Join(dir, "snapshot.txtar")
-		args := append([]string{"check", "--snapshot", snap, "--format", "json"}, scenarioArgs(t, dir)...)
+		args := append([]string{"check", "--snapshot", sc.snapshot, "--format", "json"}, sc.args...)
 		out, errOut, code := run(t, args...)
 		if code != want {
 			t.Errorf("%s: exit %d, want %d (%s)", name, code, want, errOut)
@@ -54,19 +59,4 @@ func TestRealCaptures(t *testing.T) {
 			}
 		}
 	}
-}
-
-// scenarioArgs are a fixture's extra check arguments (its "args" file), as the goldens use them.
-func scenarioArgs(t *testing.T, dir string) []string {
-	b, err := os.ReadFile(filepath.Join(dir, "args"))
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
-			out = append(out, strings.Fields(l)...)
-		}
-	}
-	return out
 }

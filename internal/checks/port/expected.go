@@ -145,11 +145,11 @@ func upEvidence(env *checks.Env, p portRef) ([]upReason, []error) {
 			out = append(out, upReason{text: fmt.Sprintf("%s is a member of %s", nd, path.Base(m)), where: dir + "/master"})
 		}
 	}
-	for _, g := range p.port.GIDs {
-		gg := GID{Index: g.Index, Addr: g.Addr, Type: g.Type, Netdev: g.Netdev}
-		if gg.IPBased() {
-			a := gg.Addr
-			if ip := gg.IPv4(); ip != "" {
+	gs, _ := gids(h, p) // an unreadable table is no evidence either way; port.addressing reports it
+	for _, g := range gs {
+		if g.IPBased() {
+			a := g.Addr
+			if ip := g.IPv4(); ip != "" {
 				a = ip
 			}
 			out = append(out, upReason{text: fmt.Sprintf("it has a RoCE GID on address %s (%s)", a, orNone(g.Netdev)), where: p.file("gids/" + strconv.Itoa(g.Index))})
