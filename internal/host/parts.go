@@ -30,6 +30,8 @@ const (
 	// PartGIDs is the RoCE ports' GID tables (ports/N/gids): an excerpt of /sys may hold the
 	// ports' state without them.
 	PartGIDs Part = "GID tables"
+	// PartNetdevs is /sys/class/net, where a RoCE port's netdev and its state are.
+	PartNetdevs Part = "/sys/class/net"
 	// PartPortRate is the ports' rate files: ibv_devinfo without -v prints no rate, so a tree
 	// made of it has none, where the kernel always creates one (drivers/infiniband/core/sysfs.c).
 	PartPortRate Part = "port rates"
@@ -83,6 +85,7 @@ var partReasons = map[Part]string{
 	PartPCIeLink:   "the source holds no PCIe link attributes (current_link_speed, current_link_width) for any PCI function",
 	PartGIDs:       "the source holds no GID table for any RoCE port (ports/N/gids)",
 	PartPortRate:   "the source holds no rate file for any port (ports/N/rate)",
+	PartNetdevs:    "the source holds no /sys/class/net, so a RoCE port's netdev and its state are unknown",
 }
 
 func notHeld(p Part) *NotHeld {
@@ -109,7 +112,7 @@ func (h *Host) treeLacks() []Part {
 	if !libs {
 		out = append(out, PartUsr)
 	}
-	for _, p := range []Part{PartEtc, PartDev, PartModules, PartInterrupts, PartOSRelease} {
+	for _, p := range []Part{PartEtc, PartDev, PartModules, PartInterrupts, PartOSRelease, PartNetdevs} {
 		if !h.Exists(string(p)) {
 			out = append(out, p)
 		}

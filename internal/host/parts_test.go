@@ -11,13 +11,14 @@ func TestTreeLacksParts(t *testing.T) {
 	full := map[string]string{
 		"usr/lib/libibverbs.so.1": "", "etc/libibverbs.d/mlx5.driver": "driver mlx5\n", "dev/infiniband/.keep": "",
 		"proc/modules": "", "proc/interrupts": "", "proc/sys/kernel/osrelease": "6.1.0\n",
+		"sys/class/net/eth0/operstate":                        "up\n",
 		"sys/class/infiniband_verbs/abi_version":              "6\n",
 		"sys/bus/pci/devices/0000:3b:00.0/current_link_speed": "16.0 GT/s PCIe\n",
 		"sys/class/infiniband/mlx5_0/ports/1/gids/0":          "fe80:0000:0000:0000:0000:0000:0000:0001\n",
 		"sys/class/infiniband/mlx5_0/ports/1/state":           "4: ACTIVE\n",
 		"sys/class/infiniband/mlx5_0/ports/1/rate":            "400 Gb/sec (4X NDR)\n",
 	}
-	all := []Part{PartUsr, PartEtc, PartDev, PartModules, PartInterrupts, PartOSRelease, PartUverbs, PartPCIeLink, PartGIDs, PartPortRate}
+	all := []Part{PartUsr, PartEtc, PartDev, PartModules, PartInterrupts, PartOSRelease, PartUverbs, PartPCIeLink, PartGIDs, PartPortRate, PartNetdevs}
 	tree := func(t *testing.T, skip map[string]bool) *Host {
 		dir := t.TempDir()
 		for p, c := range full {
@@ -49,6 +50,7 @@ func TestTreeLacksParts(t *testing.T) {
 	}{
 		{[]string{"proc/interrupts"}, []Part{PartInterrupts}},
 		{[]string{"proc/sys/kernel/osrelease"}, []Part{PartOSRelease}},
+		{[]string{"sys/class/net/eth0/operstate"}, []Part{PartNetdevs}},
 		{[]string{"sys/bus/pci/devices/0000:3b:00.0/current_link_speed"}, []Part{PartPCIeLink}},
 		{[]string{"sys/class/infiniband/mlx5_0/ports/1/gids/0"}, []Part{PartGIDs}},
 		{[]string{"sys/class/infiniband/mlx5_0/ports/1/rate"}, []Part{PartPortRate}},

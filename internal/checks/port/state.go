@@ -2,9 +2,7 @@ package port
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
@@ -104,11 +102,11 @@ func judgeState(env *checks.Env, p portRef, all []portStateOf) report.Finding {
 		f.Summary = fmt.Sprintf("%s is ACTIVE, LinkUp (%s)", p.name(), orNone(p.port.LinkLayer))
 		return f
 	}
-	if !p.ib() && len(nds) == 0 && !netdevsInSource(env) {
+	if nh := h.Lacks(host.PartNetdevs); !p.ib() && len(nds) == 0 && nh != nil {
 		// A copy of /sys without class/net (an excerpt, ibstat turned into a tree) says nothing
-		// of the netdev a RoCE port needs; a live host always has the directory (lo).
-		f.Summary = fmt.Sprintf("%s is %s (physical %s); why is not judged: the source holds no /sys/class/net, so the port's netdev is unknown", p.name(), st.Name, phys.Name)
-		return f.SkippedBy(report.LimitSource, "copy /sys/class/net and the netdevs' directories with the tree, or record the host with rdmadiag record")
+		// of the netdev a RoCE port needs.
+		f.Summary = fmt.Sprintf("%s is %s (physical %s); why is not judged: %s", p.name(), st.Name, phys.Name, nh.Reason)
+		return f.SkippedBy(report.LimitSource, nh.Lift)
 	}
 	if p.ib() {
 		judgeIBState(h, p, st, phys, &f)
@@ -186,12 +184,3 @@ func judgeEthState(p portRef, st, phys inventory.PortState, nds []netdevInfo, f 
 		f.Remediation = "Check the Ethernet link (ethtool <netdev>) and the kernel log for the device."
 	}
 }
-
-// netdevsInSource says whether the host shows its netdevs at all (/sys/class/net), read once.
-var netdevsFact = checks.NewFact("netdev directory present", func(env *checks.Env) *bool {
-	_, err := env.Host.ReadDir("/sys/class/net")
-	ok := !errors.Is(err, fs.ErrNotExist)
-	return &ok
-})
-
-func netdevsInSource(env *checks.Env) bool { return *netdevsFact.Get(env) }
