@@ -178,9 +178,7 @@ func Load(fsys fs.FS) (*Table, error) {
 		if err := dec.Decode(&tf); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		for _, d := range tf.Drivers {
-			t.Drivers = append(t.Drivers, d)
-		}
+		t.Drivers = append(t.Drivers, tf.Drivers...)
 		for _, s := range tf.Signatures {
 			s.File = path.Base(name)
 			t.Signatures = append(t.Signatures, s)
