@@ -62,10 +62,18 @@ func (e *Event) Detail() string {
 		return ""
 	}
 	if t := e.Sig.DetailText; t != "" {
-		for i := len(e.Args); i >= 1; i-- {
-			t = strings.ReplaceAll(t, "{"+strconv.Itoa(i)+"}", strings.TrimSpace(e.Args[i-1]))
-		}
-		return t
+		return strings.TrimSpace(detailRef.ReplaceAllStringFunc(t, func(ref string) string {
+			m := detailRef.FindStringSubmatch(ref)
+			i, _ := strconv.Atoi(m[1])
+			if i < 1 || i > len(e.Args) {
+				return ""
+			}
+			v := strings.TrimSpace(e.Args[i-1])
+			if m[2] != "" {
+				return e.Sig.Meanings[m[1]][strings.ToLower(v)]
+			}
+			return v
+		}))
 	}
 	var parts []string
 	for _, i := range e.Sig.Args.Detail {
@@ -186,6 +194,9 @@ func attribute(ev *Event, ibdev string, devs []Device) {
 	if ev.PCI == "" {
 		ev.PCI = r.BDF()
 	}
+	if ev.Netdev == "" {
+		ev.Netdev = prefixNetdev(r.Text)
+	}
 	dev := ibdev
 	if d, ok := strings.CutPrefix(r.Device, "+infiniband:"); ok {
 		dev = d
@@ -240,4 +251,18 @@ func pciAt(s string) string {
 		return "0000:" + strings.ToLower(s[:7])
 	}
 	return ""
+}
+
+// prefixNetdev is the netdev netdev_printk names in its prefix (net/core/dev.c
+// __netdev_printk: "<driver> <bus id> <netdev>: "), "" when the line has no such prefix.
+func prefixNetdev(text string) string {
+	f := strings.SplitN(text, " ", 4)
+	if len(f) < 4 || pciAt(f[1]) != strings.ToLower(f[1]) || !strings.HasSuffix(f[2], ":") {
+		return ""
+	}
+	nd := strings.TrimSuffix(f[2], ":")
+	if nd == "" || strings.ContainsAny(nd, ":()") {
+		return ""
+	}
+	return nd
 }

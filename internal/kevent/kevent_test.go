@@ -22,21 +22,26 @@ func table(t *testing.T) *Table {
 // printk prefix before it, and no other entry takes that line.
 func TestTableFormatsMatchThemselves(t *testing.T) {
 	tb := table(t)
+	// A device for the lines that count only about an RDMA device (rdma_only): the samples
+	// name its netdev, function and device.
+	devs := []Device{{Name: "mlx5_0", PCI: "0000:3b:00.0", Netdevs: map[string]int{"ens1f0np0": 1}}}
 	for _, s := range tb.Signatures {
 		prefixes := tb.Driver(s.Driver).Prefixes
 		if len(prefixes) == 0 {
-			prefixes = []string{""}
+			prefixes = []string{tb.Driver(s.Driver).Example}
 		}
 		for _, f := range s.Formats() {
 			for _, p := range prefixes {
 				switch tb.Driver(s.Driver).Device {
 				case "pci":
 					p += "0000:3b:00.0: "
+				case "net":
+					p += "0000:3b:00.0 ens1f0np0: "
 				case "ib":
 					p += "mlx5_0: "
 				}
 				line := p + f.Sample(s.ValueSets(), s.Roles())
-				evs := tb.Classify([]kmsg.Record{{Level: 3, Text: line}}, nil)
+				evs := tb.Classify([]kmsg.Record{{Level: 3, Text: line}}, devs)
 				if len(evs) != 1 || evs[0].Sig != s {
 					got := "nothing"
 					if len(evs) == 1 && evs[0].Sig != nil {

@@ -31,10 +31,14 @@ type Driver struct {
 	Layer    string   `json:"layer"`
 	Prefixes []string `json:"prefixes"`
 	// Device says what follows a prefix: "pci" a PCI function and ": " (dev_printk on a PCI
-	// device: "mlx5_core 0000:3b:00.0: "), "ib" an RDMA device name and ": " (ibdev_printk:
-	// "infiniband mlx5_0: "), "" nothing (pr_fmt prefixes such as "DMAR: ").
+	// device: "mlx5_core 0000:3b:00.0: "), "net" a PCI function, a netdev and ": "
+	// (netdev_printk: "mlx5_core 0000:3b:00.0 ens1f0np0: "), "ib" an RDMA device name and ": "
+	// (ibdev_printk: "infiniband mlx5_0: "), "" nothing (pr_fmt prefixes such as "DMAR: ").
 	Device string `json:"device,omitempty"`
-	Source string `json:"source"`
+	// Example is how its lines start when the prefix is another driver's (net core messages
+	// printed through the netdev's driver): "mlx5_core 0000:3b:00.0 ens1f0np0: ".
+	Example string `json:"example,omitempty"`
+	Source  string `json:"source"`
 }
 
 // Args names, by 1-based conversion index, what a signature's conversions hold.
@@ -78,6 +82,19 @@ type Signature struct {
 	Values     map[string][]string `json:"values,omitempty"`
 	Kind       string              `json:"kind,omitempty"`
 	State      string              `json:"state,omitempty"`
+	// Step names the signature's line within its family's event, for a summary that lists what
+	// happened ("fatal error", "health buffer dump", "recovery failed").
+	Step string `json:"step,omitempty"`
+	// Outcome marks the line that ends an event: "recovered" (the driver brought the device
+	// back), "failed" (it gave up).
+	Outcome string `json:"outcome,omitempty"`
+	// HistoryIfRegistered: the line reports a start-up that failed (a probe, a firmware that did
+	// not initialise); when the device it is about is registered now, it is history, reported
+	// as information.
+	HistoryIfRegistered bool `json:"history_if_registered,omitempty"`
+	// Meanings names, per conversion, what its values mean (a syndrome, a sensor), for the
+	// detail text's {N:meaning}.
+	Meanings map[string]map[string]string `json:"meanings,omitempty"`
 	// Continued: the driver appends to the line (pr_cont, warn_alloc's mode and nodemask), so
 	// the format need not end it.
 	Continued bool   `json:"continued,omitempty"`
@@ -139,8 +156,8 @@ var (
 	kinds      = []string{"", KindFault, KindLink, KindDump}
 )
 
-// detailRef is a conversion's place in a detail text: {2}.
-var detailRef = regexp.MustCompile(`\{(\d+)\}`)
+// detailRef is a conversion's place in a detail text: {2}, or its meaning: {2:meaning}.
+var detailRef = regexp.MustCompile(`\{(\d+)(:meaning)?\}`)
 
 // MinLiteral is how many literal characters a format needs to be matched on every line of the
 // log; a shorter one is tried only on lines its driver's prefix starts.
@@ -192,8 +209,8 @@ func Load(fsys fs.FS) (*Table, error) {
 		if !slices.Contains(layers, d.Layer) {
 			return nil, fmt.Errorf("driver %s: layer %q is not one of %v", d.Name, d.Layer, layers)
 		}
-		if d.Device != "" && d.Device != "pci" && d.Device != "ib" {
-			return nil, fmt.Errorf("driver %s: device %q is not pci, ib or empty", d.Name, d.Device)
+		if d.Device != "" && d.Device != "pci" && d.Device != "net" && d.Device != "ib" {
+			return nil, fmt.Errorf("driver %s: device %q is not pci, net, ib or empty", d.Name, d.Device)
 		}
 		t.drivers[d.Name] = d
 		for _, p := range d.Prefixes {
@@ -244,6 +261,9 @@ func (t *Table) prepare(s *Signature) error {
 	}
 	if s.Kind == "" {
 		s.Kind = KindFault
+	}
+	if s.Outcome != "" && s.Outcome != "recovered" && s.Outcome != "failed" {
+		return fmt.Errorf("outcome %q is not recovered or failed", s.Outcome)
 	}
 	if s.Kind == KindLink && s.Args.State == 0 && s.State == "" {
 		return fmt.Errorf("a link signature needs args.state or state")
