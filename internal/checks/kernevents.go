@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/internal/kevent"
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
 )
@@ -28,9 +29,17 @@ const (
 	// JudgeCQ: cq.errors, CQ and EQ errors (fault row cq-eq) that are not part of a firmware
 	// health event's family.
 	JudgeCQ
-	// JudgeDMA: pcie.dma, IOMMU faults and DMA errors (fault row dma-engine) about a PCI
-	// function; a host-wide one (a page allocation failure) stays with driver.kernel_log.
+	// JudgeDMA: pcie.dma, IOMMU faults and DMA errors (fault row dma-engine); the kernel's own
+	// allocator failing (a page allocation failure, no function named) stays with
+	// driver.kernel_log, which reads the call trace after it.
 	JudgeDMA
+	// JudgePCIeLink: pcie.link, the kernel's report of the link bandwidth a driver's probe
+	// measured (family pcie-link-bandwidth).
+	JudgePCIeLink
+	// JudgeAER: pcie.aer, what the PCIe port services print about a function's link (AER,
+	// DPC, hotplug: fault row pcie-interface, printed by a pcie-layer subsystem), judged with
+	// the function's AER counters.
+	JudgeAER
 )
 
 // JudgeOf says which check judges e.
@@ -43,8 +52,12 @@ func JudgeOf(e *kevent.Event) Judge {
 		return JudgeLink
 	case s.Fault == "cq-eq" && s.Family == "":
 		return JudgeCQ
-	case s.Fault == "dma-engine" && e.PCI != "":
+	case s.Fault == "dma-engine" && (e.PCI != "" || s.Driver != "kernel"):
 		return JudgeDMA
+	case s.Family == "pcie-link-bandwidth":
+		return JudgePCIeLink
+	case s.Fault == "pcie-interface" && s.Printer().Layer == "pcie":
+		return JudgeAER
 	}
 	return JudgeKernelLog
 }
@@ -70,28 +83,37 @@ var kernelEventsFact = NewFact("kernel log events", func(e *Env) kernelEvents {
 	if err != nil {
 		return kernelEvents{err: err}
 	}
+	k, err := NewKernelEvents(l, e.Inventory())
+	return kernelEvents{v: k, err: err}
+})
+
+// NewKernelEvents classifies a log against the devices of an inventory (nil: none) with the
+// embedded signature table.
+func NewKernelEvents(l *kmsg.Log, inv *inventory.Inventory) (*KernelEvents, error) {
 	t, err := kevent.Default()
 	if err != nil {
-		return kernelEvents{err: err}
+		return nil, err
 	}
 	var devs []kevent.Device
-	for _, d := range e.Inventory().Devices {
-		kd := kevent.Device{Name: d.Name, Netdevs: map[string]int{}}
-		if d.PCI != nil {
-			kd.PCI = d.PCI.BDF
-		}
-		for _, p := range d.Ports {
-			for _, nd := range p.Netdevs {
-				kd.Netdevs[nd] = p.Num
+	if inv != nil {
+		for _, d := range inv.Devices {
+			kd := kevent.Device{Name: d.Name, Netdevs: map[string]int{}}
+			if d.PCI != nil {
+				kd.PCI = d.PCI.BDF
 			}
+			for _, p := range d.Ports {
+				for _, nd := range p.Netdevs {
+					kd.Netdevs[nd] = p.Num
+				}
+			}
+			if d.Parent != "" && kd.Netdevs[d.Parent] == 0 && len(d.Ports) > 0 {
+				kd.Netdevs[d.Parent] = d.Ports[0].Num
+			}
+			devs = append(devs, kd)
 		}
-		if d.Parent != "" && kd.Netdevs[d.Parent] == 0 && len(d.Ports) > 0 {
-			kd.Netdevs[d.Parent] = d.Ports[0].Num
-		}
-		devs = append(devs, kd)
 	}
-	return kernelEvents{v: &KernelEvents{Log: l, Table: t, Events: t.Classify(l.Records, devs)}}
-})
+	return &KernelEvents{Log: l, Table: t, Events: t.Classify(l.Records, devs)}, nil
+}
 
 // KernelEvents classifies the run's kernel log once, against the devices of the run's
 // inventory. Its error is KernelLog's (see KernelLogFinding), or a signature table that does

@@ -112,3 +112,15 @@ func TestParseFormat(t *testing.T) {
 		}
 	}
 }
+
+// Every record of the log is tried against every expression the literals of the log do not rule
+// out: each expression needs literal text every match contains (relit's prefilter), or it would
+// run the backtracker on every record.
+func TestEveryFormatHasPrefilter(t *testing.T) {
+	tb := table(t)
+	for i, re := range tb.all {
+		if len(re.Literals()) == 0 {
+			t.Errorf("signature %s: expression %s has no literal every match contains", tb.Signatures[tb.owner[i]].ID, re)
+		}
+	}
+}

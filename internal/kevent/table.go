@@ -52,6 +52,12 @@ type Args struct {
 	Module int   `json:"module,omitempty"`
 }
 
+// Outcomes of an event's last line.
+const (
+	OutcomeRecovered = "recovered"
+	OutcomeFailed    = "failed"
+)
+
 // Kinds of signature.
 const (
 	KindFault = "fault"
@@ -109,10 +115,15 @@ type Signature struct {
 	formats []Format
 	res     []*relit.Regexp
 	lits    []int // literal characters of each format
+	drv     *Driver
 	// scoped: some format is too short to be tried on every line; the signature matches only
 	// lines its driver's prefix starts.
 	scoped bool
 }
+
+// Printer is the driver or subsystem whose source prints the message (not necessarily the one
+// whose prefix the line carries: pci_err on an endpoint carries the endpoint driver's name).
+func (s *Signature) Printer() *Driver { return s.drv }
 
 // Formats are the signature's format strings, its own first.
 func (s *Signature) Formats() []Format { return s.formats }
@@ -242,6 +253,7 @@ func (t *Table) prepare(s *Signature) error {
 	if t.drivers[s.Driver] == nil {
 		return fmt.Errorf("driver %q is not in any file's drivers", s.Driver)
 	}
+	s.drv = t.drivers[s.Driver]
 	if s.Source == "" || s.Kernels == "" || s.What == "" {
 		return fmt.Errorf("source, kernels and what are required")
 	}
