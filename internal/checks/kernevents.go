@@ -42,6 +42,10 @@ const (
 	JudgeAER
 )
 
+// portServices are the families of the PCIe port services' lines (signatures/pcie.json): AER
+// and its recovery, DPC, hotplug.
+var portServices = map[string]bool{"aer": true, "aer-recovery": true, "dpc": true, "hotplug": true}
+
 // JudgeOf says which check judges e.
 func JudgeOf(e *kevent.Event) Judge {
 	s := e.Sig
@@ -56,7 +60,7 @@ func JudgeOf(e *kevent.Event) Judge {
 		return JudgeDMA
 	case s.Family == "pcie-link-bandwidth":
 		return JudgePCIeLink
-	case s.Fault == "pcie-interface" && s.Printer().Layer == "pcie":
+	case s.Fault == "pcie-interface" && portServices[s.Family]:
 		return JudgeAER
 	}
 	return JudgeKernelLog

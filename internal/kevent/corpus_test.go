@@ -15,9 +15,9 @@ var dmesgStamp = regexp.MustCompile(`^\[\s*\d+\.\d+\] `)
 
 // classifyLine is what the table makes of one line on its own, on a host with no RDMA device:
 // the entry it matches (nil for none) and the PCI address, else the netdev, it names.
-func classifyLine(t *testing.T, tb *Table, text string, level int, noLevel bool) (*Signature, string) {
+func classifyLine(t *testing.T, tb *Table, text string, level int, noLevel bool, devs ...Device) (*Signature, string) {
 	t.Helper()
-	evs := tb.Classify([]kmsg.Record{{Level: level, NoLevel: noLevel, Text: text}}, nil)
+	evs := tb.Classify([]kmsg.Record{{Level: level, NoLevel: noLevel, Text: text}}, devs)
 	if len(evs) == 0 {
 		return nil, ""
 	}
@@ -87,6 +87,8 @@ func TestKmsgCorpus(t *testing.T) {
 // guest's) to the entry, detail and device they must give.
 func TestKnownLines(t *testing.T) {
 	tb := table(t)
+	// The transmit watchdog counts only on an RDMA device's netdev.
+	devs := []Device{{Name: "mlx5_0", PCI: "0000:3b:00.0", Netdevs: map[string]int{"ens1f0np0": 1}}}
 	for _, tc := range []struct {
 		text, id, detail, device string
 	}{
@@ -103,20 +105,20 @@ func TestKnownLines(t *testing.T) {
 		{"mlx5_core 0000:3b:00.0: Detected insufficient power on the PCIe slot (27W).", "slot-power", "", "0000:3b:00.0"},
 		{"mlx5_core 0000:3b:00.0 ens1f0np0: mlx5e_cq_error_event: cqn=0x000403 event=0x04", "mlx5e-cq-error", "event 0x04", "0000:3b:00.0"},
 		{"mlx5_core 0000:3b:00.0 ens1f0np0: NETDEV WATCHDOG: CPU: 3: transmit queue 5 timed out 8192 ms", "tx-timeout", "", "0000:3b:00.0"},
-		{"NETDEV WATCHDOG: ens1f0np0 (mlx5_core): transmit queue 5 timed out 8192 ms", "tx-timeout-named", "", "ens1f0np0"},
+		{"NETDEV WATCHDOG: ens1f0np0 (mlx5_core): transmit queue 5 timed out 8192 ms", "tx-timeout-named", "", "0000:3b:00.0"},
 		{"mlx5_core 0000:3b:00.0: wait_fw_init:338:(pid 9): Waiting for FW initialization, timeout abort in 100s (0x1)", "mlx5-fw-preinit-wait", "", "0000:3b:00.0"},
-		{"mlx5_core 0000:b3:00.1: 63.008 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x8 link at 0000:b2:00.0 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)", "pcie-bw-limited", "", "0000:b3:00.1"},
+		{"mlx5_core 0000:b3:00.1: 63.008 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x8 link at 0000:b2:00.0 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)", "pcie-bw-limited", "0000:b2:00.0", "0000:b3:00.1"},
 		{"infiniband irdma0: abnormal ae_id = 0x503 bool qp=1 qp_id = 5, ae_src=0", "irdma-abnormal-ae", "ae_id 0x503", ""},
 		{"bnxt_en 0000:41:00.0: QPLIB: cmdq[0x4d]=0x15 timedout (20000)msec", "bnxt-re-cmd-timeout", "", "0000:41:00.0"},
 		{"infiniband efa_0: Failed to process command create_qp (opcode 1) comp_status 7 err -110", "efa-cmd-failed", "create_qp", ""},
 		{"hns3 0000:7d:00.0: failed to wait mbox status 0x1", "hns-mbox-timeout", "", "0000:7d:00.0"},
 	} {
-		sig, dev := classifyLine(t, tb, tc.text, 3, false)
+		sig, dev := classifyLine(t, tb, tc.text, 3, false, devs...)
 		if sig == nil {
 			t.Errorf("%q: no entry, want %s", tc.text, tc.id)
 			continue
 		}
-		evs := tb.Classify([]kmsg.Record{{Level: 3, Text: tc.text}}, nil)
+		evs := tb.Classify([]kmsg.Record{{Level: 3, Text: tc.text}}, devs)
 		if sig.ID != tc.id || evs[0].Detail() != tc.detail || dev != tc.device {
 			t.Errorf("%q: got %s detail %q device %q, want %s %q %q", tc.text, sig.ID, evs[0].Detail(), dev, tc.id, tc.detail, tc.device)
 		}

@@ -225,7 +225,7 @@ func judgeLink(l link) linkVerdict {
 
 // bwReport is one of the kernel's reports of the bandwidth a function's link gives
 // (drivers/pci/pci.c __pcie_print_link_status(), signatures pcie-bw-limited and
-// pcie-bw-available): what is available, and when limited, by which hop and link.
+// pcie-bw-full): what is available, and when limited, by which hop and link.
 type bwReport struct {
 	rec     kmsg.Record
 	limited bool
@@ -238,11 +238,11 @@ func newBWReport(e kevent.Event) bwReport {
 	a := e.Args
 	r := bwReport{rec: e.Record}
 	switch {
-	case len(a) == 9:
+	case len(a) >= 9: // 6.15 appends a %s (", in Flit mode")
 		r.limited = true
 		r.avail, r.speed, r.width, r.hop = a[0]+"."+a[1]+" Gb/s", a[2], a[3], a[4]
 		r.capable = a[5] + "." + a[6] + " Gb/s"
-	case len(a) == 4:
+	case len(a) >= 4:
 		r.avail, r.speed, r.width = a[0]+"."+a[1]+" Gb/s", a[2], a[3]
 		r.capable = r.avail
 	}
