@@ -95,6 +95,9 @@ func ParseDmesg(b []byte) (recs []Record, skipped int) {
 		if !hasTime {
 			line = cutRelTime(line)
 		}
+		// A line copied out of a syslog file without its date and host ("kernel: [  13.1] ...",
+		// as public reports quote them) is the kernel's message all the same.
+		line = strings.TrimPrefix(line, "kernel: ")
 		p.add(level, t, hasTime, line)
 		if hasTime {
 			// dmesg -T prints the host's local time without a zone (dmesg(1), --ctime).
