@@ -43,8 +43,8 @@ const (
 )
 
 // portServices are the families of the PCIe port services' lines (signatures/pcie.json): AER
-// and its recovery, DPC, hotplug.
-var portServices = map[string]bool{"aer": true, "aer-recovery": true, "dpc": true, "hotplug": true}
+// and its recovery, DPC, hotplug, and AER errors the firmware reports (CPER).
+var portServices = map[string]bool{"aer": true, "aer-recovery": true, "dpc": true, "hotplug": true, "cper-pcie": true}
 
 // JudgeOf says which check judges e.
 func JudgeOf(e *kevent.Event) Judge {

@@ -247,6 +247,11 @@ func convExpr(p part, values []string, role Role) string {
 		if strings.HasPrefix(p.ext, "V") || strings.HasPrefix(p.ext, "S") || strings.HasPrefix(p.ext, "B") {
 			return `.*?`
 		}
+		if strings.HasPrefix(p.ext, "R") || strings.HasPrefix(p.ext, "r") {
+			// A struct resource, bracketed and spaced: "[mem size 0x01000000 64bit pref]"
+			// (lib/vsprintf.c resource_string).
+			return `\[[^\]]*\]`
+		}
 		return `\S+`
 	}
 	switch role {
@@ -288,6 +293,10 @@ func (f Format) Sample(values map[int][]string, roles map[int]Role) string {
 		case 'c':
 			b.WriteString("z")
 		case 'p':
+			if strings.HasPrefix(p.ext, "R") || strings.HasPrefix(p.ext, "r") {
+				b.WriteString("[mem 0xfb000000-0xfbffffff 64bit pref]")
+				break
+			}
 			b.WriteString("00000000a1b2c3d4")
 		case 's':
 			switch roles[conv] {

@@ -95,6 +95,7 @@ func TestParseFormat(t *testing.T) {
 		{"assert_var[%d] 0x%08x", "mlx5_core 0000:3b:00.0: assert_var[3] 0x00000000", []string{"3", "00000000"}},
 		{"rate %5d%%  done", "x rate    42%  done", []string{"42"}},
 		{"addr %pI4 port %hu", "addr 10.0.0.1 port 4791", []string{"10.0.0.1", "4791"}},
+		{"BAR %d %pR: failed to assign", "pci 0000:04:00.0: BAR 7 [mem size 0x01000000 64bit pref]: failed to assign", []string{"7", "[mem size 0x01000000 64bit pref]"}},
 	} {
 		f, err := ParseFormat(tc.format)
 		if err != nil {
