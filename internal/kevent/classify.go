@@ -62,7 +62,7 @@ func (e *Event) Detail() string {
 		return ""
 	}
 	if t := e.Sig.DetailText; t != "" {
-		return strings.TrimSpace(detailRef.ReplaceAllStringFunc(t, func(ref string) string {
+		t = strings.TrimSpace(detailRef.ReplaceAllStringFunc(t, func(ref string) string {
 			m := detailRef.FindStringSubmatch(ref)
 			i, _ := strconv.Atoi(m[1])
 			if i < 1 || i > len(e.Args) {
@@ -74,6 +74,8 @@ func (e *Event) Detail() string {
 			}
 			return v
 		}))
+		// A value without a meaning leaves its parentheses empty.
+		return strings.TrimSpace(strings.ReplaceAll(t, " ()", ""))
 	}
 	var parts []string
 	for _, i := range e.Sig.Args.Detail {
@@ -101,7 +103,8 @@ const errLevel = 3
 // matches several entries takes the one with the most literal text (the most specific); a
 // signature marked rdma_only that cannot be tied to one of devs is no event.
 func (t *Table) Classify(recs []kmsg.Record, devs []Device) []Event {
-	present := relit.Present(t.all, kmsg.Texts(recs))
+	t.setOnce.Do(func() { t.set = relit.NewSet(t.all) })
+	present := t.set.Present(kmsg.Texts(recs))
 	var cand []int
 	for i, ok := range present {
 		if ok {

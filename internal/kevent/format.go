@@ -167,7 +167,14 @@ func (f Format) Expr(values map[int][]string, roles map[int]Role, continued bool
 		if p.width {
 			b.WriteString(` *`)
 		}
-		b.WriteString(convExpr(p, values[conv], roles[conv]))
+		e := convExpr(p, values[conv], roles[conv])
+		if i == 0 && e == `.*?` {
+			// A format that opens with a string ("%s(0x%x) op_mod...") follows the printk
+			// prefix, which ends in a space: the string is one word, or it would take the
+			// prefix in with it.
+			e = `\S+`
+		}
+		b.WriteString(e)
 		b.WriteString(")")
 		if p.width && strings.Contains(p.flags, "-") {
 			b.WriteString(` *`)

@@ -151,6 +151,8 @@ type Table struct {
 	all      []*relit.Regexp // every format's expression, for relit.Present
 	owner    []int           // all[i] belongs to Signatures[owner[i]]
 	fidx     []int           // all[i] is that signature's format fidx[i]
+	setOnce  sync.Once
+	set      *relit.Set // the literals of all, matched in one pass over a log
 }
 
 type prefix struct {
@@ -319,10 +321,8 @@ func (t *Table) prepare(s *Signature) error {
 		}
 		s.scoped = s.scoped || lit < MinLiteral
 		s.lits = append(s.lits, lit)
-		re, err := relit.New(f.Expr(s.values, s.roles, s.Continued))
-		if err != nil {
-			return fmt.Errorf("format %q: %w", text, err)
-		}
+		// Compiled at its first use: the table test compiles every expression.
+		re := relit.New(f.Expr(s.values, s.roles, s.Continued))
 		for _, m := range detailRef.FindAllStringSubmatch(s.DetailText, -1) {
 			if i, _ := strconv.Atoi(m[1]); i < 1 || i > n {
 				return fmt.Errorf("format %q has %d conversions; detail names {%s}", text, n, m[1])

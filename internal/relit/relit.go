@@ -54,15 +54,10 @@ func MustCompile(expr string) *Regexp {
 // target makes millions).
 func newRegexp(expr string) *Regexp { return &Regexp{expr: expr} }
 
-// New returns expr parsed and compiled now, or why it is invalid: for expressions made at run
-// time from data (the kernel-log signature table), which All does not list.
-func New(expr string) (*Regexp, error) {
-	r := newRegexp(expr)
-	if err := r.Compile(); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
+// New returns expr to be parsed and compiled at its first use, as MustCompile does, for
+// expressions made at run time from data (the kernel-log signature table), which All does not
+// list: their owner compiles them all in its tests (Compile).
+func New(expr string) *Regexp { return newRegexp(expr) }
 
 // All returns every expression made with MustCompile so far (all package variables, once the
 // packages are initialised).
@@ -234,23 +229,44 @@ func shortest(ss []string) int {
 // records and a list of signatures dozens of expressions: one pass over the log for all their
 // literals (Aho-Corasick) replaces one search per expression per record, and a healthy log
 // rules out nearly all.
-func Present(rs []*Regexp, texts []string) []bool {
+func Present(rs []*Regexp, texts []string) []bool { return NewSet(rs).Present(texts) }
+
+// Set is Present's matcher built once for a fixed list of expressions, for a caller that asks
+// of many texts (the signature table, once per classified log).
+type Set struct {
+	rs  []*Regexp
+	ids [][]int // each expression's literals, as indexes into the matcher's strings
+	m   *matcher
+}
+
+// NewSet builds the matcher of the expressions' literals.
+func NewSet(rs []*Regexp) *Set {
 	id := map[string]int{}
 	var lits []string
-	for _, r := range rs {
+	set := &Set{rs: rs, ids: make([][]int, len(rs))}
+	for i, r := range rs {
 		for _, l := range r.Literals() {
-			if _, ok := id[l]; !ok {
-				id[l] = len(lits)
+			n, ok := id[l]
+			if !ok {
+				n = len(lits)
+				id[l] = n
 				lits = append(lits, l)
 			}
+			set.ids[i] = append(set.ids[i], n)
 		}
 	}
-	found := newMatcher(lits).scan(texts)
-	out := make([]bool, len(rs))
-	for i, r := range rs {
+	set.m = newMatcher(lits)
+	return set
+}
+
+// Present is the package's Present for the set's expressions.
+func (s *Set) Present(texts []string) []bool {
+	found := s.m.scan(texts)
+	out := make([]bool, len(s.rs))
+	for i, r := range s.rs {
 		out[i] = r.Literals() == nil
-		for _, l := range r.Literals() {
-			if found[id[l]] {
+		for _, n := range s.ids[i] {
+			if found[n] {
 				out[i] = true
 				break
 			}
