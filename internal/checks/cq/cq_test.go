@@ -94,13 +94,17 @@ func TestKernelLogEvents(t *testing.T) {
 	checktest.WantSeverity(t, f, report.Critical)
 	checktest.WantEvidence(t, f, "rxe-queue-full", "queue full")
 	host := checktest.One(t, fs, "cq.errors", "kernel log")
-	for _, want := range []string{"CQ overrun x1", "bogus", "3 EQE(s) recovered on cmd_eq"} {
+	for _, want := range []string{"CQ overrun (syndrome 0x1) x1", "a CQ the driver does not know"} {
 		if !strings.Contains(host.Summary, want) {
 			t.Errorf("summary %q lacks %q", host.Summary, want)
 		}
 	}
-	if strings.Contains(host.Summary, "EQ buffer overrun") {
-		t.Errorf("the health syndrome is judged twice: %q", host.Summary)
+	// The command EQ's recovery and the health syndrome are lines of the firmware's health
+	// flow (family mlx5-health), judged by driver.kernel_log.
+	for _, not := range []string{"cmd_eq", "EQ buffer overrun"} {
+		if strings.Contains(host.Summary, not) {
+			t.Errorf("a line of the health flow is judged here too: %q", host.Summary)
+		}
 	}
 }
 
@@ -111,7 +115,7 @@ func TestErrorsFixture(t *testing.T) {
 	if got, _ := checktest.Evidence(f, "cq-error"); !strings.Contains(got, "CQ error on CQN 0x407, syndrome 0x1") || !strings.HasPrefix(got, "[86400.123456]") {
 		t.Errorf("%q", got)
 	}
-	if !strings.Contains(f.Summary, "CQ overrun x1") {
+	if !strings.Contains(f.Summary, "CQ overrun (syndrome 0x1) x1") {
 		t.Errorf("%q", f.Summary)
 	}
 	// mlx5 has devlink health, which this snapshot did not record: said once, as skipped.

@@ -287,7 +287,14 @@ func eventFinding(ev *healthEvent, klog *kmsg.Log) report.Finding {
 			}
 		}
 	}
-	f := report.Finding{Severity: sev, Fault: ev.members[0].Sig.Fault, Remediation: fix}
+	// The event's fault row is its gravest line's (the fatal sensor's, not an EQ syndrome's).
+	fault, worst := ev.members[0].Sig.Fault, ev.members[0].Sig.Sev
+	for _, m := range ev.members {
+		if m.Sig.Sev > worst {
+			fault, worst = m.Sig.Fault, m.Sig.Sev
+		}
+	}
+	f := report.Finding{Severity: sev, Fault: fault, Remediation: fix}
 	if ev.dev != "" {
 		f.Subject = report.Subject{Kind: "device", Name: ev.dev, Device: ev.dev, PCI: ev.bdf}
 	} else {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/host"
+	"github.com/rdmadiag/rdmadiag/internal/kevent"
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
 	"github.com/rdmadiag/rdmadiag/report"
 )
@@ -95,7 +96,9 @@ func aerLines(ke *checks.KernelEvents, bdfs []string) []kmsg.Record {
 	}
 	var out []kmsg.Record
 	for _, e := range ke.For(checks.JudgeAER) {
-		if e.Sig.Benign {
+		// A dump line (the error bits, the TLP header) belongs to the line before it, which is
+		// quoted.
+		if e.Sig.Benign || e.Sig.Kind == kevent.KindDump {
 			continue
 		}
 		b := e.Record.BDF()

@@ -215,7 +215,9 @@ func runDMA(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 		}
 		switch {
 		case len(iommu) > 0:
-			f.Severity = logSev
+			// The IOMMU refused the device's DMA: a transfer was lost or a queue hung,
+			// whatever the IOMMU driver's own level.
+			f.Severity = report.Critical
 			f.LogSpan = checks.LogSpan(iommu)
 			f.Summary = fmt.Sprintf("%s (%s): %d IOMMU fault line(s) in the kernel log: the device's DMA was blocked", t.BDF, t.deviceNames(), len(iommu))
 			f.Remediation = "A blocked DMA loses data or hangs queues. Check the IOMMU mode (iommu=pt or intel_iommu=on with passthrough for RDMA), driver/firmware versions, and whether the device was reset; " +

@@ -285,7 +285,6 @@ func kernelLog(env *checks.Env) pcieLog {
 	return pcieLog{recs: ke.Log.Records, events: ke, cite: ke.Log.Cite, log: ke.Log}
 }
 
-
 // evidence quotes the last max of recs (lines of this log) under name.
 func (l pcieLog) evidence(name string, recs []kmsg.Record, max int) []report.Evidence {
 	var ev []report.Evidence
