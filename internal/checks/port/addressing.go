@@ -49,7 +49,7 @@ func ibAddressing(env *checks.Env, p portRef, f *report.Finding) {
 	h := env.Host
 	var vals [2]uint32
 	for i, n := range []string{"lid", "sm_lid"} {
-		s, err := h.ReadString(p.file(n))
+		s, err := p.attr(h, n)
 		if err == nil {
 			vals[i], err = ParseLID(s)
 			if err != nil {

@@ -31,6 +31,12 @@ func (p portRef) subject() report.Subject {
 
 func (p portRef) file(f string) string { return path.Join(p.dir, f) }
 
+// attr reads one of the port's files that the run shares with the report's inventory (lid,
+// sm_lid): once per run, the error naming the file.
+func (p portRef) attr(h *host.Host, f string) (string, error) {
+	return p.port.ReadAttr(h, p.dev.Name, f)
+}
+
 func (p portRef) ib() bool { return p.port.LinkLayer == "InfiniBand" }
 
 // allPorts lists every port of every device, in inventory order.

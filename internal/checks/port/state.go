@@ -123,8 +123,8 @@ func judgeState(env *checks.Env, p portRef, all []portStateOf) report.Finding {
 }
 
 func judgeIBState(h *host.Host, p portRef, st, phys inventory.PortState, f *report.Finding) {
-	lid, _ := h.ReadString(p.file("lid"))
-	sm, _ := h.ReadString(p.file("sm_lid"))
+	lid, _ := p.attr(h, "lid")
+	sm, _ := p.attr(h, "sm_lid")
 	switch {
 	case (st.Num == stateInit || st.Num == stateArmed) && phys.Num == physLinkUp:
 		f.Severity = report.Critical
