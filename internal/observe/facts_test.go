@@ -170,7 +170,8 @@ func TestNetdev(t *testing.T) {
 		mtu, speed  int
 		adminUp     *bool
 		operational bool
-		errs        string // what Errs names
+		opErr       string // what OperstateErr names
+		mtuErr      string
 		speedErr    string
 	}{
 		{name: "up", tree: "-- " + d + "/operstate --\nup\n-- " + d + "/mtu --\n9000\n-- " + d + "/flags --\n0x1003\n-- " + d + "/speed --\n100000\n",
@@ -180,13 +181,14 @@ func TestNetdev(t *testing.T) {
 		{name: "unknown operstate on an up interface", tree: "-- " + d + "/operstate --\nunknown\n-- " + d + "/mtu --\n1500\n-- " + d + "/flags --\n0x1003\n",
 			operstate: "unknown", mtu: 1500, speed: -1, adminUp: &yes, operational: true, speedErr: "/" + d + "/speed"},
 		{name: "garbled mtu and speed: the paths", tree: "-- " + d + "/operstate --\nup\n-- " + d + "/mtu --\nbig\n-- " + d + "/speed --\nfast\n",
-			operstate: "up", speed: -1, operational: true, errs: "/" + d + "/mtu: \"big\" is not an MTU", speedErr: "/" + d + "/speed: \"fast\" is not a speed"},
+			operstate: "up", speed: -1, operational: true, mtuErr: "/" + d + "/mtu: \"big\" is not an MTU", speedErr: "/" + d + "/speed: \"fast\" is not a speed"},
 		{name: "absent: the paths", tree: "-- sys/class/net/lo/mtu --\n65536\n", speed: -1,
-			errs: "/" + d + "/operstate", speedErr: "/" + d + "/speed"},
+			opErr: "/" + d + "/operstate", mtuErr: "/" + d + "/mtu", speedErr: "/" + d + "/speed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := observe.Netdev(treeEnv(t, tc.tree), "ens1f0")
-			wantErr(t, "netdev", errors.Join(n.Errs()...), tc.errs)
+			wantErr(t, "operstate", n.OperstateErr, tc.opErr)
+			wantErr(t, "mtu", n.MTUErr, tc.mtuErr)
 			wantErr(t, "speed", n.SpeedErr, tc.speedErr)
 			if n.Operstate != tc.operstate || n.MTU != tc.mtu || n.SpeedMbps != tc.speed || n.Operational() != tc.operational {
 				t.Errorf("%+v; want operstate %q mtu %d speed %d operational %v", n, tc.operstate, tc.mtu, tc.speed, tc.operational)

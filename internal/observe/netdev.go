@@ -43,17 +43,6 @@ type NetdevAttrs struct {
 // (net/core/net-sysfs.c). Lab port-down: "ip link set eth0 down" left 0x1002.
 const iffUp = 0x1
 
-// Errs lists the errors of the attributes every user needs (operstate, MTU).
-func (n NetdevAttrs) Errs() []error {
-	var out []error
-	for _, e := range []error{n.OperstateErr, n.MTUErr} {
-		if e != nil {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
 type netdevReads struct {
 	h  *host.Host
 	mu sync.Mutex
