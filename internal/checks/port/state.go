@@ -90,7 +90,7 @@ func judgeState(env *checks.Env, p portRef, all []portStateOf) report.Finding {
 			nds = append(nds, nd)
 			exp := "up"
 			if nd.Operstate == "unknown" && nd.Operational() {
-				exp = "up, or unknown on an interface that is up" // see observe.NetdevAttrs.operational
+				exp = "up, or unknown on an interface that is up" // see observe.NetdevAttrs.Operational
 			}
 			f.Evidence = append(f.Evidence, report.EvExp("netdev "+n+" operstate", orNone(nd.Operstate), exp, "/sys/class/net/"+n+"/operstate"))
 			if nd.AdminUp != nil && nd.Operstate != "up" {
