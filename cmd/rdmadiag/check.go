@@ -285,7 +285,7 @@ func (a *App) tool(f *checkFlags, started time.Time) report.Tool {
 func (a *App) hostInfo(env *checks.Env, src source) report.HostInfo {
 	h := env.Host
 	hi := report.HostInfo{Source: string(h.Kind()), Devices: env.Inventory().Names(), KernelLog: env.KernelLogSource()}
-	hi.Inventory = reportInventory(h, env.Inventory())
+	hi.Inventory = reportInventory(env)
 	for _, x := range env.Inventory().Excluded {
 		hi.Excluded = append(hi.Excluded, report.ExcludedDevice{Device: x.Name, PCI: x.PCI, By: x.By})
 	}

@@ -16,12 +16,17 @@ import (
 
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
+	"github.com/rdmadiag/rdmadiag/internal/observe"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
-// reportInventory turns the run's shared inventory into the report's typed inventory section,
-// reading the ports' error counters (which the inventory leaves to whoever asks) through h.
-func reportInventory(h *host.Host, inv *inventory.Inventory) *report.Inventory {
+// reportInventory turns the run's shared inventory into the report's typed inventory section.
+// It takes what the checks read (the ports' state, rate and LIDs as the run first read them, the
+// netdevs' attributes from observe.Netdev), so that the report describes the host the checks
+// judged and reads only what no check read; the ports' error counters are read through the
+// host (the inventory leaves them to whoever asks).
+func reportInventory(env *checks.Env) *report.Inventory {
+	h, inv := env.Host, env.Inventory()
 	out := &report.Inventory{Devices: []report.InventoryDevice{}}
 	for _, d := range inv.Devices {
 		rd := report.InventoryDevice{Name: d.Name, NodeType: d.NodeType, HCAType: d.HCAType, FirmwareVersion: d.FWVer,
@@ -41,8 +46,11 @@ func reportInventory(h *host.Host, inv *inventory.Inventory) *report.Inventory {
 		for _, p := range d.Ports {
 			p.ReadAttrs(h, d.Name) // on the loop's copy: checks cut short may still read the shared one
 			rp := report.InventoryPort{Port: p.Num, State: p.State, PhysState: p.PhysState, LinkLayer: p.LinkLayer,
-				LID: p.LID, SMLID: p.SMLID, Netdevs: p.Netdevs, NetdevMTU: p.NetdevMTU,
+				LID: p.LID, SMLID: p.SMLID, Netdevs: p.Netdevs,
 				ErrorCounters: inventory.ErrorCounters(h, d, p)}
+			if len(p.Netdevs) > 0 {
+				rp.NetdevMTU = observe.Netdev(env, p.Netdevs[0]).MTU
+			}
 			if g := p.GID; g != nil {
 				rp.GID = &report.InventoryGID{Index: g.Index, GID: g.Addr, Type: g.Type}
 			}

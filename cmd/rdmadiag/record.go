@@ -79,8 +79,8 @@ func (a *App) askChecks(ctx context.Context, opts checks.Options) func(*host.Hos
 		env := checks.NewEnv(view, opts)
 		env.Now = a.Now
 		checks.Run(ctx, env, cs, 2)
-		// The report's inventory section reads a few attributes of its own.
-		reportInventory(view, env.Inventory())
+		// The report's inventory section: it reads only what no check read (checks.Run shares the rest).
+		reportInventory(env)
 	}
 }
 

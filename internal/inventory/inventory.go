@@ -89,9 +89,6 @@ type Port struct {
 	State, PhysState, Rate string
 	// LID and SMLID are set on InfiniBand ports only.
 	LID, SMLID *uint32
-	// NetdevMTU is the MTU of Netdevs[0], from which RoCE drivers derive the port's active MTU;
-	// 0 when unknown.
-	NetdevMTU int
 	// GIDs are the non-zero entries of the port's GID table, read once per run (a RoCE table
 	// has hundreds of entries, one sysfs file each, and rxe's 1024) for everything that needs
 	// them: Netdevs and the port checks. InfiniBand ports' tables are not read: their entries

@@ -128,21 +128,61 @@ type attrReads struct {
 // readAttr reads one of the port's files once per run (see attrReads); a port built without
 // Discover reads it every time.
 func (p *Port) readAttr(h *host.Host, file string) (string, error) {
+	return p.readOnce(file, func() (string, error) { return h.ReadString(file) })
+}
+
+// readOnce returns the run's reading of file, reading it with read the first time.
+func (p *Port) readOnce(file string, read func() (string, error)) (string, error) {
 	if p.reads == nil {
-		return h.ReadString(file)
+		return read()
 	}
 	p.reads.mu.Lock()
-	read, ok := p.reads.m[file]
+	once, ok := p.reads.m[file]
 	if !ok && p.reads.ctx != nil && p.reads.ctx.Err() != nil {
 		p.reads.mu.Unlock()
 		return "", fmt.Errorf("%s: not read: %w", file, context.Cause(p.reads.ctx))
 	}
 	if !ok {
-		read = sync.OnceValues(func() (string, error) { return h.ReadString(file) })
-		p.reads.m[file] = read
+		once = sync.OnceValues(read)
+		p.reads.m[file] = once
 	}
 	p.reads.mu.Unlock()
-	return read()
+	return once()
+}
+
+// ReadFiles reads names in one of the port's subdirectories (counters, hw_counters), relative
+// to it (host.Dir: a port has some twenty counters under /sys/class's symlink), each once per run
+// as ReadAttr does: the first reading of a counter is shared by the checks and the report's
+// inventory. The errors name the files; ReadFilesNow is the second reading of an interval.
+func (p *Port) ReadFiles(h *host.Host, device, sub string, names []string) ([]string, []error) {
+	dir := path.Join(p.Dir(device), sub)
+	var d *host.Dir
+	defer func() {
+		if d != nil {
+			d.Close()
+		}
+	}()
+	vals, errs := make([]string, len(names)), make([]error, len(names))
+	for i, n := range names {
+		vals[i], errs[i] = p.readOnce(path.Join(dir, n), func() (string, error) {
+			if d == nil {
+				d = h.OpenDir(dir)
+			}
+			return d.ReadString(n)
+		})
+	}
+	return vals, errs
+}
+
+// ReadFilesNow reads names in one of the port's subdirectories now, without sharing the reading.
+func (p *Port) ReadFilesNow(h *host.Host, device, sub string, names []string) ([]string, []error) {
+	d := h.OpenDir(path.Join(p.Dir(device), sub))
+	defer d.Close()
+	vals, errs := make([]string, len(names)), make([]error, len(names))
+	for i, n := range names {
+		vals[i], errs[i] = d.ReadString(n)
+	}
+	return vals, errs
 }
 
 func (p *Port) readState(h *host.Host, file string) (PortState, error) {
@@ -155,6 +195,12 @@ func (p *Port) readState(h *host.Host, file string) (PortState, error) {
 		return PortState{}, fmt.Errorf("%s: %w", file, err)
 	}
 	return st, nil
+}
+
+// ReadAttr reads one file of the port's directory (lid, sm_lid) once per run, as ReadState does:
+// the checks and the report's inventory show the same reading. The error names the file.
+func (p *Port) ReadAttr(h *host.Host, device, file string) (string, error) {
+	return p.readAttr(h, path.Join(p.Dir(device), file))
 }
 
 // ReadRate reads and parses the port's rate file now, and returns it as the kernel printed it
@@ -173,7 +219,9 @@ func (p *Port) ReadRate(h *host.Host, device string) (Rate, string, error) {
 }
 
 // ReadAttrs fills the port attributes a description of the host needs (state, rate, LID, the
-// netdev's MTU) on p, a port of device. Discover leaves them out: the checks read these files
+// routable GID) on p, a port of device; the state, rate and LID files as the run first read them
+// (ReadState, ReadAttr), the GIDs from Discover's table. The netdev's MTU is not read here: the
+// report takes it from the run's reading of the netdev. Discover leaves them out: the checks read these files
 // themselves, and a read that blocks (a wedged device) must hold only the checks that need it,
 // not every check through the shared inventory. They are descriptive: a file that cannot be
 // read leaves its field empty, and the port checks report the failure on the port.
@@ -186,7 +234,7 @@ func readPortAttrs(h *host.Host, p *Port, pdir string) {
 		f := path.Join(pdir, file)
 		var s string
 		var err error
-		if file == "state" || file == "phys_state" || file == "rate" {
+		if file == "lid" || file == "sm_lid" || file == "state" || file == "phys_state" || file == "rate" {
 			s, err = p.readAttr(h, f) // the reading the checks judged
 		} else {
 			s, err = h.ReadString(f)
@@ -218,13 +266,6 @@ func readPortAttrs(h *host.Host, p *Port, pdir string) {
 			p.GID = pickRoutable(p.GIDs) // read once by Discover
 		} else {
 			p.GID = routableGID(h, pdir)
-		}
-	}
-	if len(p.Netdevs) > 0 {
-		if s, err := h.ReadString("/sys/class/net/" + p.Netdevs[0] + "/mtu"); err == nil {
-			if v, err := strconv.Atoi(s); err == nil && v > 0 && v < 1<<20 {
-				p.NetdevMTU = v
-			}
 		}
 	}
 }
@@ -271,7 +312,8 @@ var ErrorCounterNames = []string{
 
 // ErrorCounters reads a port's PMA error counters since boot. It is separate from Discover
 // because each read is a management datagram to the port on hardware devices; only the host's
-// description asks for it. A counter that is absent (software devices), not provided ("N/A (no
+// description asks for it, and takes the run's reading of each counter (ReadFiles: port.counters
+// read them already in a run that judged them). A counter that is absent (software devices), not provided ("N/A (no
 // PMA)" on virtual functions) or unreadable is left out; nil when none could be read.
 func ErrorCounters(h *host.Host, d *Device, p *Port) map[string]uint64 {
 	var out map[string]uint64
@@ -279,8 +321,9 @@ func ErrorCounters(h *host.Host, d *Device, p *Port) map[string]uint64 {
 	if _, err := h.ReadDir(dir); errors.Is(err, fs.ErrNotExist) {
 		return nil // no PMA counters at all (software devices): one look instead of a read each
 	}
-	for _, n := range ErrorCounterNames {
-		s, err := h.ReadString(path.Join(dir, n))
+	vals, errs := p.ReadFiles(h, d.Name, "counters", ErrorCounterNames)
+	for i, n := range ErrorCounterNames {
+		s, err := vals[i], errs[i]
 		if err != nil {
 			continue // one failed read says nothing about the other counters
 		}

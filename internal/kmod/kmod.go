@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -82,9 +83,38 @@ func ParseModules(b []byte) (Modules, error) {
 		return out, fmt.Errorf("/proc/modules: %w", err)
 	}
 	if len(bad) > 0 {
-		return out, fmt.Errorf("/proc/modules: %d line(s) not in the kernel's format, first: %q", len(bad), bad[0])
+		return out, &LinesError{Lines: bad}
 	}
 	return out, nil
+}
+
+// LinesError lists the lines of /proc/modules that are not in the kernel's format.
+type LinesError struct {
+	Lines []string
+}
+
+func (e *LinesError) Error() string {
+	return fmt.Sprintf("/proc/modules: %d line(s) not in the kernel's format, first: %q", len(e.Lines), e.Lines[0])
+}
+
+// UnparsedNames returns those of names that are the first field of a line err (a ParseModules
+// error) lists: modules whose entry is there but could not be read, so that their absence from
+// the parsed list proves nothing.
+func UnparsedNames(err error, names ...string) []string {
+	var le *LinesError
+	if !errors.As(err, &le) {
+		return nil
+	}
+	var out []string
+	for _, n := range names {
+		for _, l := range le.Lines {
+			if f := strings.Fields(l); len(f) > 0 && f[0] == n {
+				out = append(out, n)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // Config is a kernel build configuration: option name -> value ("y", "m", a string or number).

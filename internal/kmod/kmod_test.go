@@ -3,6 +3,8 @@ package kmod
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -81,12 +83,39 @@ func TestParseConfig(t *testing.T) {
 	}
 }
 
+// The lines that did not parse are kept, so that a judgement of one module can tell whether its
+// line was among them; a line that names no module (no fields) attributes nothing.
+func TestUnparsedNames(t *testing.T) {
+	_, err := ParseModules([]byte("nvidia 1 0 - Live 0x0\nnvidia_peermem 16384\ngarbled\nib_core x 0 - Live 0x0\n"))
+	if err == nil || err.Error() != `/proc/modules: 3 line(s) not in the kernel's format, first: "nvidia_peermem 16384"` {
+		t.Fatalf("error %v", err)
+	}
+	for _, tc := range []struct {
+		names, want []string
+	}{
+		{[]string{"nvidia", "nvidia_peermem", "nv_peer_mem"}, []string{"nvidia_peermem"}},
+		{[]string{"ib_core", "garbled"}, []string{"ib_core", "garbled"}},
+		{[]string{"mlx5_ib"}, nil},
+	} {
+		if got := UnparsedNames(err, tc.names...); !slices.Equal(got, tc.want) {
+			t.Errorf("UnparsedNames(%v) = %v, want %v", tc.names, got, tc.want)
+		}
+	}
+	if got := UnparsedNames(errors.New("other"), "nvidia"); got != nil {
+		t.Errorf("another error: %v", got)
+	}
+}
+
 func FuzzParseModules(f *testing.F) {
 	f.Add([]byte("ib_core 458752 8 rdma_ucm,ib_uverbs, Live 0x0000000000000000\n"))
 	f.Add([]byte("mlx5_core 2326528 1 mlx5_ib, Live 0x0 (OE)\n\n\n"))
 	f.Add([]byte("a - - - -"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		m, _ := ParseModules(b)
+		m, err := ParseModules(b)
+		var le *LinesError
+		if errors.As(err, &le) && len(le.Lines) == 0 {
+			t.Fatal("a LinesError without lines")
+		}
 		for name, mod := range m {
 			if name == "" || mod.Name != name {
 				t.Fatalf("bad entry %q %+v", name, mod)

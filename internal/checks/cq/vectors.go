@@ -11,6 +11,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/checks/rdmares"
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
+	"github.com/rdmadiag/rdmadiag/internal/observe"
 	"github.com/rdmadiag/rdmadiag/internal/procirq"
 	"github.com/rdmadiag/rdmadiag/report"
 )
@@ -75,7 +76,7 @@ func runVectors(ctx context.Context, env *checks.Env) ([]report.Finding, error) 
 			verbsDevs[v.Name] = v
 		}
 	}
-	first := checks.Interrupts.Get(env)
+	first := observe.Interrupts.Get(env)
 	irqs, irqErr := first.IRQs, first.Err
 	type state struct {
 		idx    int
@@ -155,7 +156,7 @@ func runVectors(ctx context.Context, env *checks.Env) ([]report.Finding, error) 
 	if _, err := env.SecondReading(ctx, "interrupt"); err != nil {
 		return out, err
 	}
-	second, err := checks.ReadInterrupts(env)
+	second, err := observe.ReadInterrupts(env.Host)
 	if err != nil {
 		return out, fmt.Errorf("second reading: %w", err)
 	}

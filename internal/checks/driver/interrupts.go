@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
+	"github.com/rdmadiag/rdmadiag/internal/observe"
 	"github.com/rdmadiag/rdmadiag/internal/procirq"
 	"github.com/rdmadiag/rdmadiag/internal/relit"
 	"github.com/rdmadiag/rdmadiag/report"
@@ -53,7 +54,7 @@ func runInterrupts(_ context.Context, env *checks.Env) ([]report.Finding, error)
 			Summary: "no mlx5 device: interrupt vectors are only checked for mlx5 (their names are documented)"}}, nil
 	}
 	const src = procirq.Path
-	irqs := checks.Interrupts.Get(env)
+	irqs := observe.Interrupts.Get(env)
 	if nh := env.Host.Lacks(host.PartInterrupts); irqs.Err != nil && nh != nil {
 		f := report.Finding{Subject: report.Subject{Kind: "host", Name: "interrupts"}, Summary: "interrupt vectors not counted: " + nh.Reason}
 		return []report.Finding{f.SkippedBy(report.LimitSource, nh.Lift)}, nil

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
-	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/kmod"
+	"github.com/rdmadiag/rdmadiag/internal/observe"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -22,48 +22,11 @@ func init() {
 	})
 }
 
-// kernelConfig reads /proc/config.gz, else /boot/config-<release>. It returns the config, the
-// path it came from, and the paths tried when none was found.
-func kernelConfig(h *host.Host) (kmod.Config, string, error) {
-	b, err := h.ReadFile("/proc/config.gz")
-	if err == nil {
-		c, err := kmod.ParseConfig(b, true)
-		return c, "/proc/config.gz", err
-	}
-	tried := []string{"/proc/config.gz"}
-	rel, rerr := h.ReadString("/proc/sys/kernel/osrelease")
-	if rerr != nil {
-		if f, ferr := h.Facts(); ferr == nil {
-			rel = f.KernelRelease
-		}
-	}
-	if rel != "" {
-		p := "/boot/config-" + rel
-		if b, err := h.ReadFile(p); err == nil {
-			c, err := kmod.ParseConfig(b, false)
-			return c, p, err
-		}
-		tried = append(tried, p)
-	}
-	return nil, "", fmt.Errorf("%w: %s", fs.ErrNotExist, strings.Join(tried, ", "))
-}
-
-// sharedKernelConfig reads the kernel config once per run for the driver checks.
+// sharedKernelConfig is the run's kernel config (observe.KernelConfig).
 func sharedKernelConfig(env *checks.Env) (kmod.Config, string, error) {
-	r := kernelConfigFact.Get(env)
-	return r.cfg, r.src, r.err
+	r := observe.KernelConfig.Get(env)
+	return r.Config, r.Source, r.Err
 }
-
-type kernelConfigResult struct {
-	cfg kmod.Config
-	src string
-	err error
-}
-
-var kernelConfigFact = checks.NewFact("kernel config", func(env *checks.Env) kernelConfigResult {
-	c, src, err := kernelConfig(env.Host)
-	return kernelConfigResult{c, src, err}
-})
 
 // configModular reports whether a kernel config has loadable-module support: CONFIG_MODULES
 // set, or any option at m, which Kconfig allows only when the MODULES symbol is on (the "modules"
@@ -110,7 +73,7 @@ func runKernelConfig(_ context.Context, env *checks.Env) ([]report.Finding, erro
 		}}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", src, err)
+		return nil, err // names the file
 	}
 	var out []report.Finding
 	// A kernel without loadable-module support cannot have an option set to m, so its fixes ask

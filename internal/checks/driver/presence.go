@@ -13,6 +13,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/internal/kmod"
+	"github.com/rdmadiag/rdmadiag/internal/observe"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -22,7 +23,7 @@ import (
 // MODULE_VERSION), as =y in the kernel config, or through what it registered: its classes,
 // character devices and RDMA devices.
 
-const procModules = "/proc/modules"
+const procModules = observe.ModulesPath
 
 // listState says what /proc/modules told.
 type listState int
@@ -67,18 +68,16 @@ var presenceFact = checks.NewFact("module presence", newPresence)
 
 func newPresence(env *checks.Env) *presence {
 	p := &presence{env: env, mods: kmod.Modules{}}
-	p.cfg, p.cfgSrc, p.cfgErr = sharedKernelConfig(env)
-	if p.cfgErr != nil {
-		p.cfg = nil
-	}
+	kc := observe.KernelConfig.Get(env)
+	p.cfg, p.cfgSrc, p.cfgErr = kc.Config, kc.Source, kc.Err
 	if f, err := env.Host.Facts(); err == nil {
 		p.container = f.InContainer
 	}
-	b, err := env.Host.ReadFile(procModules)
-	switch {
+	l := observe.Modules.Get(env)
+	switch err := l.ReadErr; {
 	case err == nil:
 		p.list = listRead
-		p.mods, p.parseErr = kmod.ParseModules(b)
+		p.mods, p.parseErr = l.Mods, l.ParseErr
 	case !errors.Is(err, fs.ErrNotExist):
 		p.list, p.listErr = listUnreadable, err
 	case p.cfg != nil && !configModular(p.cfg):

@@ -2,17 +2,15 @@ package pcie
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"path"
 	"strings"
 	"time"
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
-	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/kevent"
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
+	"github.com/rdmadiag/rdmadiag/internal/observe"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -26,65 +24,10 @@ import (
 // flagged instead: a healthy link produces none within seconds.
 const CorrectableWarnSinceBoot = 100
 
-// aerFiles are the per-function counters (drivers/pci/pcie/aer.c), in severity order.
-var aerFiles = []struct{ file, kind string }{
-	{"aer_dev_fatal", "fatal"},
-	{"aer_dev_nonfatal", "non-fatal"},
-	{"aer_dev_correctable", "correctable"},
-}
-
-// aerSnap is one read of a function's AER counters.
+// aerSnap is one read of a function's AER counters (observe.AERCounters) on the path of a target.
 type aerSnap struct {
 	node
-	// Totals by kind; Present is false when the function exposes no AER files.
-	Totals  map[string]uint64
-	Bits    map[string][]string
-	Root    map[string]uint64 // aer_rootport_total_err_* (root ports only)
-	Present bool
-	Errs    []error
-}
-
-func readAER(h *host.Host, n node) aerSnap {
-	s := aerSnap{node: n, Totals: map[string]uint64{}, Bits: map[string][]string{}, Root: map[string]uint64{}}
-	for _, a := range aerFiles {
-		p := path.Join(n.Dir, a.file)
-		b, err := h.ReadFile(p)
-		if err != nil {
-			if !errors.Is(err, fs.ErrNotExist) {
-				s.Errs = append(s.Errs, err)
-			}
-			continue
-		}
-		s.Present = true
-		c, order, err := ParseAER(b)
-		if err != nil {
-			s.Errs = append(s.Errs, fmt.Errorf("%s: %w", p, err))
-			continue
-		}
-		s.Totals[a.kind] = c.Total
-		s.Bits[a.kind] = c.NonZero(order)
-	}
-	for _, k := range []struct{ file, kind string }{
-		{"aer_rootport_total_err_fatal", "fatal"},
-		{"aer_rootport_total_err_nonfatal", "non-fatal"},
-		{"aer_rootport_total_err_cor", "correctable"},
-	} {
-		p := path.Join(n.Dir, k.file)
-		v, err := h.ReadString(p)
-		if err != nil {
-			if !errors.Is(err, fs.ErrNotExist) {
-				s.Errs = append(s.Errs, err)
-			}
-			continue
-		}
-		c, err := ParseCount(v)
-		if err != nil {
-			s.Errs = append(s.Errs, fmt.Errorf("%s: %w", p, err))
-			continue
-		}
-		s.Root[k.kind] = c
-	}
-	return s
+	observe.AERCounters
 }
 
 // aerLines are the kernel log's lines about the link of one of bdfs that pcie.aer judges: what
@@ -137,7 +80,7 @@ func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 	}
 	first := make([]aerSnap, len(items))
 	for i, it := range items {
-		first[i] = readAER(env.Host, it.n)
+		first[i] = aerSnap{it.n, observe.AER(env, it.n.Dir)}
 	}
 	var second []aerSnap
 	out = append(out, checks.IntervalNotApplied(env, "the AER counters")...)
@@ -148,7 +91,7 @@ func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 	if again {
 		second = make([]aerSnap, len(items))
 		for i, it := range items {
-			second[i] = readAER(env.Host, it.n)
+			second[i] = aerSnap{it.n, observe.ReadAER(env.Host, it.n.Dir)}
 		}
 	}
 	anyPresent := false
@@ -166,7 +109,7 @@ func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 					Subject:     report.Subject{Kind: "pci", Name: s.BDF, Device: it.t.Device(), PCI: s.BDF},
 					Severity:    report.Warning,
 					Summary:     fmt.Sprintf("%s: no AER counters, but the kernel log has %d AER/link line(s) for it", s.BDF, len(lines)),
-					Evidence:    append([]report.Evidence{report.Ev("aer_dev_* files", "absent", s.Dir)}, klog.evidence("kernel log", lines, 5)...),
+					Evidence:    append([]report.Evidence{report.Ev("aer_dev_* files", "absent", s.node.Dir)}, klog.evidence("kernel log", lines, 5)...),
 					Remediation: "Read the kernel log lines: a failed recovery or a link down means the function may have lost transactions; reseat or replace the card if they recur.",
 					LogSpan:     checks.LogSpan(lines),
 				})
@@ -231,23 +174,23 @@ func judgeAER(t *target, s aerSnap, later *aerSnap, interval time.Duration, logL
 	if s.BDF == t.BDF {
 		f.Evidence = viaEvidence(t)
 	}
-	for _, a := range aerFiles {
-		v, ok := s.Totals[a.kind]
+	for _, a := range observe.AERFiles {
+		v, ok := s.Totals[a.Kind]
 		if !ok {
 			continue
 		}
 		obs := fmt.Sprintf("%d since boot", v)
-		if bits := s.Bits[a.kind]; len(bits) > 0 {
+		if bits := s.Bits[a.Kind]; len(bits) > 0 {
 			obs += " (" + strings.Join(bits, ", ") + ")"
 		}
 		if later != nil {
-			obs += fmt.Sprintf("; +%d in %s", delta(later.Totals[a.kind], v), interval)
+			obs += fmt.Sprintf("; +%d in %s", delta(later.Totals[a.Kind], v), interval)
 		}
-		f.Evidence = append(f.Evidence, report.EvExp(a.kind+" errors", obs, "0", path.Join(s.Dir, a.file)))
+		f.Evidence = append(f.Evidence, report.EvExp(a.Kind+" errors", obs, "0", path.Join(s.node.Dir, a.File)))
 	}
 	for _, k := range []string{"fatal", "non-fatal", "correctable"} {
 		if v, ok := s.Root[k]; ok {
-			f.Evidence = append(f.Evidence, report.Ev("root port total "+k, fmt.Sprintf("%d since boot (errors reported by all functions below)", v), s.Dir+"/aer_rootport_total_err_*"))
+			f.Evidence = append(f.Evidence, report.Ev("root port total "+k, fmt.Sprintf("%d since boot (errors reported by all functions below)", v), s.node.Dir+"/aer_rootport_total_err_*"))
 		}
 	}
 	f.Evidence = append(f.Evidence, logLines...)

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"path"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
+	"github.com/rdmadiag/rdmadiag/internal/observe"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -36,12 +36,12 @@ type Budget struct {
 }
 
 // DeviceBudget computes the budget of one RDMA device; the probe calls it.
-func DeviceBudget(h *host.Host, inv *inventory.Inventory, device string) (Budget, error) {
-	ts, _ := resolveTargets(h, inv)
+func DeviceBudget(env *checks.Env, device string) (Budget, error) {
+	ts, _ := resolveTargets(env.Host, env.Inventory())
 	for _, t := range ts {
 		for _, d := range t.Devices {
 			if d.Name == device {
-				b, errs := budget(h, t)
+				b, errs := budget(env, t)
 				return b, errors.Join(errs...)
 			}
 		}
@@ -49,9 +49,9 @@ func DeviceBudget(h *host.Host, inv *inventory.Inventory, device string) (Budget
 	return Budget{}, fmt.Errorf("%s: no PCI function to judge (software device without a PCI parent, or not found)", device)
 }
 
-func budget(h *host.Host, t *target) (Budget, []error) {
-	b, errs := pathBudget(h, t)
-	return b, append(errs, addPorts(h, t, &b)...)
+func budget(env *checks.Env, t *target) (Budget, []error) {
+	b, errs := pathBudget(env.Host, t)
+	return b, append(errs, addPorts(env, t, &b)...)
 }
 
 // pathBudget is the usable bandwidth of the narrowest trained link from t up to the root port.
@@ -78,7 +78,8 @@ func pathBudget(h *host.Host, t *target) (Budget, []error) {
 }
 
 // addPorts adds the active ports of t's devices to b and returns what could not be read.
-func addPorts(h *host.Host, t *target, b *Budget) []error {
+func addPorts(env *checks.Env, t *target, b *Budget) []error {
+	h := env.Host
 	var errs []error
 	// A VF's ports are its PF's ports, so only PF devices count when there are any.
 	var devs []*inventory.Device
@@ -95,8 +96,8 @@ func addPorts(h *host.Host, t *target, b *Budget) []error {
 			// rxe derives its port rate from the netdev speed and falls back to "2.5 Gb/sec
 			// (1X SDR)" when the netdev reports none (lab: virtio speed -1), so the netdev is
 			// the truthful source.
-			p := "/sys/class/net/" + d.Parent + "/speed"
-			s, err := h.ReadString(p)
+			nd := observe.Netdev(env, d.Parent)
+			p, s, err := nd.Dir+"/speed", nd.SpeedText, nd.SpeedErr
 			if errors.Is(err, syscall.EINVAL) {
 				// The kernel refuses the speed of a netdev without link: nothing to carry.
 				b.Ports = append(b.Ports, report.Ev("netdev "+d.Parent, "no link (speed refused with EINVAL), not counted", p))
@@ -106,11 +107,7 @@ func addPorts(h *host.Host, t *target, b *Budget) []error {
 				errs = append(errs, err)
 				continue
 			}
-			mbps, err := strconv.Atoi(s)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %q is not a speed", p, s))
-				continue
-			}
+			mbps := nd.SpeedMbps
 			if mbps <= 0 {
 				b.Ports = append(b.Ports, report.Ev("netdev "+d.Parent, fmt.Sprintf("speed %s: unknown (virtual NIC or no link)", s), p))
 				continue
@@ -165,7 +162,7 @@ func runBandwidth(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 	vf := make([]bool, len(ts))
 	for i, t := range ts {
 		b, linkErrs := pathBudget(env.Host, t)
-		portErrs := addPorts(env.Host, t, &b)
+		portErrs := addPorts(env, t, &b)
 		ms[i] = measured{t: t, b: b, linkErrs: linkErrs, portErrs: portErrs}
 		bdfs[i] = t.BDF
 		// Only a software device's parent netdev can put a VF here (a VF device is judged as

@@ -8,6 +8,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/checks/checktest"
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
+	"github.com/rdmadiag/rdmadiag/internal/observe"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -202,7 +203,7 @@ func TestJudgeAERRate(t *testing.T) {
 	tg := &target{BDF: "0000:3b:00.0", Nodes: []node{{BDF: "0000:3b:00.0", Dir: "/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0"}}}
 	tg.Devices = []*inventory.Device{{Name: "mlx5_0"}}
 	snap := func(cor uint64) aerSnap {
-		return aerSnap{node: tg.Nodes[0], Present: true, Totals: map[string]uint64{"fatal": 0, "non-fatal": 0, "correctable": cor}}
+		return aerSnap{node: tg.Nodes[0], AERCounters: observe.AERCounters{Present: true, Totals: map[string]uint64{"fatal": 0, "non-fatal": 0, "correctable": cor}}}
 	}
 	before, after := snap(5), snap(65)
 	f := judgeAER(tg, before, &after, 60*time.Second, nil)

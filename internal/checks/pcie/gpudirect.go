@@ -14,6 +14,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/kmod"
+	"github.com/rdmadiag/rdmadiag/internal/observe"
 	"github.com/rdmadiag/rdmadiag/internal/relit"
 	"github.com/rdmadiag/rdmadiag/report"
 )
@@ -135,7 +136,7 @@ func registrationPath(env *checks.Env, gpus []gpu) report.Finding {
 	h := env.Host
 	f := report.Finding{Subject: report.Subject{Kind: "host", Name: "gpudirect"}}
 	f.Evidence = append(f.Evidence, report.Ev("NVIDIA GPUs", gpuNames(gpus), pciDevices))
-	mods, ok := loadedModules(h, &f)
+	mods, ok := loadedModules(env, &f)
 	if !ok {
 		return f
 	}
@@ -188,34 +189,45 @@ func registrationPath(env *checks.Env, gpus []gpu) report.Finding {
 	return f
 }
 
-// loadedModules reads the module list. A list whose lines partly do not parse keeps its good
-// lines and says so in the evidence. Where the source holds no /proc/modules (a copy of /sys and
+// loadedModules takes the run's module list (observe.Modules). A list whose lines partly do not
+// parse keeps its good lines and says so in the evidence; when a line that did not parse is one
+// of the modules the judgement turns on, the finding is unknown instead: its absence from the
+// parsed lines proves nothing. Where the source holds no /proc/modules (a copy of /sys and
 // /proc), /sys/module/<name> shows each loaded module the judgement needs (module_add_kobject,
 // kernel/module/sysfs.c; the nvidia modules are never built in). ok is false when f is the
 // finding already (unknown).
-func loadedModules(h *host.Host, f *report.Finding) (kmod.Modules, bool) {
-	b, err := h.ReadFile("/proc/modules")
-	if err != nil && errors.Is(err, fs.ErrNotExist) && h.Lacks(host.PartModules) != nil {
+func loadedModules(env *checks.Env, f *report.Finding) (kmod.Modules, bool) {
+	h := env.Host
+	l := observe.Modules.Get(env)
+	if err := l.ReadErr; err != nil && errors.Is(err, fs.ErrNotExist) && h.Lacks(host.PartModules) != nil {
 		mods := kmod.Modules{}
-		for _, m := range []string{"nvidia", "nvidia_peermem", "nv_peer_mem"} {
+		for _, m := range gpudirectModules {
 			if h.Exists("/sys/module/" + m) {
 				mods[m] = kmod.Module{Name: m, State: "Live"}
 			}
 		}
-		f.Evidence = append(f.Evidence, report.Ev("/proc/modules", "not in the source: modules read from /sys/module", "/sys/module/<name>"))
+		f.Evidence = append(f.Evidence, report.Ev(observe.ModulesPath, "not in the source: modules read from /sys/module", "/sys/module/<name>"))
 		return mods, true
 	}
-	if err != nil {
+	if l.ReadErr != nil {
 		f.Severity = report.Unknown
-		f.Summary = "GPUDirect RDMA: the loaded modules cannot be read: " + err.Error()
+		f.Summary = "GPUDirect RDMA: the loaded modules cannot be read: " + l.ReadErr.Error()
 		return nil, false
 	}
-	mods, perr := kmod.ParseModules(b)
-	if perr != nil {
-		f.Evidence = append(f.Evidence, report.Ev("/proc/modules", "partly unparsed: "+perr.Error(), "/proc/modules"))
+	if l.ParseErr != nil {
+		f.Evidence = append(f.Evidence, report.Ev(observe.ModulesPath, "partly unparsed: "+l.ParseErr.Error(), observe.ModulesPath))
+		if names := l.Unparsed(gpudirectModules...); len(names) > 0 {
+			f.Severity = report.Unknown
+			f.Summary = "GPUDirect RDMA: whether " + strings.Join(names, ", ") + " is loaded cannot be told: its line in " +
+				observe.ModulesPath + " is not in the kernel's format"
+			return nil, false
+		}
 	}
-	return mods, true
+	return l.Mods, true
 }
+
+// gpudirectModules are the modules whose presence the judgement turns on.
+var gpudirectModules = []string{"nvidia", "nvidia_peermem", "nv_peer_mem"}
 
 // dmabufConds lists the dma-buf path's requirements as this host meets them.
 func dmabufConds(h *host.Host, drv nvidiaDriver) []cond {

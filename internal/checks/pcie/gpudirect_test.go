@@ -183,3 +183,29 @@ func TestGPUDirectFlavourFromModuleTaint(t *testing.T) {
 	checktest.WantEvidence(t, f, "dma-buf: NVIDIA driver", "proprietary (not met)")
 	checktest.WantEvidence(t, f, "/proc/modules", "partly unparsed")
 }
+
+// A module list whose nvidia_peermem line does not parse cannot tell whether the peer-memory
+// module is loaded: the finding is unknown and names /proc/modules, not a warning that it is
+// missing. A garbled line of another module is only said in the evidence (above).
+func TestGPUDirectUnparsedPeermemLine(t *testing.T) {
+	b, err := os.ReadFile(checktest.Fixture(t, "gpu-no-peermem-acs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := snapshot.UnpackTxtar(b, dir); err != nil {
+		t.Fatal(err)
+	}
+	mods := "nvidia 56164352 1 nvidia_peermem, Live 0x0000000000000000 (POE)\n" +
+		"nvidia_peermem 16384\n" + // cut short after the size
+		"ib_core 393216 2 irdma,ib_uverbs, Live 0x0000000000000000\n"
+	if err := os.WriteFile(filepath.Join(dir, "root", "proc/modules"), []byte(mods), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := checktest.One(t, checktest.Run(t, dir, checks.Options{}, "pcie.gpudirect"), "pcie.gpudirect", "gpudirect")
+	checktest.WantSeverity(t, f, report.Unknown)
+	if !strings.Contains(f.Summary, "nvidia_peermem") || !strings.Contains(f.Summary, "/proc/modules") {
+		t.Errorf("summary %q does not name nvidia_peermem and /proc/modules", f.Summary)
+	}
+	checktest.WantEvidence(t, f, "/proc/modules", "partly unparsed")
+}

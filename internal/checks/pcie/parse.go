@@ -1,8 +1,6 @@
 package pcie
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -111,69 +109,6 @@ func ParseWidth(s string) (int, error) {
 		return 0, fmt.Errorf("link width %q: PCIe links have at most 32 lanes", s)
 	}
 	return v, nil
-}
-
-// AERCounts is one aer_dev_* file: each named bit's count and the TOTAL_ERR_* line.
-type AERCounts struct {
-	Bits  map[string]uint64
-	Total uint64
-	// HasTotal is false on files without a TOTAL_ line; Total is then the sum of the bits.
-	HasTotal bool
-}
-
-// NonZero lists the bits with a count, as "Name=n", in file order.
-func (a AERCounts) NonZero(order []string) []string {
-	var out []string
-	for _, n := range order {
-		if v := a.Bits[n]; v > 0 {
-			out = append(out, fmt.Sprintf("%s=%d", n, v))
-		}
-	}
-	return out
-}
-
-// ParseAER reads an aer_dev_correctable/nonfatal/fatal file: "Name count" lines then
-// "TOTAL_ERR_<kind> count" (drivers/pci/pcie/aer.c). Bit names vary between kernels, so any name
-// is accepted. It also returns the names in file order.
-func ParseAER(b []byte) (AERCounts, []string, error) {
-	c := AERCounts{Bits: map[string]uint64{}}
-	var order []string
-	var sum uint64
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 4096), 64*1024)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		f := strings.Fields(line)
-		if len(f) != 2 {
-			return c, order, fmt.Errorf("AER counter line %q: want \"<name> <count>\"", line)
-		}
-		v, err := strconv.ParseUint(f[1], 10, 64)
-		if err != nil {
-			return c, order, fmt.Errorf("AER counter line %q: count is not a number", line)
-		}
-		if strings.HasPrefix(f[0], "TOTAL_ERR_") {
-			c.Total, c.HasTotal = v, true
-			continue
-		}
-		if _, dup := c.Bits[f[0]]; !dup {
-			order = append(order, f[0])
-		}
-		c.Bits[f[0]] = v
-		sum += v
-	}
-	if err := sc.Err(); err != nil {
-		return c, order, fmt.Errorf("AER counters: %w", err)
-	}
-	if len(c.Bits) == 0 && !c.HasTotal {
-		return c, order, fmt.Errorf("AER counters: no counter lines")
-	}
-	if !c.HasTotal {
-		c.Total = sum
-	}
-	return c, order, nil
 }
 
 // ParseCount reads a single "%llu" counter (aer_rootport_total_err_*, netdev statistics).

@@ -49,7 +49,7 @@ func ibAddressing(env *checks.Env, p portRef, f *report.Finding) {
 	h := env.Host
 	var vals [2]uint32
 	for i, n := range []string{"lid", "sm_lid"} {
-		s, err := h.ReadString(p.file(n))
+		s, err := p.attr(h, n)
 		if err == nil {
 			vals[i], err = ParseLID(s)
 			if err != nil {
@@ -119,29 +119,29 @@ func roceAddressing(env *checks.Env, p portRef, f *report.Finding) {
 	for _, n := range p.port.Netdevs {
 		nd := netdev(env, n)
 		src := "/sys/class/net/" + n
-		if !nd.operational() {
-			probs = append(probs, problem{report.Warning, fmt.Sprintf("netdev %s is %s although the port is ACTIVE", n, orNone(nd.operstate)),
+		if !nd.Operational() {
+			probs = append(probs, problem{report.Warning, fmt.Sprintf("netdev %s is %s although the port is ACTIVE", n, orNone(nd.Operstate)),
 				"Bring the netdev up: ip link set " + n + " up"})
 		}
-		if nd.mtu == 0 {
+		if nd.MTU == 0 {
 			continue
 		}
-		got := RoCEMTU(nd.mtu)
-		f.Evidence = append(f.Evidence, report.Ev("netdev "+n+" mtu", fmt.Sprintf("%d (RoCE MTU %d)", nd.mtu, got), src+"/mtu"))
+		got := RoCEMTU(nd.MTU)
+		f.Evidence = append(f.Evidence, report.Ev("netdev "+n+" mtu", fmt.Sprintf("%d (RoCE MTU %d)", nd.MTU, got), src+"/mtu"))
 		// A jumbo netdev MTU shows the operator wants 4096-byte RoCE packets; an MTU of exactly
 		// 4096 (a common mistake) leaves no room for the 96 header bytes iboe_get_mtu()
 		// subtracts and gives only 2048.
 		for _, want := range []int{4096, 2048} {
-			if nd.mtu > 1500 && nd.mtu >= want && got < want {
+			if nd.MTU > 1500 && nd.MTU >= want && got < want {
 				probs = append(probs, problem{report.Warning,
-					fmt.Sprintf("netdev %s MTU %d gives a RoCE MTU of only %d: %d needs a netdev MTU of at least %d", n, nd.mtu, got, want, want+roceOverhead),
+					fmt.Sprintf("netdev %s MTU %d gives a RoCE MTU of only %d: %d needs a netdev MTU of at least %d", n, nd.MTU, got, want, want+roceOverhead),
 					fmt.Sprintf("Set the netdev MTU to %d or more (commonly 4200 or 9000), on the switch ports too: ip link set %s mtu 9000", want+roceOverhead, n)})
 				break
 			}
 		}
 		if got < 1024 {
 			probs = append(probs, problem{report.Warning,
-				fmt.Sprintf("netdev %s MTU %d gives a RoCE MTU of %d, below the 1024 every RoCE application assumes", n, nd.mtu, got),
+				fmt.Sprintf("netdev %s MTU %d gives a RoCE MTU of %d, below the 1024 every RoCE application assumes", n, nd.MTU, got),
 				"Raise the netdev MTU to at least 1500."})
 		}
 	}
@@ -160,12 +160,4 @@ func roceAddressing(env *checks.Env, p portRef, f *report.Finding) {
 	}
 	f.Summary = p.name() + ": " + strings.Join(texts, "; ")
 	f.Remediation = strings.Join(fixes, " ")
-}
-
-// operational reports whether the netdev carries traffic: operstate "up", or "unknown" on an
-// interface that is administratively up. A driver that never reports carrier changes (dummy,
-// tun, netdevsim) leaves operstate at IF_OPER_UNKNOWN, which Documentation/networking/operstates.rst
-// says "must be considered for user data" (lab scenario ethtool-netdevsim: rxe1 ACTIVE on one).
-func (n netdevInfo) operational() bool {
-	return n.operstate == "up" || n.operstate == "unknown" && n.adminUp != nil && *n.adminUp
 }

@@ -3,13 +3,12 @@ package port
 import (
 	"fmt"
 	"path"
-	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
+	"github.com/rdmadiag/rdmadiag/internal/observe"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -31,6 +30,12 @@ func (p portRef) subject() report.Subject {
 }
 
 func (p portRef) file(f string) string { return path.Join(p.dir, f) }
+
+// attr reads one of the port's files that the run shares with the report's inventory (lid,
+// sm_lid): once per run, the error naming the file.
+func (p portRef) attr(h *host.Host, f string) (string, error) {
+	return p.port.ReadAttr(h, p.dev.Name, f)
+}
 
 func (p portRef) ib() bool { return p.port.LinkLayer == "InfiniBand" }
 
@@ -80,79 +85,8 @@ const (
 	physLinkUp   = 5
 )
 
-// netdevInfo is what the port checks need of a bound netdev.
-type netdevInfo struct {
-	name      string
-	operstate string
-	mtu       int
-	speedMbps int // -1 when the driver does not know (virtio, link down)
-	// adminUp is IFF_UP from the flags file: whether someone brought the interface up. Nil when
-	// the flags are unreadable. It tells "ip link set down" apart from a dead link, which
-	// operstate alone does not (both read "down").
-	adminUp *bool
-	errs    []error
-}
-
-// iffUp is IFF_UP in include/uapi/linux/if.h; /sys/class/net/<dev>/flags prints the flags as
-// "0x%x" (net/core/net-sysfs.c). Lab port-down: "ip link set eth0 down" left 0x1002.
-const iffUp = 0x1
-
-// netdevReads holds each netdev's attributes for the run: five checks show them for every RoCE
-// port, and reading them once keeps the run close to what it must read.
-type netdevReads struct {
-	h  *host.Host
-	mu sync.Mutex
-	m  map[string]func() netdevInfo
-}
-
-var netdevFact = checks.NewFact("netdev attributes", func(env *checks.Env) *netdevReads {
-	return &netdevReads{h: env.Host, m: map[string]func() netdevInfo{}}
-})
-
-// netdev returns a netdev's attributes as read once in this run.
-func netdev(env *checks.Env, name string) netdevInfo {
-	r := netdevFact.Get(env)
-	r.mu.Lock()
-	f := r.m[name]
-	if f == nil {
-		f = sync.OnceValue(func() netdevInfo { return readNetdev(r.h, name) })
-		r.m[name] = f
-	}
-	r.mu.Unlock()
-	return f()
-}
-
-func readNetdev(h *host.Host, name string) netdevInfo {
-	n := netdevInfo{name: name, speedMbps: -1}
-	dir := "/sys/class/net/" + name
-	if s, err := h.ReadString(dir + "/operstate"); err == nil {
-		n.operstate = s
-	} else {
-		n.errs = append(n.errs, err)
-	}
-	if s, err := h.ReadString(dir + "/mtu"); err == nil {
-		if v, err := strconv.Atoi(s); err == nil && v > 0 && v < 1<<20 {
-			n.mtu = v
-		} else {
-			n.errs = append(n.errs, fmt.Errorf("%s/mtu: %q is not an MTU", dir, s))
-		}
-	} else {
-		n.errs = append(n.errs, err)
-	}
-	if s, err := h.ReadString(dir + "/flags"); err == nil {
-		if v, err := strconv.ParseUint(strings.TrimPrefix(s, "0x"), 16, 32); err == nil && strings.HasPrefix(s, "0x") {
-			up := v&iffUp != 0
-			n.adminUp = &up
-		}
-	}
-	// speed reads EINVAL while the link is down; that is "unknown", not an error.
-	if s, err := h.ReadString(dir + "/speed"); err == nil {
-		if v, err := strconv.Atoi(s); err == nil && v > 0 {
-			n.speedMbps = v
-		}
-	}
-	return n
-}
+// netdev returns a netdev's attributes as read once in this run (observe.Netdev).
+func netdev(env *checks.Env, name string) observe.NetdevAttrs { return observe.Netdev(env, name) }
 
 // gids returns the non-zero GID table entries with their type and netdev, as the run's
 // inventory read them once for every check.

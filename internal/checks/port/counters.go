@@ -107,66 +107,65 @@ type reading struct {
 
 func (d counterDef) key() string { return d.dir + "/" + d.name }
 
-func readCounters(h *host.Host, p portRef) reading {
+func readCounters(h *host.Host, p portRef, shared bool) reading {
 	r := reading{vals: map[string]uint64{}, failed: map[string]error{}}
-	// Each counter directory is listed and opened once, and only the counters it has are read,
-	// relative to it: the path runs through /sys/class's symlink, a port has some twenty
-	// counters to read, and a driver has one of the two directories or a few of its files only
-	// (rxe has no PMA counters/ directory at all).
-	type counterDir struct {
-		dir     *host.Dir
-		has     map[string]bool
-		missing bool
-	}
-	dirs := map[string]*counterDir{}
-	defer func() {
-		for _, d := range dirs {
-			if d.dir != nil {
-				d.dir.Close()
-			}
-		}
-	}()
+	// Each counter directory is listed once, and only the counters it has are read, relative to
+	// it (Port.ReadFiles): a driver has one of the two directories or a few of its files only
+	// (rxe has no PMA counters/ directory at all). The first reading is the run's, shared with
+	// the report's inventory; the second of an interval is read anew.
+	var dirs []string
+	byDir := map[string][]counterDef{}
 	for _, d := range counterDefs {
-		cd := dirs[d.dir]
-		if cd == nil {
-			cd = &counterDir{}
-			names, err := h.ReadDir(p.file(d.dir))
-			switch {
-			case errors.Is(err, fs.ErrNotExist):
-				cd.missing = true
-			case err == nil:
-				cd.has = map[string]bool{}
-				for _, n := range names {
-					cd.has[n] = true
-				}
-			}
-			if !cd.missing {
-				cd.dir = h.OpenDir(p.file(d.dir))
-			}
-			dirs[d.dir] = cd
+		if _, ok := byDir[d.dir]; !ok {
+			dirs = append(dirs, d.dir)
 		}
-		if cd.missing || (cd.has != nil && !cd.has[d.name]) {
-			continue // this driver does not have the counter
-		}
-		pth := p.file(d.key())
-		s, err := cd.dir.ReadString(d.name)
+		byDir[d.dir] = append(byDir[d.dir], d)
+	}
+	for _, dir := range dirs {
+		names, err := h.ReadDir(p.file(dir))
 		if errors.Is(err, fs.ErrNotExist) {
-			continue // this driver does not have the counter
+			continue
 		}
+		var has map[string]bool
 		if err == nil {
-			var v uint64
-			v, err = ParseCounter(s)
-			if errors.Is(err, ErrNoPMA) {
-				r.noPMA = append(r.noPMA, d.name)
-				continue
+			has = map[string]bool{}
+			for _, n := range names {
+				has[n] = true
+			}
+		}
+		var defs []counterDef
+		var files []string
+		for _, d := range byDir[dir] {
+			if has == nil || has[d.name] {
+				defs = append(defs, d)
+				files = append(files, d.name)
+			}
+		}
+		read := p.port.ReadFilesNow
+		if shared {
+			read = p.port.ReadFiles
+		}
+		vals, errs := read(h, p.dev.Name, dir, files)
+		for i, d := range defs {
+			s, err := vals[i], errs[i]
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // this driver does not have the counter
 			}
 			if err == nil {
-				r.vals[d.key()] = v
-				continue
+				var v uint64
+				v, err = ParseCounter(s)
+				if errors.Is(err, ErrNoPMA) {
+					r.noPMA = append(r.noPMA, d.name)
+					continue
+				}
+				if err == nil {
+					r.vals[d.key()] = v
+					continue
+				}
+				err = fmt.Errorf("%s: %w", p.file(d.key()), err)
 			}
-			err = fmt.Errorf("%s: %w", pth, err)
+			r.failed[d.key()] = err
 		}
-		r.failed[d.key()] = err
 	}
 	return r
 }
@@ -183,7 +182,7 @@ func runCounters(ctx context.Context, env *checks.Env) ([]report.Finding, error)
 		if ctx.Err() != nil {
 			return nil, checks.CutShort(ctx) // a tree of thousands of ports outlasts a deadline
 		}
-		first[i] = readCounters(h, p)
+		first[i] = readCounters(h, p, true)
 	}
 	out := checks.IntervalNotApplied(env, "the port counters")
 	iv := env.Opts.Interval
@@ -198,7 +197,7 @@ func runCounters(ctx context.Context, env *checks.Env) ([]report.Finding, error)
 			if ctx.Err() != nil {
 				return nil, checks.CutShort(ctx)
 			}
-			second[i] = readCounters(h, p)
+			second[i] = readCounters(h, p, false)
 		}
 	}
 	uptime := readUptime(h)

@@ -256,7 +256,7 @@ func judgeExpected(env *checks.Env, p portRef, all []portStateOf, f *report.Find
 func smAssigned(h *host.Host, p portRef) *upReason {
 	var v [2]uint32
 	for i, f := range []string{"lid", "sm_lid"} {
-		s, err := h.ReadString(p.file(f))
+		s, err := p.attr(h, f)
 		if err != nil {
 			return nil
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/ethtoolnl"
 	"github.com/rdmadiag/rdmadiag/internal/host"
+	"github.com/rdmadiag/rdmadiag/internal/observe"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -64,7 +65,7 @@ func readLinkQuality(h *host.Host, c *ethtoolnl.Client, nd string, now func() ti
 
 type lqPort struct {
 	p      portRef
-	netdev netdevInfo
+	netdev observe.NetdevAttrs
 	lanes  uint32
 	first  lqSample
 }
@@ -136,7 +137,7 @@ func runLinkQuality(ctx context.Context, env *checks.Env) ([]report.Finding, err
 		}
 		for _, lp := range todo {
 			if again {
-				second = append(second, readLinkQuality(h, c, lp.netdev.name, env.Now))
+				second = append(second, readLinkQuality(h, c, lp.netdev.Name, env.Now))
 			}
 		}
 	}
@@ -225,18 +226,18 @@ func ber(v float64) string { return strconv.FormatFloat(v, 'e', 1, 64) }
 // bitsSince returns the bits the port received over a span: rx_bits_phy when the driver has it,
 // else the link speed times the span, which counts every bit time the link was up (the PHY
 // receives idles between frames); estimated says which.
-func bitsSince(nd netdevInfo, stats map[string]uint64, seconds float64) (bits float64, estimated bool) {
+func bitsSince(nd observe.NetdevAttrs, stats map[string]uint64, seconds float64) (bits float64, estimated bool) {
 	if v, ok := stats[statBits]; ok && v > 0 {
 		return float64(v), false
 	}
-	if nd.speedMbps > 0 && seconds > 0 {
-		return float64(nd.speedMbps) * 1e6 * seconds, true
+	if nd.SpeedMbps > 0 && seconds > 0 {
+		return float64(nd.SpeedMbps) * 1e6 * seconds, true
 	}
 	return 0, false
 }
 
 func judgeLinkQualityBoot(lp *lqPort, uptime float64) report.Finding {
-	nd := lp.netdev.name
+	nd := lp.netdev.Name
 	j := &lqJudgement{f: report.Finding{Subject: lp.p.subject(), Severity: report.OK}}
 	s := lp.first
 	if s.fecErr != nil {
@@ -279,7 +280,7 @@ func (j *lqJudgement) fecBoot(nd string, fec *ethtoolnl.FEC) {
 
 // berBoot computes raw and effective BER from the PHY counters read once.
 func (j *lqJudgement) berBoot(lp *lqPort, s lqSample, uptime float64) {
-	nd := lp.netdev.name
+	nd := lp.netdev.Name
 	if s.statsErr != nil {
 		if errors.Is(s.statsErr, host.ErrNotRecorded) {
 			j.limit = true
@@ -298,12 +299,12 @@ func (j *lqJudgement) berBoot(lp *lqPort, s lqSample, uptime float64) {
 	}
 	bits, estimated := bitsSince(lp.netdev, s.stats, uptime)
 	j.judgeBER(lp, corrected, hasCorr, symErr, hasSym, bits, estimated, "since boot",
-		fmt.Sprintf("estimated as %d Mb/s x %.0f s of uptime, so a lower bound of the BER if the link was down part of that time", lp.netdev.speedMbps, uptime))
+		fmt.Sprintf("estimated as %d Mb/s x %.0f s of uptime, so a lower bound of the BER if the link was down part of that time", lp.netdev.SpeedMbps, uptime))
 }
 
 // judgeBER turns error and bit counts into raw and effective BER and judges the effective one.
 func (j *lqJudgement) judgeBER(lp *lqPort, corrected uint64, hasCorr bool, symErr uint64, hasSym bool, bits float64, estimated bool, span, estimate string) {
-	nd := lp.netdev.name
+	nd := lp.netdev.Name
 	src := statsSource(nd)
 	if bits <= 0 {
 		j.ev("bits received", "unknown (no "+statBits+" and no link speed)", "", src)
@@ -351,7 +352,7 @@ func statDelta(a, b uint64) (uint64, bool) {
 }
 
 func judgeLinkQualityDelta(lp *lqPort, a, b lqSample) report.Finding {
-	nd := lp.netdev.name
+	nd := lp.netdev.Name
 	iv := b.at.Sub(a.at)
 	span := "over " + iv.Round(time.Millisecond).String()
 	j := &lqJudgement{f: report.Finding{Subject: lp.p.subject(), Severity: report.OK}}
@@ -407,10 +408,10 @@ func judgeLinkQualityDelta(lp *lqPort, a, b lqSample) report.Finding {
 	bits, estimated := 0.0, false
 	if d, ok := counterDelta(a.stats, b.stats, statBits); ok && d > 0 {
 		bits = float64(d)
-	} else if lp.netdev.speedMbps > 0 {
-		bits, estimated = float64(lp.netdev.speedMbps)*1e6*iv.Seconds(), true
+	} else if lp.netdev.SpeedMbps > 0 {
+		bits, estimated = float64(lp.netdev.SpeedMbps)*1e6*iv.Seconds(), true
 	}
-	j.judgeBER(lp, corr, okC, sym, okS, bits, estimated, span, fmt.Sprintf("%d Mb/s x %s", lp.netdev.speedMbps, iv.Round(time.Millisecond)))
+	j.judgeBER(lp, corr, okC, sym, okS, bits, estimated, span, fmt.Sprintf("%d Mb/s x %s", lp.netdev.SpeedMbps, iv.Round(time.Millisecond)))
 	return j.finish(lp, span)
 }
 
@@ -426,7 +427,7 @@ func counterDelta(a, b map[string]uint64, name string) (uint64, bool) {
 // finish writes the summary and fix, and turns a finding nothing could be judged for into a
 // skip held back by the source.
 func (j *lqJudgement) finish(lp *lqPort, span string) report.Finding {
-	name := fmt.Sprintf("%s (%s)", lp.netdev.name, lp.p.name())
+	name := fmt.Sprintf("%s (%s)", lp.netdev.Name, lp.p.name())
 	f := j.f
 	switch {
 	case len(j.alarms) > 0:
@@ -435,7 +436,7 @@ func (j *lqJudgement) finish(lp *lqPort, span string) report.Finding {
 			f.Summary += "; " + strings.Join(j.notes, ", ")
 		}
 		f.Remediation = "Bit errors the FEC cannot correct come from the cable, the transceiver or the port at either end: " +
-			"reseat or clean the optics, read the module's diagnostics (ethtool -m " + lp.netdev.name + ") and the switch port's FEC counters, " +
+			"reseat or clean the optics, read the module's diagnostics (ethtool -m " + lp.netdev.Name + ") and the switch port's FEC counters, " +
 			"replace the cable or transceiver if they keep growing (rdmadiag check --interval 60s), and mlxlink -d <pci> -c -m shows the same BER per lane."
 	case len(j.unknowns) > 0:
 		f.Summary = name + " " + span + ": " + strings.Join(append(j.unknowns, j.notes...), "; ")

@@ -12,6 +12,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/checks/checktest"
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
+	"github.com/rdmadiag/rdmadiag/internal/observe"
 	"github.com/rdmadiag/rdmadiag/internal/snapshot"
 	"github.com/rdmadiag/rdmadiag/report"
 )
@@ -223,16 +224,16 @@ func TestEthDownCauses(t *testing.T) {
 	p := portRef{dev: &inventory.Device{Name: "mlx5_1"}, port: &inventory.Port{Num: 1, LinkLayer: "Ethernet"}, dir: "/x"}
 	down := inventory.PortState{Num: 1, Name: "DOWN"}
 	for _, tc := range []struct {
-		nd        netdevInfo
+		nd        observe.NetdevAttrs
 		summary   string
 		fixSubstr string
 	}{
-		{netdevInfo{name: "ens2", operstate: "down", adminUp: &no}, "ens2 was set administratively down", "ip link set ens2 up"},
-		{netdevInfo{name: "ens2", operstate: "down", adminUp: &yes}, "ens2 is up but has no link (down)", "cable, transceiver and switch port"},
-		{netdevInfo{name: "ens2", operstate: "lowerlayerdown"}, "ens2 is lowerlayerdown", "ip link set ens2 up"},
+		{observe.NetdevAttrs{Name: "ens2", Operstate: "down", AdminUp: &no}, "ens2 was set administratively down", "ip link set ens2 up"},
+		{observe.NetdevAttrs{Name: "ens2", Operstate: "down", AdminUp: &yes}, "ens2 is up but has no link (down)", "cable, transceiver and switch port"},
+		{observe.NetdevAttrs{Name: "ens2", Operstate: "lowerlayerdown"}, "ens2 is lowerlayerdown", "ip link set ens2 up"},
 	} {
 		f := report.Finding{}
-		judgeEthState(p, down, inventory.PortState{Num: 3, Name: "Disabled"}, []netdevInfo{tc.nd}, &f)
+		judgeEthState(p, down, inventory.PortState{Num: 3, Name: "Disabled"}, []observe.NetdevAttrs{tc.nd}, &f)
 		if f.Severity != report.Critical || !strings.Contains(f.Summary, tc.summary) || !strings.Contains(f.Remediation, tc.fixSubstr) {
 			t.Errorf("%+v: %s %q / %q", tc.nd, f.Severity, f.Summary, f.Remediation)
 		}
@@ -244,20 +245,20 @@ func TestEthDownCauses(t *testing.T) {
 func TestNetdevOperational(t *testing.T) {
 	yes, no := true, false
 	for _, tc := range []struct {
-		nd   netdevInfo
+		nd   observe.NetdevAttrs
 		want bool
 	}{
-		{netdevInfo{operstate: "up", adminUp: &yes}, true},
-		{netdevInfo{operstate: "up"}, true},
-		{netdevInfo{operstate: "unknown", adminUp: &yes}, true},
-		{netdevInfo{operstate: "unknown", adminUp: &no}, false},
-		{netdevInfo{operstate: "unknown"}, false}, // flags unreadable: nothing says it is up
-		{netdevInfo{operstate: "down", adminUp: &yes}, false},
-		{netdevInfo{operstate: "dormant", adminUp: &yes}, false},
-		{netdevInfo{operstate: "", adminUp: &yes}, false},
+		{observe.NetdevAttrs{Operstate: "up", AdminUp: &yes}, true},
+		{observe.NetdevAttrs{Operstate: "up"}, true},
+		{observe.NetdevAttrs{Operstate: "unknown", AdminUp: &yes}, true},
+		{observe.NetdevAttrs{Operstate: "unknown", AdminUp: &no}, false},
+		{observe.NetdevAttrs{Operstate: "unknown"}, false}, // flags unreadable: nothing says it is up
+		{observe.NetdevAttrs{Operstate: "down", AdminUp: &yes}, false},
+		{observe.NetdevAttrs{Operstate: "dormant", AdminUp: &yes}, false},
+		{observe.NetdevAttrs{Operstate: "", AdminUp: &yes}, false},
 	} {
-		if got := tc.nd.operational(); got != tc.want {
-			t.Errorf("operstate %q adminUp %v: operational %v, want %v", tc.nd.operstate, tc.nd.adminUp != nil && *tc.nd.adminUp, got, tc.want)
+		if got := tc.nd.Operational(); got != tc.want {
+			t.Errorf("operstate %q adminUp %v: operational %v, want %v", tc.nd.Operstate, tc.nd.AdminUp != nil && *tc.nd.AdminUp, got, tc.want)
 		}
 	}
 }

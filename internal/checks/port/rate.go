@@ -106,8 +106,8 @@ func effectiveRate(env *checks.Env, ri *rateInfo) {
 		return
 	}
 	nd := netdev(env, p.port.Netdevs[0])
-	src := "/sys/class/net/" + nd.name + "/speed"
-	if nd.speedMbps <= 0 {
+	src := "/sys/class/net/" + nd.Name + "/speed"
+	if nd.SpeedMbps <= 0 {
 		ri.f.Evidence = append(ri.f.Evidence, report.Ev("netdev speed", "unknown", src))
 		if p.dev.Software() {
 			// rxe's own rate is then a placeholder, not a measurement.
@@ -115,8 +115,8 @@ func effectiveRate(env *checks.Env, ri *rateInfo) {
 		}
 		return
 	}
-	eth := float64(nd.speedMbps) / 1000
-	ri.f.Evidence = append(ri.f.Evidence, report.Ev("netdev speed", fmt.Sprintf("%d Mb/s", nd.speedMbps), src))
+	eth := float64(nd.SpeedMbps) / 1000
+	ri.f.Evidence = append(ri.f.Evidence, report.Ev("netdev speed", fmt.Sprintf("%d Mb/s", nd.SpeedMbps), src))
 	if eth != ri.raw.Gbps {
 		note := "the rate file and the netdev disagree; the netdev speed is used"
 		if ri.raw.Gbps == 40 && ri.raw.Width == 4 && ri.raw.Speed == "QDR" {

@@ -8,6 +8,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
+	"github.com/rdmadiag/rdmadiag/internal/observe"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -82,18 +83,18 @@ func judgeState(env *checks.Env, p portRef, all []portStateOf) report.Finding {
 		report.EvExp("phys_state", phys.String(), "5: LinkUp", p.file("phys_state")),
 		report.Ev("link_layer", orNone(p.port.LinkLayer), p.file("link_layer")))
 
-	var nds []netdevInfo
+	var nds []observe.NetdevAttrs
 	if !p.ib() {
 		for _, n := range p.port.Netdevs {
 			nd := netdev(env, n)
 			nds = append(nds, nd)
 			exp := "up"
-			if nd.operstate == "unknown" && nd.operational() {
-				exp = "up, or unknown on an interface that is up" // see netdevInfo.operational
+			if nd.Operstate == "unknown" && nd.Operational() {
+				exp = "up, or unknown on an interface that is up" // see observe.NetdevAttrs.Operational
 			}
-			f.Evidence = append(f.Evidence, report.EvExp("netdev "+n+" operstate", orNone(nd.operstate), exp, "/sys/class/net/"+n+"/operstate"))
-			if nd.adminUp != nil && nd.operstate != "up" {
-				f.Evidence = append(f.Evidence, report.EvExp("netdev "+n+" administratively up (IFF_UP)", fmt.Sprint(*nd.adminUp), "true", "/sys/class/net/"+n+"/flags"))
+			f.Evidence = append(f.Evidence, report.EvExp("netdev "+n+" operstate", orNone(nd.Operstate), exp, "/sys/class/net/"+n+"/operstate"))
+			if nd.AdminUp != nil && nd.Operstate != "up" {
+				f.Evidence = append(f.Evidence, report.EvExp("netdev "+n+" administratively up (IFF_UP)", fmt.Sprint(*nd.AdminUp), "true", "/sys/class/net/"+n+"/flags"))
 			}
 		}
 	}
@@ -122,8 +123,8 @@ func judgeState(env *checks.Env, p portRef, all []portStateOf) report.Finding {
 }
 
 func judgeIBState(h *host.Host, p portRef, st, phys inventory.PortState, f *report.Finding) {
-	lid, _ := h.ReadString(p.file("lid"))
-	sm, _ := h.ReadString(p.file("sm_lid"))
+	lid, _ := p.attr(h, "lid")
+	sm, _ := p.attr(h, "sm_lid")
 	switch {
 	case (st.Num == stateInit || st.Num == stateArmed) && phys.Num == physLinkUp:
 		f.Severity = report.Critical
@@ -148,22 +149,22 @@ func judgeIBState(h *host.Host, p portRef, st, phys inventory.PortState, f *repo
 	}
 }
 
-func judgeEthState(p portRef, st, phys inventory.PortState, nds []netdevInfo, f *report.Finding) {
+func judgeEthState(p portRef, st, phys inventory.PortState, nds []observe.NetdevAttrs, f *report.Finding) {
 	var down, fixes []string
 	for _, nd := range nds {
-		if nd.operstate == "up" || nd.operstate == "" {
+		if nd.Operstate == "up" || nd.Operstate == "" {
 			continue
 		}
 		switch {
-		case nd.adminUp != nil && !*nd.adminUp:
-			down = append(down, nd.name+" was set administratively down")
-			fixes = append(fixes, "Bring "+nd.name+" up: ip link set "+nd.name+" up (and find what set it down: NetworkManager, netplan, a script).")
-		case nd.adminUp != nil:
-			down = append(down, fmt.Sprintf("%s is up but has no link (%s): no carrier from the cable, transceiver or switch port", nd.name, nd.operstate))
-			fixes = append(fixes, "Check the cable, transceiver and switch port of "+nd.name+" (ethtool "+nd.name+": Link detected; mlxlink -d <pci> on ConnectX).")
+		case nd.AdminUp != nil && !*nd.AdminUp:
+			down = append(down, nd.Name+" was set administratively down")
+			fixes = append(fixes, "Bring "+nd.Name+" up: ip link set "+nd.Name+" up (and find what set it down: NetworkManager, netplan, a script).")
+		case nd.AdminUp != nil:
+			down = append(down, fmt.Sprintf("%s is up but has no link (%s): no carrier from the cable, transceiver or switch port", nd.Name, nd.Operstate))
+			fixes = append(fixes, "Check the cable, transceiver and switch port of "+nd.Name+" (ethtool "+nd.Name+": Link detected; mlxlink -d <pci> on ConnectX).")
 		default:
-			down = append(down, fmt.Sprintf("%s is %s", nd.name, nd.operstate))
-			fixes = append(fixes, "Bring "+nd.name+" up (ip link set "+nd.name+" up) and check its cable and switch port (ethtool "+nd.name+": Link detected).")
+			down = append(down, fmt.Sprintf("%s is %s", nd.Name, nd.Operstate))
+			fixes = append(fixes, "Bring "+nd.Name+" up (ip link set "+nd.Name+" up) and check its cable and switch port (ethtool "+nd.Name+": Link detected).")
 		}
 	}
 	switch {

@@ -59,15 +59,15 @@ func judgeTransceiver(env *checks.Env, c *ethtoolnl.Client, p portRef) report.Fi
 		return f
 	}
 	nd := netdev(env, nds[0])
-	name := fmt.Sprintf("%s (%s)", nd.name, p.name())
-	src := moduleSource(nd.name)
+	name := fmt.Sprintf("%s (%s)", nd.Name, p.name())
+	src := moduleSource(nd.Name)
 	if c == nil {
 		f.Summary = name + ": module EEPROM not recorded in this source"
 		f.Evidence = append(f.Evidence, report.Ev("module EEPROM", "not in this source", src))
 		return f.SkippedBy(report.LimitSource, liftEthtool)
 	}
 	st, phys, stErr := states(h, p)
-	m, err := xcvr.Read(c.PageReader(nd.name))
+	m, err := xcvr.Read(c.PageReader(nd.Name))
 	if err != nil {
 		return moduleUnreadable(f, name, src, err, stErr == nil && st.Num == stateActive, refusalLift(h))
 	}
@@ -91,8 +91,8 @@ func judgeTransceiver(env *checks.Env, c *ethtoolnl.Client, p portRef) report.Fi
 	switch {
 	case p.ib() && stErr == nil && phys.Num == physDisabled:
 		adminDown, why = true, p.name()+" is physically Disabled"
-	case !p.ib() && nd.adminUp != nil && !*nd.adminUp:
-		adminDown, why = true, nd.name+" is administratively down"
+	case !p.ib() && nd.AdminUp != nil && !*nd.AdminUp:
+		adminDown, why = true, nd.Name+" is administratively down"
 	}
 	var alarms, warnings []xcvr.Verdict
 	dropped := 0
@@ -118,11 +118,11 @@ func judgeTransceiver(env *checks.Env, c *ethtoolnl.Client, p portRef) report.Fi
 	case len(alarms) > 0:
 		f.Severity = report.Critical
 		f.Summary = fmt.Sprintf("%s: module %s: %s", name, sum, verdictList(alarms, warnings))
-		f.Remediation = moduleFix(nd.name, append(alarms, warnings...))
+		f.Remediation = moduleFix(nd.Name, append(alarms, warnings...))
 	case len(warnings) > 0:
 		f.Severity = report.Warning
 		f.Summary = fmt.Sprintf("%s: module %s: %s", name, sum, verdictList(nil, warnings))
-		f.Remediation = moduleFix(nd.name, warnings)
+		f.Remediation = moduleFix(nd.Name, warnings)
 	case !judgeable(m):
 		f.Severity = report.Info
 		f.Summary = fmt.Sprintf("%s: %s: no diagnostics to judge", name, sum)

@@ -284,7 +284,7 @@ func runBandwidth(ctx context.Context, env *checks.Env) ([]report.Finding, error
 	return each(ctx, env, bandwidthID, func(ctx context.Context, s *state, t target) report.Finding {
 		// The PCIe layer's budget (narrowest trained link on the path) is the other ceiling the
 		// loopback is judged against; an error leaves it unknown and the port rate alone counts.
-		b, err := pcie.DeviceBudget(env.Host, env.Inventory(), t.dev.Name)
+		b, err := pcie.DeviceBudget(env, t.dev.Name)
 		if err != nil {
 			b = pcie.Budget{}
 		}

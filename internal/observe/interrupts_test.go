@@ -1,4 +1,4 @@
-package checks_test
+package observe_test
 
 import (
 	"context"
@@ -7,8 +7,10 @@ import (
 	"testing"
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
+	_ "github.com/rdmadiag/rdmadiag/internal/checks/all"
 	"github.com/rdmadiag/rdmadiag/internal/checks/checktest"
 	"github.com/rdmadiag/rdmadiag/internal/host"
+	"github.com/rdmadiag/rdmadiag/internal/observe"
 	"github.com/rdmadiag/rdmadiag/internal/procirq"
 	"github.com/rdmadiag/rdmadiag/internal/snapshot"
 	"github.com/rdmadiag/rdmadiag/report"
@@ -62,7 +64,7 @@ func TestInterruptsReadOncePerRun(t *testing.T) {
 		}
 	}
 
-	t1 := checks.Interrupts.Get(env)
+	t1 := observe.Interrupts.Get(env)
 	if t1.Err != nil || len(t1.IRQs) == 0 || obs.reads.Load() != 1 {
 		t.Errorf("Interrupts after the run: %d IRQs, err %v, %d reads", len(t1.IRQs), t1.Err, obs.reads.Load())
 	}
