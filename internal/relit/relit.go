@@ -54,6 +54,16 @@ func MustCompile(expr string) *Regexp {
 // target makes millions).
 func newRegexp(expr string) *Regexp { return &Regexp{expr: expr} }
 
+// New returns expr parsed and compiled now, or why it is invalid: for expressions made at run
+// time from data (the kernel-log signature table), which All does not list.
+func New(expr string) (*Regexp, error) {
+	r := newRegexp(expr)
+	if err := r.Compile(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
 // All returns every expression made with MustCompile so far (all package variables, once the
 // packages are initialised).
 func All() []*Regexp {
@@ -142,6 +152,14 @@ func (r *Regexp) FindStringSubmatch(s string) []string {
 		return nil
 	}
 	return r.std().FindStringSubmatch(s)
+}
+
+// FindStringSubmatchIndex is regexp.FindStringSubmatchIndex behind the prefilter.
+func (r *Regexp) FindStringSubmatchIndex(s string) []int {
+	if !r.mayMatch(s) {
+		return nil
+	}
+	return r.std().FindStringSubmatchIndex(s)
 }
 
 // Required returns strings one of which every match of re contains, or nil when no such set is
