@@ -25,6 +25,9 @@ func classifyLine(t *testing.T, tb *Table, text string, level int, noLevel bool,
 	if dev == "" {
 		dev = evs[0].Netdev
 	}
+	if dev == "" && evs[0].Device != "dut" {
+		dev = evs[0].Device
+	}
 	return evs[0].Sig, dev
 }
 
@@ -63,7 +66,7 @@ func TestKmsgCorpus(t *testing.T) {
 		lines++
 		text := dmesgStamp.ReplaceAllString(line, "")
 		// The reports quote dmesg, which gives no priority: as a text log would.
-		sig, dev := classifyLine(t, tb, text, kmsg.NeutralLevel, true)
+		sig, dev := classifyLine(t, tb, text, kmsg.NeutralLevel, true, lineDevice(kmsg.Record{Text: text})...)
 		gotID, gotSev := "-", "-"
 		if sig != nil {
 			gotID, gotSev = sig.ID, sig.Severity
@@ -108,9 +111,9 @@ func TestKnownLines(t *testing.T) {
 		{"NETDEV WATCHDOG: ens1f0np0 (mlx5_core): transmit queue 5 timed out 8192 ms", "tx-timeout", "", "0000:3b:00.0"},
 		{"mlx5_core 0000:3b:00.0: wait_fw_init:338:(pid 9): Waiting for FW initialization, timeout abort in 100s (0x1)", "mlx5-fw-preinit-wait", "", "0000:3b:00.0"},
 		{"mlx5_core 0000:b3:00.1: 63.008 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x8 link at 0000:b2:00.0 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)", "pcie-bw-limited", "0000:b2:00.0", "0000:b3:00.1"},
-		{"infiniband irdma0: abnormal ae_id = 0x503 bool qp=1 qp_id = 5, ae_src=0", "irdma-abnormal-ae", "ae_id 0x503", ""},
+		{"infiniband irdma0: abnormal ae_id = 0x503 bool qp=1 qp_id = 5, ae_src=0", "irdma-abnormal-ae", "ae_id 0x503", "irdma0"},
 		{"bnxt_en 0000:41:00.0: QPLIB: cmdq[0x4d]=0x15 timedout (20000)msec", "bnxt-re-cmd-timeout", "", "0000:41:00.0"},
-		{"infiniband efa_0: Failed to process command create_qp (opcode 1) comp_status 7 err -110", "efa-cmd-failed", "create_qp", ""},
+		{"infiniband efa_0: Failed to process command create_qp (opcode 1) comp_status 7 err -110", "efa-cmd-failed", "create_qp", "efa_0"},
 		{"hns3 0000:7d:00.0: failed to wait mbox status 0x1", "hns-mbox-timeout", "", "0000:7d:00.0"},
 	} {
 		sig, dev := classifyLine(t, tb, tc.text, 3, false, devs...)

@@ -181,7 +181,8 @@ func (f Format) Expr(values map[int][]string, roles map[int]Role, continued bool
 		}
 	}
 	if !continued {
-		b.WriteString(`\s*$`)
+		// Quoted lines sometimes end in a full stop the source did not print.
+		b.WriteString(`\.?\s*$`)
 	}
 	return b.String()
 }
