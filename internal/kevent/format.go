@@ -108,6 +108,27 @@ func (f Format) Conversions() int {
 	return n
 }
 
+// verbAt is the verb of conversion i (1-based), 0 past the last: 'd', 'i' and 'u' count as
+// one kind, as do 'x' and 'X'.
+func (f Format) verbAt(i int) byte {
+	n := 0
+	for _, p := range f.parts {
+		if p.verb == 0 {
+			continue
+		}
+		if n++; n == i {
+			switch p.verb {
+			case 'i', 'u':
+				return 'd'
+			case 'X':
+				return 'x'
+			}
+			return p.verb
+		}
+	}
+	return 0
+}
+
 // Literal counts the characters a matching line must contain as written: the literal text
 // (spaces not counted) and, for a conversion held to a set of values, the shortest of them. It
 // measures how specific a format is: "%s: %d" would match almost any line.

@@ -2,6 +2,7 @@ package kevent
 
 import (
 	"bytes"
+	"errors"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -234,15 +235,20 @@ func Load(fsys fs.FS) (*Table, error) {
 		}
 	}
 	sort.SliceStable(t.prefixes, func(i, j int) bool { return len(t.prefixes[i].text) > len(t.prefixes[j].text) })
+	var errs []error
 	for i, s := range t.Signatures {
 		if err := t.prepare(s); err != nil {
-			return nil, fmt.Errorf("%s: signature %q: %w", s.File, s.ID, err)
+			errs = append(errs, fmt.Errorf("%s: signature %q: %w", s.File, s.ID, err))
+			continue
 		}
 		for fi, re := range s.res {
 			t.all = append(t.all, re)
 			t.owner = append(t.owner, i)
 			t.fidx = append(t.fidx, fi)
 		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	return t, nil
 }
@@ -326,6 +332,15 @@ func (t *Table) prepare(s *Signature) error {
 		for _, m := range detailRef.FindAllStringSubmatch(s.DetailText, -1) {
 			if i, _ := strconv.Atoi(m[1]); i < 1 || i > n {
 				return fmt.Errorf("format %q has %d conversions; detail names {%s}", text, n, m[1])
+			}
+		}
+		// An alternate wording must keep the conversions args name in the same places, or
+		// "detail" and the roles would read other fields on its lines.
+		if len(s.formats) > 0 {
+			for _, idx := range append([]int{s.Args.Netdev, s.Args.IBDev, s.Args.PCI, s.Args.Port, s.Args.State, s.Args.Module}, s.Args.Detail...) {
+				if idx > 0 && f.verbAt(idx) != s.formats[0].verbAt(idx) {
+					return fmt.Errorf("format %q: conversion %d is %%%c, in %q it is %%%c", text, idx, f.verbAt(idx), s.formats[0].Text, s.formats[0].verbAt(idx))
+				}
 			}
 		}
 		s.formats = append(s.formats, f)
