@@ -108,8 +108,8 @@ func (f Format) Conversions() int {
 	return n
 }
 
-// verbAt is the verb of conversion i (1-based), 0 past the last: 'd', 'i' and 'u' count as
-// one kind, as do 'x' and 'X'.
+// verbAt is the verb of conversion i (1-based), 0 past the last: 'd', 'i', 'u' and %pe count
+// as one kind, as do 'x' and 'X'.
 func (f Format) verbAt(i int) byte {
 	n := 0
 	for _, p := range f.parts {
@@ -117,11 +117,15 @@ func (f Format) verbAt(i int) byte {
 			continue
 		}
 		if n++; n == i {
-			switch p.verb {
-			case 'i', 'u':
+			switch {
+			case p.verb == 'i', p.verb == 'u':
 				return 'd'
-			case 'X':
+			case p.verb == 'X':
 				return 'x'
+			case p.verb == 'p' && p.ext == "e":
+				// %pe prints an error pointer as the errno's name, where older wordings
+				// printed the number (%d, %ld).
+				return 'd'
 			}
 			return p.verb
 		}
