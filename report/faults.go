@@ -1,15 +1,17 @@
 package report
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
 	"path"
-	"strings"
 )
 
-// FaultRow is one row of the fault table: the component that fails, what it does, how the failure
-// shows, and the kernel log strings that betray it.
+// FaultRow is one row of the fault table as a report carries it: the component that fails, what
+// it does, how the failure shows, and the kernel log strings that betray it. Explains is written
+// in the document's published form ("fault:<id>", "check:<glob>"); the engine links from the
+// typed form the table is decoded into (FaultTable.Explains).
 type FaultRow struct {
 	ID            string   `json:"id"`
 	Layer         string   `json:"layer"`
@@ -20,14 +22,78 @@ type FaultRow struct {
 	Explains      []string `json:"explains"`
 }
 
+// Link names findings a problem can cause, or be caused by: those of one fault row, or those
+// of the checks a pattern matches; SameSubject narrows it to findings about the same subject.
+type Link struct {
+	Fault string `json:"fault,omitempty"`
+	// Check is a path.Match pattern over check ids ("*probe*", "port.flaps").
+	Check string `json:"check,omitempty"`
+	// SameSubject: only a finding about the same subject (kind and name) matches: the same
+	// event counted twice on one port is not another port's.
+	SameSubject bool `json:"same_subject,omitempty"`
+}
+
+// String is the published form of a link, as a report's fault rows carry it.
+func (l Link) String() string {
+	if l.Fault != "" {
+		return "fault:" + l.Fault
+	}
+	return "check:" + l.Check
+}
+
+// matches reports whether finding other is one the link names, seen from finding owner.
+func (l Link) matches(owner, other *Finding) bool {
+	if l.SameSubject && (owner.Subject.Kind != other.Subject.Kind || owner.Subject.Name != other.Subject.Name) {
+		return false
+	}
+	if l.Fault != "" {
+		return l.Fault == other.Fault
+	}
+	m, _ := path.Match(l.Check, other.CheckID)
+	return m
+}
+
+// Observation is what a check states it saw (Finding.Observation) where that changes the links
+// its fault row would make: Explains, when not nil, replaces the row's (an empty list explains
+// nothing); ExplainedBy names causes beyond the rows'.
+type Observation struct {
+	Check       string `json:"check"`
+	Observation string `json:"observation"`
+	Why         string `json:"why"`
+	Explains    []Link `json:"explains"`
+	ExplainedBy []Link `json:"explained_by"`
+}
+
+type faultRowData struct {
+	ID            string   `json:"id"`
+	Layer         string   `json:"layer"`
+	Component     string   `json:"component"`
+	Function      string   `json:"function"`
+	Symptom       string   `json:"symptom"`
+	LogSignatures []string `json:"log_signatures"`
+	Explains      []Link   `json:"explains"`
+}
+
+type faultsData struct {
+	Comment      string         `json:"_comment"`
+	Rows         []faultRowData `json:"rows"`
+	Observations []Observation  `json:"observations"`
+}
+
 //go:embed faults.json
 var faultsJSON []byte
 
 // FaultTable is the parsed fault table, in troubleshooting order.
 type FaultTable struct {
-	Rows []FaultRow `json:"rows"`
-	byID map[string]int
+	// Rows are the rows as reports carry them.
+	Rows     []FaultRow
+	explains [][]Link
+	byID     map[string]int
+	obs      map[obsKey]*Observation
+	observed []Observation
 }
+
+type obsKey struct{ check, observation string }
 
 // DefaultFaults parses the embedded fault table. It panics only if the embedded data is broken,
 // which the package tests rule out.
@@ -39,15 +105,17 @@ func DefaultFaults() *FaultTable {
 	return t
 }
 
-// ParseFaults reads a fault table and checks it: unique ids, known layers, explains patterns of
-// a known form.
+// ParseFaults reads a fault table and checks it: unique ids, known layers, links that name a
+// known row or a valid pattern (exactly one of the two), observations named once.
 func ParseFaults(b []byte) (*FaultTable, error) {
-	var t FaultTable
-	if err := json.Unmarshal(b, &t); err != nil {
+	var d faultsData
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&d); err != nil {
 		return nil, fmt.Errorf("fault table: %w", err)
 	}
-	t.byID = map[string]int{}
-	for i, r := range t.Rows {
+	t := &FaultTable{byID: map[string]int{}, obs: map[obsKey]*Observation{}}
+	for i, r := range d.Rows {
 		if _, dup := t.byID[r.ID]; dup {
 			return nil, fmt.Errorf("fault table: duplicate row %q", r.ID)
 		}
@@ -56,23 +124,55 @@ func ParseFaults(b []byte) (*FaultTable, error) {
 		}
 		t.byID[r.ID] = i
 	}
-	for _, r := range t.Rows {
-		for _, e := range r.Explains {
+	check := func(where string, ls []Link) error {
+		for _, l := range ls {
 			switch {
-			case strings.HasPrefix(e, "fault:"):
-				if _, ok := t.byID[strings.TrimPrefix(e, "fault:")]; !ok {
-					return nil, fmt.Errorf("fault table: row %q explains unknown row %q", r.ID, e)
-				}
-			case strings.HasPrefix(e, "check:"):
-				if _, err := path.Match(strings.TrimPrefix(e, "check:"), ""); err != nil {
-					return nil, fmt.Errorf("fault table: row %q: bad pattern %q: %w", r.ID, e, err)
+			case (l.Fault == "") == (l.Check == ""):
+				return fmt.Errorf("fault table: %s: a link names either a fault or a check: %+v", where, l)
+			case l.Fault != "":
+				if _, ok := t.byID[l.Fault]; !ok {
+					return fmt.Errorf("fault table: %s: unknown row %q", where, l.Fault)
 				}
 			default:
-				return nil, fmt.Errorf("fault table: row %q: explains %q, which is neither a fault nor a check pattern", r.ID, e)
+				if _, err := path.Match(l.Check, ""); err != nil {
+					return fmt.Errorf("fault table: %s: bad pattern %q: %w", where, l.Check, err)
+				}
 			}
 		}
+		return nil
 	}
-	return &t, nil
+	for _, r := range d.Rows {
+		if err := check("row "+r.ID, r.Explains); err != nil {
+			return nil, err
+		}
+		published := make([]string, len(r.Explains))
+		for i, l := range r.Explains {
+			published[i] = l.String()
+		}
+		t.Rows = append(t.Rows, FaultRow{ID: r.ID, Layer: r.Layer, Component: r.Component, Function: r.Function,
+			Symptom: r.Symptom, LogSignatures: r.LogSignatures, Explains: published})
+		t.explains = append(t.explains, r.Explains)
+	}
+	for i := range d.Observations {
+		o := &d.Observations[i]
+		k := obsKey{o.Check, o.Observation}
+		where := "observation " + o.Check + "/" + o.Observation
+		if o.Check == "" || o.Observation == "" {
+			return nil, fmt.Errorf("fault table: %s: names no check or no observation", where)
+		}
+		if _, dup := t.obs[k]; dup {
+			return nil, fmt.Errorf("fault table: %s: given twice", where)
+		}
+		if err := check(where, o.Explains); err != nil {
+			return nil, err
+		}
+		if err := check(where, o.ExplainedBy); err != nil {
+			return nil, err
+		}
+		t.obs[k] = o
+	}
+	t.observed = d.Observations
+	return t, nil
 }
 
 // Row returns the row with the given id.
@@ -84,31 +184,48 @@ func (t *FaultTable) Row(id string) (FaultRow, bool) {
 	return t.Rows[i], true
 }
 
-// explains reports whether a problem in row cause can produce finding effect.
-func (t *FaultTable) explains(cause string, effect *Finding) bool {
-	r, ok := t.Row(cause)
-	if !ok {
-		return false
+// Explains returns what a problem in row id can cause, typed.
+func (t *FaultTable) Explains(id string) []Link {
+	if i, ok := t.byID[id]; ok {
+		return t.explains[i]
 	}
-	return matchExplains(r.Explains, effect)
+	return nil
 }
 
-// canExplain reports whether finding cause can produce finding effect: by the cause's own
-// Explains when it narrows them, else by its fault row's.
+// Observations returns the table's observations, in table order.
+func (t *FaultTable) Observations() []Observation { return t.observed }
+
+// rank is a row's position in troubleshooting order; rows the table lacks come last.
+func (t *FaultTable) rank(id string) int {
+	if i, ok := t.byID[id]; ok {
+		return i
+	}
+	return len(t.Rows)
+}
+
+func (t *FaultTable) observation(f *Finding) *Observation {
+	if f.Observation == "" {
+		return nil
+	}
+	return t.obs[obsKey{f.CheckID, f.Observation}]
+}
+
+// canExplain reports whether finding cause can produce finding effect: by what the cause's
+// observation says it explains, else by its fault row, or by a cause the effect's observation
+// names.
 func (t *FaultTable) canExplain(cause, effect *Finding) bool {
-	if cause.Explains != nil {
-		return matchExplains(cause.Explains, effect)
+	links := t.Explains(cause.Fault)
+	if o := t.observation(cause); o != nil && o.Explains != nil {
+		links = o.Explains
 	}
-	return t.explains(cause.Fault, effect)
-}
-
-func matchExplains(patterns []string, effect *Finding) bool {
-	for _, e := range patterns {
-		if id, ok := strings.CutPrefix(e, "fault:"); ok && id == effect.Fault {
+	for _, l := range links {
+		if l.matches(cause, effect) {
 			return true
 		}
-		if g, ok := strings.CutPrefix(e, "check:"); ok {
-			if m, _ := path.Match(g, effect.CheckID); m {
+	}
+	if o := t.observation(effect); o != nil {
+		for _, l := range o.ExplainedBy {
+			if l.matches(effect, cause) {
 				return true
 			}
 		}

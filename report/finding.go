@@ -95,7 +95,8 @@ type Finding struct {
 	// to run (a process id, a CQ size) or several findings of one check share a subject (kernel
 	// log message families): "mlx5_0/cq:trainer", "mlx5_0/page-alloc". Empty means Subject.Name.
 	Key string `json:"-"`
-	// ExplainedBy lists the Refs of lower-layer findings that explain this one. A finding that is
+	// ExplainedBy lists the Refs of the findings that explain this one, as Build links them (from
+	// the fault table and shared events; what a check sets here is replaced). A finding that is
 	// explained is a consequence, not a root cause.
 	ExplainedBy []string `json:"explained_by,omitempty"`
 	// LogSpan is set on a finding drawn from kernel log lines: when the first and the last of
@@ -106,17 +107,17 @@ type Finding struct {
 	// chose or the run's circumstances allow (no root, a tree without a kernel log, --no-probe):
 	// such a skip does not make the verdict unknown unless --strict asks for certainty.
 	Limit *Limit `json:"limit,omitempty"`
-	// Explains, when not nil, is what this finding can explain ("fault:<row>", "check:<glob>"),
-	// instead of its fault row's list: the row says where the finding belongs, this what it can
-	// cause. An empty, non-nil list explains nothing. Not serialised: links are made before output.
-	Explains []string `json:"-"`
-	// AlsoExplainedBy, when set, names causes ("check:<glob>", "fault:<row>", matched against
-	// the cause) that explain this finding beyond what their fault rows list. It is for a finding
-	// that knows it counts the same event another check judges, which the cause cannot know:
-	// port.counters flagging only link_downed repeats the flaps port.flaps judges, while its
-	// symbol errors would be a fault of their own. Only a cause on the same subject is linked. Not
+	// Observation, when set, is what the check saw where that changes what the finding can
+	// explain or what explains it: an observation of report/faults.json for this check
+	// ("link-downed-only"). The check states it; the fault table says what it links. Not
 	// serialised: links are made before output.
-	AlsoExplainedBy []string `json:"-"`
+	Observation string `json:"-"`
+	// Events are the identities of the events the finding was drawn from: "kmsg:<seq>" for a
+	// kernel log record, "pcie-link:<bdf of the link's downstream port>" for a PCIe link,
+	// "aer:<bdf of the root port>:<correctable|uncorrectable>" for AER errors reported to it.
+	// Two problem findings drawn from one event are one root cause (see linkEvents). Not
+	// serialised: links are made before output.
+	Events []string `json:"-"`
 	// Probe is set by the runner for findings of a probe (a check that creates verbs resources):
 	// they are evidence and never causes. Not serialised: links are made before output.
 	Probe bool `json:"-"`
@@ -178,7 +179,7 @@ func (f *Finding) ref() string {
 }
 
 // RefOf is the ref of check checkID's finding whose key (or, without one, subject name) is key:
-// the one place refs are built, for a check that links to another check's finding itself.
+// the one place refs are built.
 func RefOf(checkID, key string) string {
 	if key == "" {
 		return checkID

@@ -201,13 +201,14 @@ func BuildWith(findings []Finding, faults *FaultTable, tool Tool, host HostInfo,
 		if f.Ref == "" {
 			f.Ref = f.ref()
 		}
-		// A check may link its own findings (an endpoint's log lines caused by its upstream
-		// port's error); those links are kept when they name a finding of this report.
-		f.ExplainedBy = append([]string(nil), f.ExplainedBy...)
+		// Links are the engine's: checks state what they saw (Observation, Events), the fault
+		// table and the shared events link.
+		f.ExplainedBy = nil
+		f.Evidence = slices.Clip(f.Evidence)
 	}
 	sortFindings(fs)
-	keepKnownLinks(fs)
 	link(fs, faults)
+	linkEvents(fs, faults)
 
 	r := &Report{SchemaVersion: SchemaVersion, Tool: tool, Host: host, Findings: fs}
 	if r.Host.Devices == nil {
@@ -299,25 +300,6 @@ func contentHash(f Finding, mask bool) string {
 
 var digitRuns = regexp.MustCompile(`[0-9]+`)
 
-func keepKnownLinks(fs []Finding) {
-	refs := map[string]bool{}
-	for _, f := range fs {
-		refs[f.Ref] = true
-	}
-	for i := range fs {
-		kept := fs[i].ExplainedBy[:0]
-		for _, r := range fs[i].ExplainedBy {
-			if refs[r] && r != fs[i].Ref {
-				kept = append(kept, r)
-			}
-		}
-		fs[i].ExplainedBy = kept
-		if len(kept) == 0 {
-			fs[i].ExplainedBy = nil
-		}
-	}
-}
-
 // link marks every problem finding that a lower-or-equal layer problem explains. A cause must be a
 // warning or critical finding (an unknown explains nothing), on the same device or host-wide,
 // whose fault row lists the effect. Probes are evidence, never causes.
@@ -353,10 +335,7 @@ func link(fs []Finding, faults *FaultTable) {
 			if !ok {
 				continue
 			}
-			// A consequence names its cause by check; it is the same event only on the same
-			// subject (port 2's flaps do not explain port 1's link_downed).
-			also := matchExplains(e.AlsoExplainedBy, c) && c.Subject.Kind == e.Subject.Kind && c.Subject.Name == e.Subject.Name
-			if (faults.canExplain(c, e) || also) && !slices.Contains(e.ExplainedBy, c.Ref) {
+			if faults.canExplain(c, e) && !slices.Contains(e.ExplainedBy, c.Ref) {
 				e.ExplainedBy = append(e.ExplainedBy, c.Ref)
 				if ev != nil {
 					e.Evidence = append(e.Evidence, *ev)
@@ -364,6 +343,78 @@ func link(fs []Finding, faults *FaultTable) {
 			}
 		}
 	}
+}
+
+// linkEvents makes one root cause of the problem findings drawn from one event (Finding.Events):
+// a PCIe link shared by two functions, an AER error the root port counts and the function
+// reports, a kernel log record two checks read. The first of them in eventOrder is the cause of
+// the others, which say so in their evidence; no fault row is needed, since one event is one
+// fault. A pair the fault table already links, either way, is left as it is, so that the two
+// rules never make findings explain each other.
+func linkEvents(fs []Finding, faults *FaultTable) {
+	holders := map[string][]int{}
+	var events []string
+	for i := range fs {
+		f := &fs[i]
+		if f.Probe || !(f.Severity == Warning || f.Severity == Critical) {
+			continue
+		}
+		for _, ev := range f.Events {
+			hs := holders[ev]
+			if len(hs) > 0 && hs[len(hs)-1] == i {
+				continue // named twice by one finding
+			}
+			if hs == nil {
+				events = append(events, ev)
+			}
+			holders[ev] = append(hs, i)
+		}
+	}
+	for _, ev := range events {
+		hs := holders[ev]
+		if len(hs) < 2 {
+			continue
+		}
+		best := hs[0]
+		for _, i := range hs[1:] {
+			if eventOrder(faults, &fs[i], &fs[best]) {
+				best = i
+			}
+		}
+		c := &fs[best]
+		for _, i := range hs {
+			e := &fs[i]
+			if i == best || slices.Contains(e.ExplainedBy, c.Ref) || slices.Contains(c.ExplainedBy, e.Ref) {
+				continue
+			}
+			e.ExplainedBy = append(e.ExplainedBy, c.Ref)
+			e.Evidence = append(e.Evidence, Evidence{Name: "same event as its cause",
+				Observed: fmt.Sprintf("%s was drawn from %s too", c.Ref, ev),
+				Source:   "link rule: findings drawn from one event have one root cause"})
+		}
+	}
+}
+
+// eventOrder reports whether a comes before b as the cause of an event both were drawn from: the
+// lower layer, then the earlier fault row, then the graver, then the subject, the check and the
+// ref, so that the choice never depends on the order checks reported in.
+func eventOrder(faults *FaultTable, a, b *Finding) bool {
+	if ra, rb := LayerRank(a.Layer), LayerRank(b.Layer); ra != rb {
+		return ra < rb
+	}
+	if ra, rb := faults.rank(a.Fault), faults.rank(b.Fault); ra != rb {
+		return ra < rb
+	}
+	if a.Severity != b.Severity {
+		return a.Severity > b.Severity
+	}
+	if a.Subject.Name != b.Subject.Name {
+		return naturalLess(a.Subject.Name, b.Subject.Name)
+	}
+	if a.CheckID != b.CheckID {
+		return a.CheckID < b.CheckID
+	}
+	return a.Ref < b.Ref
 }
 
 // LogLinkWindow is how far apart a cause drawn from the kernel log and a consequence drawn from

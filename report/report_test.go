@@ -29,16 +29,45 @@ func TestDefaultFaultsParse(t *testing.T) {
 
 func TestParseFaultsRejects(t *testing.T) {
 	for name, doc := range map[string]string{
-		"duplicate":     `{"rows":[{"id":"a","layer":"pcie","explains":[]},{"id":"a","layer":"qp","explains":[]}]}`,
-		"bad layer":     `{"rows":[{"id":"a","layer":"gpu","explains":[]}]}`,
-		"unknown row":   `{"rows":[{"id":"a","layer":"pcie","explains":["fault:b"]}]}`,
-		"bad pattern":   `{"rows":[{"id":"a","layer":"pcie","explains":["check:["]}]}`,
-		"bare explains": `{"rows":[{"id":"a","layer":"pcie","explains":["qp-context"]}]}`,
-		"not json":      `{"rows":`,
+		"duplicate":            `{"rows":[{"id":"a","layer":"pcie","explains":[]},{"id":"a","layer":"qp","explains":[]}]}`,
+		"bad layer":            `{"rows":[{"id":"a","layer":"gpu","explains":[]}]}`,
+		"unknown row":          `{"rows":[{"id":"a","layer":"pcie","explains":[{"fault":"b"}]}]}`,
+		"bad pattern":          `{"rows":[{"id":"a","layer":"pcie","explains":[{"check":"["}]}]}`,
+		"fault and check":      `{"rows":[{"id":"a","layer":"pcie","explains":[{"fault":"a","check":"x"}]}]}`,
+		"neither":              `{"rows":[{"id":"a","layer":"pcie","explains":[{"same_subject":true}]}]}`,
+		"prefixed string":      `{"rows":[{"id":"a","layer":"pcie","explains":["fault:a"]}]}`,
+		"unknown key":          `{"rows":[{"id":"a","layer":"pcie","explains":[{"faults":"a"}]}]}`,
+		"observation twice":    `{"rows":[{"id":"a","layer":"pcie","explains":[]}],"observations":[{"check":"x","observation":"o"},{"check":"x","observation":"o"}]}`,
+		"observation bad link": `{"rows":[{"id":"a","layer":"pcie","explains":[]}],"observations":[{"check":"x","observation":"o","explained_by":[{"fault":"b"}]}]}`,
+		"observation unnamed":  `{"rows":[{"id":"a","layer":"pcie","explains":[]}],"observations":[{"check":"x"}]}`,
+		"not json":             `{"rows":`,
 	} {
 		if _, err := ParseFaults([]byte(doc)); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// The typed links decode from the table and are published in the document's form.
+func TestFaultLinksTyped(t *testing.T) {
+	ft, err := ParseFaults([]byte(`{"rows":[{"id":"a","layer":"pcie","explains":[{"fault":"a"},{"check":"*probe*","same_subject":true}]},{"id":"b","layer":"qp","explains":[]}],
+		"observations":[{"check":"x.y","observation":"o","explains":[]},{"check":"x.z","observation":"p","explained_by":[{"check":"x.y"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ft.Explains("a"); len(got) != 2 || got[0] != (Link{Fault: "a"}) || got[1] != (Link{Check: "*probe*", SameSubject: true}) {
+		t.Errorf("explains %+v", got)
+	}
+	row, _ := ft.Row("a")
+	if strings.Join(row.Explains, ",") != "fault:a,check:*probe*" {
+		t.Errorf("published %v", row.Explains)
+	}
+	if row, _ := ft.Row("b"); row.Explains == nil {
+		t.Error("an empty explains list is published as null")
+	}
+	obs := ft.Observations()
+	if len(obs) != 2 || obs[0].Explains == nil || len(obs[0].Explains) != 0 || obs[1].Explains != nil {
+		t.Errorf("observations %+v: an empty explains list must stay apart from none", obs)
 	}
 }
 
@@ -231,26 +260,71 @@ func TestNaturalLess(t *testing.T) {
 	}
 }
 
-func TestCheckProvidedLinks(t *testing.T) {
+// Links are the engine's: what a check writes into ExplainedBy is replaced by what the fault
+// table and the shared events give.
+func TestChecksDoNotLink(t *testing.T) {
 	up := f("pcie.aer", Critical, "pcie-interface", "0000:00:02.0", "rxe0")
 	ep := f("pcie.aer", Warning, "pcie-interface", "0000:01:00.0", "rxe0")
 	ep.ExplainedBy = []string{"pcie.aer@0000:00:02.0"}
-	stray := f("port.state", Warning, "port-link", "rxe0/1", "rxe0")
-	stray.ExplainedBy = []string{"pcie.aer@9999:00:00.0"}
-	r := Build([]Finding{ep, up, stray}, DefaultFaults(), Tool{}, HostInfo{})
-	got := map[string][]string{}
-	for _, x := range r.Findings {
-		got[x.Ref] = x.ExplainedBy
-	}
-	if strings.Join(got["pcie.aer@0000:01:00.0"], ",") != "pcie.aer@0000:00:02.0" {
-		t.Errorf("a check's own link was lost: %v", got)
-	}
-	if len(got["port.state@rxe0/1"]) != 0 {
-		t.Errorf("a link to a finding that does not exist was kept: %v", got["port.state@rxe0/1"])
-	}
-	if strings.Join(r.Summary.RootCauses, ",") != "pcie.aer@0000:00:02.0,port.state@rxe0/1" {
+	r := Build([]Finding{ep, up}, DefaultFaults(), Tool{}, HostInfo{})
+	if strings.Join(r.Summary.RootCauses, ",") != "pcie.aer@0000:00:02.0,pcie.aer@0000:01:00.0" {
 		t.Errorf("root causes %v", r.Summary.RootCauses)
 	}
+	if len(ep.ExplainedBy) != 1 {
+		t.Error("Build changed its caller's finding")
+	}
+}
+
+// Problem findings drawn from one event are one root cause: the lower layer, the earlier row,
+// the graver, then the subject comes first, whatever order the checks reported in; the others
+// say in their evidence that it is the same event. Events of no problem, or of probes, link
+// nothing.
+func TestSharedEventsOneRootCause(t *testing.T) {
+	ev := func(x Finding, events ...string) Finding { x.Events = events; return x }
+	rootPort := ev(f("pcie.aer", Critical, "pcie-interface", "0000:16:01.0", "mlx5_0"), "aer:0000:16:01.0:uncorrectable")
+	fn := ev(f("pcie.aer", Critical, "pcie-interface", "0000:19:00.0", "mlx5_0"), "aer:0000:16:01.0:uncorrectable", "pcie-link:0000:18:00.0")
+	bw := ev(f("pcie.bandwidth", Critical, "pcie-interface", "0000:19:00.0", "mlx5_0"), "pcie-link:0000:18:00.0")
+	link := ev(f("pcie.link", Warning, "pcie-interface", "0000:19:00.0", "mlx5_0"), "pcie-link:0000:18:00.0")
+	sibling := ev(f("pcie.link", Warning, "pcie-interface", "0000:19:00.1", "mlx5_1"), "pcie-link:0000:18:00.0")
+	quiet := ev(f("pcie.link", OK, "pcie-interface", "0000:1a:00.0", "mlx5_2"), "pcie-link:0000:18:00.0")
+	probe := ev(f("pcie.bandwidth_probe", Critical, "pcie-interface", "mlx5_3", "mlx5_3"), "pcie-link:0000:18:00.0")
+	fs := []Finding{rootPort, fn, bw, link, sibling, quiet, probe}
+	want := map[string]string{
+		"pcie.aer@0000:19:00.0":       "pcie.aer@0000:16:01.0",
+		"pcie.bandwidth@0000:19:00.0": "pcie.aer@0000:19:00.0",
+		"pcie.link@0000:19:00.0":      "pcie.aer@0000:19:00.0",
+		"pcie.link@0000:19:00.1":      "pcie.aer@0000:19:00.0",
+	}
+	for _, reverse := range []bool{false, true} {
+		in := slices.Clone(fs)
+		if reverse {
+			slices.Reverse(in)
+		}
+		r := Build(in, DefaultFaults(), Tool{}, HostInfo{})
+		if got := strings.Join(r.Summary.RootCauses, ","); got != "pcie.aer@0000:16:01.0,pcie.bandwidth_probe@mlx5_3" {
+			t.Errorf("reverse=%v: root causes %s", reverse, got)
+		}
+		for _, x := range r.Findings {
+			if strings.Join(x.ExplainedBy, ",") != want[x.Ref] {
+				t.Errorf("reverse=%v: %s explained by %v, want %q", reverse, x.Ref, x.ExplainedBy, want[x.Ref])
+			}
+			if want[x.Ref] == "" {
+				continue
+			}
+			if v, ok := evidence(x, "same event as its cause"); !ok || !strings.HasPrefix(v, want[x.Ref]+" was drawn from ") {
+				t.Errorf("reverse=%v: %s: evidence %q", reverse, x.Ref, v)
+			}
+		}
+	}
+}
+
+func evidence(x Finding, name string) (string, bool) {
+	for _, e := range x.Evidence {
+		if e.Name == name {
+			return e.Observed, true
+		}
+	}
+	return "", false
 }
 
 func TestSkippedFindingsAreLinkedOnlyForProbes(t *testing.T) {
@@ -316,11 +390,12 @@ func TestRenderProblemsOnly(t *testing.T) {
 	}
 }
 
-// A finding's own Explains narrows its row's: a missing connection manager belongs to the
-// driver-module row but explains nothing, so the absent uverbs device is not laid at its door.
-func TestFindingExplainsNarrowsItsRow(t *testing.T) {
+// An observation narrows what its finding's row explains: a missing connection manager belongs
+// to the driver-module row but explains nothing, so the absent uverbs device is not laid at its
+// door.
+func TestObservationNarrowsItsRow(t *testing.T) {
 	cm := f("driver.modules", Warning, "driver-module", "rdma_ucm", "")
-	cm.Explains = []string{}
+	cm.Observation = "connection-manager-missing"
 	core := f("driver.modules", Critical, "driver-module", "ib_uverbs", "")
 	r := Build([]Finding{cm, core, f("driver.userverbs", Critical, "user-verbs", "rxe0", "rxe0")}, DefaultFaults(), Tool{}, HostInfo{})
 	for _, x := range r.Findings {
@@ -328,44 +403,42 @@ func TestFindingExplainsNarrowsItsRow(t *testing.T) {
 			t.Errorf("explained by %v, want only driver.modules@ib_uverbs", x.ExplainedBy)
 		}
 	}
+	// The same observation stated by another check is not that row of the table.
+	other := f("driver.kernel_log", Warning, "driver-module", "rdma_ucm", "")
+	other.Observation = "connection-manager-missing"
+	r = Build([]Finding{other, f("driver.userverbs", Critical, "user-verbs", "rxe0", "rxe0")}, DefaultFaults(), Tool{}, HostInfo{})
+	if len(r.Summary.RootCauses) != 1 {
+		t.Errorf("another check's observation narrowed its row: root causes %v", r.Summary.RootCauses)
+	}
 }
 
-// A consequence that names its cause (AlsoExplainedBy) is linked to it beyond the fault table,
-// only when the cause is a problem on the same device; a finding that names none is not.
-func TestAlsoExplainedBy(t *testing.T) {
-	build := func(causeSev Severity, causeDev string, also []string) []string {
-		flap := f("port.flaps", causeSev, "port-link", causeDev+"/1", causeDev)
+// A consequence whose observation names its cause (explained_by) is linked to it beyond the
+// fault rows, only when the cause is a problem about the same subject; a finding that states no
+// such observation is not.
+func TestObservationExplainedBy(t *testing.T) {
+	build := func(causeSev Severity, causeSubject, causeDev, obs string) []string {
+		flap := f("port.flaps", causeSev, "port-link", causeSubject, causeDev)
 		cnt := f("port.counters", Warning, "port-link", "mlx5_0/1", "mlx5_0")
-		cnt.AlsoExplainedBy = also
+		cnt.Observation = obs
 		for _, x := range Build([]Finding{flap, cnt}, DefaultFaults(), Tool{}, HostInfo{}).Findings {
 			if x.CheckID == "port.counters" {
 				return x.ExplainedBy
 			}
 		}
-		return nil
+		return []string{"no port.counters finding"}
 	}
-	also := []string{"check:port.flaps"}
-	if got := build(Critical, "mlx5_0", also); strings.Join(got, ",") != "port.flaps@mlx5_0/1" {
+	const obs = "link-downed-only"
+	if got := build(Critical, "mlx5_0/1", "mlx5_0", obs); strings.Join(got, ",") != "port.flaps@mlx5_0/1" {
 		t.Errorf("named cause: explained by %v", got)
 	}
 	for _, c := range []struct {
 		name string
 		got  []string
 	}{
-		{"not named", build(Critical, "mlx5_0", nil)},
-		{"cause only info", build(Info, "mlx5_0", also)},
-		{"cause on another device", build(Critical, "mlx5_1", also)},
-		{"cause on another port", func() []string {
-			flap := f("port.flaps", Critical, "port-link", "mlx5_0/2", "mlx5_0")
-			cnt := f("port.counters", Warning, "port-link", "mlx5_0/1", "mlx5_0")
-			cnt.AlsoExplainedBy = also
-			for _, x := range Build([]Finding{flap, cnt}, DefaultFaults(), Tool{}, HostInfo{}).Findings {
-				if x.CheckID == "port.counters" {
-					return x.ExplainedBy
-				}
-			}
-			return []string{"no port.counters finding"}
-		}()},
+		{"not observed", build(Critical, "mlx5_0/1", "mlx5_0", "")},
+		{"cause only info", build(Info, "mlx5_0/1", "mlx5_0", obs)},
+		{"cause on another device", build(Critical, "mlx5_1/1", "mlx5_1", obs)},
+		{"cause on another port", build(Critical, "mlx5_0/2", "mlx5_0", obs)},
 	} {
 		if len(c.got) != 0 {
 			t.Errorf("%s: explained by %v", c.name, c.got)

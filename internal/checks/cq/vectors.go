@@ -99,9 +99,8 @@ func runVectors(ctx context.Context, env *checks.Env) ([]report.Finding, error) 
 				f.Remediation = "The driver registered no completion EQs: look for interrupt allocation failures in the kernel log " +
 					"(dmesg | grep -i -e msi -e irq) and the firmware/driver findings; reload the driver."
 				// The driver layer sees the same fault from /proc/interrupts; when it ran and found it,
-				// this is its consequence rather than a second root cause (the report keeps the link
-				// only if that finding exists).
-				f.ExplainedBy = append(f.ExplainedBy, report.RefOf("driver.interrupts", d.Name))
+				// the fault table's observation makes this its consequence, not a second root cause.
+				f.Observation = "no-completion-vector"
 			} else {
 				notes = append(notes, fmt.Sprintf("%d completion vector(s)", v.NumCompVectors))
 			}

@@ -344,8 +344,8 @@ func TestModuleStates(t *testing.T) {
 	}
 	// A missing connection manager belongs with the modules but explains nothing.
 	f = checktest.One(t, fs, "driver.modules", "rdma_cm")
-	if f.Severity != report.Warning || f.Fault != "driver-module" || f.Explains == nil || len(f.Explains) != 0 {
-		t.Errorf("rdma_cm: %s %s explains %v", f.Severity, f.Fault, f.Explains)
+	if f.Severity != report.Warning || f.Fault != "driver-module" || f.Observation != "connection-manager-missing" {
+		t.Errorf("rdma_cm: %s %s observation %q", f.Severity, f.Fault, f.Observation)
 	}
 	f = checktest.One(t, fs, "driver.modules", "mlx5_core")
 	if f.Severity != report.Info || !strings.Contains(f.Summary, "24.10-1.1.4") {

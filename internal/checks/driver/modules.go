@@ -137,10 +137,11 @@ func runModules(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 			continue
 		}
 		// A module like the others (driver-module row), but a missing connection manager breaks
-		// connection setup only, which no check here observes: it explains nothing, so that it is
-		// never taken for the cause of device, uverbs or port findings.
+		// connection setup only, which no check here observes: the fault table's observation
+		// makes it explain nothing, so that it is never taken for the cause of device, uverbs or
+		// port findings.
 		f := p.missing(m.name, report.Warning, m.why, p.loadFix([]string{m.name}, "modprobe "+m.name))
-		f.Explains = []string{}
+		f.Observation = "connection-manager-missing"
 		out = append(out, f)
 	}
 	ib := false

@@ -375,6 +375,7 @@ func judgePath(h *host.Host, t *target, klog pcieLog) report.Finding {
 		if r, ok := kernelLimited(klog.recs, t.BDF); ok {
 			m := limitedRe.FindStringSubmatch(r.Text)
 			f.Severity = report.Warning
+			f.Events = []string{linkEvent(m[3])}
 			f.Summary = fmt.Sprintf("%s (%s): the kernel reported the PCIe link limited by %s x%s at %s, below what the card is capable of (%s)",
 				t.BDF, t.deviceNames(), m[1], m[2], m[3], limitedAvail(r.Text))
 			f.Remediation = fmt.Sprintf("The kernel measured this when the driver probed the card; check current_link_speed/current_link_width of %s on the host. If they still show the lower link, move the card to a slot wired for its full width and speed (the board manual says which slots are x16 and to which CPU), or check the slot's BIOS link setting.", m[3])
@@ -397,6 +398,9 @@ func judgePath(h *host.Host, t *target, klog pcieLog) report.Finding {
 		for _, v := range vs {
 			if v.Severity >= report.Warning && v.Why != worst.Why {
 				f.Evidence = append(f.Evidence, report.Ev("also", v.Why, ""))
+			}
+			if v.Severity >= report.Warning {
+				f.Events = append(f.Events, linkEvent(v.L.Port.BDF))
 			}
 		}
 		f.Evidence = append(f.Evidence, report.Ev("limiting hop", worst.Trained+fmt.Sprintf(" = %.1f Gb/s usable", worst.GBps), worst.L.Port.Dir))

@@ -241,13 +241,14 @@ func notAvailable(inv *inventory.Inventory, p portRef, names []string, f *report
 // finding that also flags symbol or integrity errors stays a root cause of its own: those point
 // at the cable or transceiver, which the flap history does not explain. port.flaps explains it
 // only when it is itself a problem (a warning or critical finding on the same device).
-func flapConsequence(alarmed []string) []string {
+// It returns the observation (report/faults.json) that says so, "" when another counter alarmed.
+func flapConsequence(alarmed []string) string {
 	for _, n := range alarmed {
 		if n != "link_downed" {
-			return nil
+			return ""
 		}
 	}
-	return []string{"check:port.flaps"}
+	return "link-downed-only"
 }
 
 // readUptime returns the seconds since boot from /proc/uptime, 0 when unknown.
@@ -343,7 +344,7 @@ func judge(p portRef, s span, a, b reading) []report.Finding {
 		f.Severity = report.Skipped
 		f.Summary = p.name() + ": no error counter available for this port"
 	case len(alarms) > 0:
-		f.AlsoExplainedBy = flapConsequence(alarmed)
+		f.Observation = flapConsequence(alarmed)
 		f.Summary = p.name() + over + ": " + strings.Join(alarms, "; ")
 		f.Remediation = "Watch whether they still grow: rdmadiag check --interval 60s. Symbol errors, link-integrity and buffer-overrun errors point at the cable or transceiver (reseat or replace it, then clear with perfquery -R); link_downed means flaps."
 		if s.interval > 0 {
