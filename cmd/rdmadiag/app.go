@@ -52,6 +52,10 @@ type App struct {
 	// unknown.
 	Commit, BuildDate string
 
+	// judged, when set, is given every report `check` builds, before it is rendered: the
+	// findings with what the document leaves out (the events they were drawn from), for tests.
+	judged func(*report.Report)
+
 	// jsonErrors is set once the command's format is known to be json: a fatal error then prints
 	// a JSON error document on stdout too.
 	jsonErrors bool

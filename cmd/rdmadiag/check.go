@@ -204,12 +204,16 @@ func (a *App) judge(ctx context.Context, f *checkFlags, prog *progress) (*report
 		d := math.Round(a.Now().Sub(started).Seconds()*1000) / 1000
 		tool.DurationSeconds = &d
 	}
-	return report.BuildWith(findings, report.DefaultFaults(), tool, hi, report.BuildOptions{
+	rep := report.BuildWith(findings, report.DefaultFaults(), tool, hi, report.BuildOptions{
 		Strict:      f.strict,
 		Interrupted: ctx.Err() != nil,
 		NotRun:      notRun,
 		NotSelected: len(a.Registry.All()) - len(selected),
-	}), nil
+	})
+	if a.judged != nil {
+		a.judged(rep)
+	}
+	return rep, nil
 }
 
 // probeLimits keeps the probes out of a run that cannot or may not create verbs resources and
