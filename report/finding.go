@@ -1,12 +1,12 @@
-// Package report turns check findings into a verdict: it maps each finding onto the fault table,
-// links consequences to their causes across layers, orders everything as the troubleshooting flow
-// does, and renders a table for people or versioned JSON for tickets.
+// Package report is rdmadiag's JSON report as a program reading it imports it: the document
+// (Report, Finding, Subject, Evidence, Severity, Limit, the inventory), its JSON Schema, and the
+// reads every consumer needs (RootCauses in their one order). It depends on no renderer and no
+// engine: report/engine builds a Report from the checks' findings, report/render writes one.
 package report
 
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -25,6 +25,9 @@ const (
 )
 
 var severityNames = [...]string{"ok", "skipped", "info", "unknown", "warning", "critical"}
+
+// Severities are every severity, from least to most grave.
+var Severities = []Severity{OK, Skipped, Info, Unknown, Warning, Critical}
 
 func (s Severity) String() string {
 	if int(s) < len(severityNames) && s >= 0 {
@@ -108,7 +111,7 @@ type Finding struct {
 	// such a skip does not make the verdict unknown unless --strict asks for certainty.
 	Limit *Limit `json:"limit,omitempty"`
 	// Observation, when set, is what the check saw where that changes what the finding can
-	// explain or what explains it: an observation of report/faults.json for this check
+	// explain or what explains it: an observation of report/engine/faults.json for this check
 	// ("link-downed-only"). The check states it; the fault table says what it links. Not
 	// serialised: links are made before output.
 	Observation string `json:"-"`
@@ -170,13 +173,9 @@ func EvExp(name, observed, expected, source string) Evidence {
 	return Evidence{Name: name, Observed: observed, Expected: expected, Source: source}
 }
 
-func (f *Finding) ref() string {
-	id := f.Key
-	if id == "" {
-		id = f.Subject.Name
-	}
-	return RefOf(f.CheckID, id)
-}
+// DefaultRef is the ref of a finding that was not given one: its check id and subject name.
+// The engine gives every finding its ref, from a key that survives restarts where it has one.
+func (f *Finding) DefaultRef() string { return RefOf(f.CheckID, f.Subject.Name) }
 
 // RefOf is the ref of check checkID's finding whose key (or, without one, subject name) is key:
 // the one place refs are built.
@@ -191,15 +190,7 @@ func RefOf(checkID, key string) string {
 func (f Finding) MarshalJSON() ([]byte, error) {
 	type plain Finding
 	if f.Ref == "" {
-		f.Ref = f.ref()
+		f.Ref = f.DefaultRef()
 	}
 	return json.Marshal(plain(f))
-}
-
-// layerOf returns the layer name of a check id ("pcie.link" -> "pcie").
-func layerOf(checkID string) string {
-	if i := strings.IndexByte(checkID, '.'); i > 0 {
-		return checkID[:i]
-	}
-	return checkID
 }

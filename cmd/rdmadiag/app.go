@@ -23,6 +23,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/nldev"
 	"github.com/rdmadiag/rdmadiag/internal/snapshot"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/render"
 )
 
 // App is the CLI with its dependencies injected, so tests run it in-process with a fixed clock.
@@ -126,7 +127,7 @@ func (a *App) Execute(ctx context.Context, args []string) int {
 		c = report.ExitUsage
 	}
 	if a.jsonErrors {
-		report.RenderError(a.Stdout, report.Tool{Name: "rdmadiag", Version: a.Version, Commit: a.Commit}, err, c)
+		render.RenderError(a.Stdout, report.Tool{Name: "rdmadiag", Version: a.Version, Commit: a.Commit}, err, c)
 	}
 	return c
 }

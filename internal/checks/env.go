@@ -249,7 +249,7 @@ var SlotHold = 2 * time.Second
 // "unknown" finding saying why; the others are unaffected. When ctx ends (the deadline, Ctrl-C) Run returns within Grace whatever a check is
 // doing: a check still running becomes "unknown" with the cause of the end (context.Cause) and
 // the reads it may be blocked in; its goroutine is left behind. Order is made deterministic later
-// by report.Build.
+// by engine.Build.
 func Run(ctx context.Context, env *Env, cs []Check, parallel int) []report.Finding {
 	if parallel < 1 {
 		parallel = 1

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
-	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // Every fault id a check, a log signature or a fault-table link names must be a row of the fault
@@ -17,14 +17,14 @@ import (
 // must be one a registered check states: a typo would silently drop a causal link or file a
 // finding under no row.
 func TestFaultIDsExist(t *testing.T) {
-	faults := report.DefaultFaults()
+	faults := engine.DefaultFaults()
 	cs := checks.Default.All()
 	for _, c := range cs {
 		if _, ok := faults.Row(c.Fault); !ok {
-			t.Errorf("check %s: fault %q is not a row of report/faults.json", c.ID, c.Fault)
+			t.Errorf("check %s: fault %q is not a row of report/engine/faults.json", c.ID, c.Fault)
 		}
 	}
-	matchesCheck := func(where string, l report.Link) {
+	matchesCheck := func(where string, l engine.Link) {
 		if l.Check == "" {
 			return
 		}
@@ -50,7 +50,7 @@ func TestFaultIDsExist(t *testing.T) {
 		if !registered[o.Check] {
 			t.Errorf("observation %s/%s: no such check", o.Check, o.Observation)
 		}
-		for _, l := range append(append([]report.Link(nil), o.Explains...), o.ExplainedBy...) {
+		for _, l := range append(append([]engine.Link(nil), o.Explains...), o.ExplainedBy...) {
 			matchesCheck("observation "+o.Check+"/"+o.Observation, l)
 		}
 	}
@@ -74,7 +74,7 @@ func TestFaultIDsExist(t *testing.T) {
 		for _, m := range lit.FindAllStringSubmatch(string(b), -1) {
 			found++
 			if _, ok := faults.Row(m[1]); !ok {
-				t.Errorf("%s: fault %q is not a row of report/faults.json", p, m[1])
+				t.Errorf("%s: fault %q is not a row of report/engine/faults.json", p, m[1])
 			}
 		}
 		return nil
@@ -85,7 +85,7 @@ func TestFaultIDsExist(t *testing.T) {
 	// An observation of the table that no check states is a link that can never be made.
 	for o, seen := range observations {
 		if !seen {
-			t.Errorf("observation %s of report/faults.json is stated by no check", o)
+			t.Errorf("observation %s of report/engine/faults.json is stated by no check", o)
 		}
 	}
 	// The scan must see the checks' literals (the kernel-log signatures alone name dozens).

@@ -15,6 +15,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/nldev/nltest"
 	"github.com/rdmadiag/rdmadiag/internal/optfile"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func TestRecommended(t *testing.T) {
@@ -202,7 +203,7 @@ func TestNoCompletionVectors(t *testing.T) {
 	if f.Observation != "no-completion-vector" {
 		t.Errorf("observation %q", f.Observation)
 	}
-	r := report.Build(fs, report.DefaultFaults(), report.Tool{}, report.HostInfo{})
+	r := engine.Build(fs, engine.DefaultFaults(), report.Tool{}, report.HostInfo{})
 	if strings.Join(r.Summary.RootCauses, ",") != "driver.interrupts@mlx5_0" {
 		t.Errorf("cq.vectors should name driver.interrupts as its cause: root causes %v", r.Summary.RootCauses)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // bySignature returns the kernel-log findings of one signature.
@@ -26,7 +27,7 @@ func bySignature(fs []report.Finding, id string) []report.Finding {
 
 // rootCauses builds the report the CLI would and returns its root-cause refs.
 func rootCauses(fs []report.Finding) []string {
-	return report.Build(fs, report.DefaultFaults(), report.Tool{}, report.HostInfo{}).Summary.RootCauses
+	return engine.Build(fs, engine.DefaultFaults(), report.Tool{}, report.HostInfo{}).Summary.RootCauses
 }
 
 func TestNoIBCore(t *testing.T) {
@@ -149,7 +150,7 @@ func TestMlx5Health(t *testing.T) {
 		t.Errorf("%d kernel-log root causes on mlx5_0, want 1: %v", n, rootCauses(fs))
 	}
 	// The firmware fatal error explains mlx5_0's port being down.
-	rep := report.Build(fs, report.DefaultFaults(), report.Tool{}, report.HostInfo{})
+	rep := engine.Build(fs, engine.DefaultFaults(), report.Tool{}, report.HostInfo{})
 	for _, f := range rep.Findings {
 		if f.CheckID == "port.state" && f.Subject.Name == "mlx5_0/1" && len(f.ExplainedBy) == 0 {
 			t.Errorf("mlx5_0/1 down is not explained by the firmware health findings")

@@ -85,7 +85,7 @@ func runningStack(env *checks.Env) string {
 	return ""
 }
 
-// outsideTheStack is the observation (report/faults.json) of a failed load of a module that is not
+// outsideTheStack is the observation (report/engine/faults.json) of a failed load of a module that is not
 // part of the RDMA stack: it costs that module alone, so it explains no other finding.
 const outsideTheStack = "outside-the-stack"
 

@@ -14,6 +14,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/checks/checktest"
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // A dual-port ConnectX-6 Dx: each 100 Gb/s port is its own PF, both on one Gen3 x16 link
@@ -50,7 +51,7 @@ func TestDualPFSharedLink(t *testing.T) {
 		}
 	}
 	// ...which the report makes one root cause.
-	r := report.Build(fs, report.DefaultFaults(), report.Tool{}, report.HostInfo{})
+	r := engine.Build(fs, engine.DefaultFaults(), report.Tool{}, report.HostInfo{})
 	if len(r.Summary.RootCauses) != 1 {
 		t.Errorf("one shared link, root causes %v", r.Summary.RootCauses)
 	}

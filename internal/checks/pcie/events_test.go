@@ -8,6 +8,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/checks/checktest"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // One degraded link below a switch, with its AER errors reported to the root port: the root
@@ -28,7 +29,7 @@ func TestSignalIntegrityEvents(t *testing.T) {
 			t.Errorf("%s %s: events %s, want %s", c.check, c.subject, got, c.events)
 		}
 	}
-	r := report.Build(fs, report.DefaultFaults(), report.Tool{}, report.HostInfo{})
+	r := engine.Build(fs, engine.DefaultFaults(), report.Tool{}, report.HostInfo{})
 	if !slices.Equal(r.Summary.RootCauses, []string{"pcie.aer@0000:16:01.0"}) {
 		t.Errorf("root causes %v", r.Summary.RootCauses)
 	}
@@ -42,7 +43,7 @@ func TestLogOnlyAERIsTheRootPortsEvent(t *testing.T) {
 	if got := strings.Join(ep.Events, ","); got != "aer:0000:00:02.0:uncorrectable" {
 		t.Errorf("events %s", got)
 	}
-	r := report.Build(fs, report.DefaultFaults(), report.Tool{}, report.HostInfo{})
+	r := engine.Build(fs, engine.DefaultFaults(), report.Tool{}, report.HostInfo{})
 	if !slices.Equal(r.Summary.RootCauses, []string{"pcie.aer@0000:00:02.0"}) {
 		t.Errorf("root causes %v", r.Summary.RootCauses)
 	}

@@ -241,7 +241,7 @@ func notAvailable(inv *inventory.Inventory, p portRef, names []string, f *report
 // finding that also flags symbol or integrity errors stays a root cause of its own: those point
 // at the cable or transceiver, which the flap history does not explain. port.flaps explains it
 // only when it is itself a problem (a warning or critical finding on the same device).
-// It returns the observation (report/faults.json) that says so, "" when another counter alarmed.
+// It returns the observation (report/engine/faults.json) that says so, "" when another counter alarmed.
 func flapConsequence(alarmed []string) string {
 	for _, n := range alarmed {
 		if n != "link_downed" {

@@ -1,4 +1,4 @@
-package report
+package engine
 
 import (
 	"bytes"
@@ -6,21 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
-)
 
-// FaultRow is one row of the fault table as a report carries it: the component that fails, what
-// it does, how the failure shows, and the kernel log strings that betray it. Explains is written
-// in the document's published form ("fault:<id>", "check:<glob>"); the engine links from the
-// typed form the table is decoded into (FaultTable.Explains).
-type FaultRow struct {
-	ID            string   `json:"id"`
-	Layer         string   `json:"layer"`
-	Component     string   `json:"component"`
-	Function      string   `json:"function"`
-	Symptom       string   `json:"symptom"`
-	LogSignatures []string `json:"log_signatures"`
-	Explains      []string `json:"explains"`
-}
+	"github.com/rdmadiag/rdmadiag/report"
+)
 
 // Link names findings a problem can cause, or be caused by: those of one fault row, or those
 // of the checks a pattern matches; SameSubject narrows it to findings about the same subject.
@@ -42,7 +30,7 @@ func (l Link) String() string {
 }
 
 // matches reports whether finding other is one the link names, seen from finding owner.
-func (l Link) matches(owner, other *Finding) bool {
+func (l Link) matches(owner, other *report.Finding) bool {
 	if l.SameSubject && (owner.Subject.Kind != other.Subject.Kind || owner.Subject.Name != other.Subject.Name) {
 		return false
 	}
@@ -86,7 +74,7 @@ var faultsJSON []byte
 // FaultTable is the parsed fault table, in troubleshooting order.
 type FaultTable struct {
 	// Rows are the rows as reports carry them.
-	Rows     []FaultRow
+	Rows     []report.FaultRow
 	explains [][]Link
 	byID     map[string]int
 	obs      map[obsKey]*Observation
@@ -119,7 +107,7 @@ func ParseFaults(b []byte) (*FaultTable, error) {
 		if _, dup := t.byID[r.ID]; dup {
 			return nil, fmt.Errorf("fault table: duplicate row %q", r.ID)
 		}
-		if LayerRank(r.Layer) < 0 {
+		if report.LayerRank(r.Layer) < 0 {
 			return nil, fmt.Errorf("fault table: row %q has unknown layer %q", r.ID, r.Layer)
 		}
 		t.byID[r.ID] = i
@@ -149,7 +137,7 @@ func ParseFaults(b []byte) (*FaultTable, error) {
 		for i, l := range r.Explains {
 			published[i] = l.String()
 		}
-		t.Rows = append(t.Rows, FaultRow{ID: r.ID, Layer: r.Layer, Component: r.Component, Function: r.Function,
+		t.Rows = append(t.Rows, report.FaultRow{ID: r.ID, Layer: r.Layer, Component: r.Component, Function: r.Function,
 			Symptom: r.Symptom, LogSignatures: r.LogSignatures, Explains: published})
 		t.explains = append(t.explains, r.Explains)
 	}
@@ -176,10 +164,10 @@ func ParseFaults(b []byte) (*FaultTable, error) {
 }
 
 // Row returns the row with the given id.
-func (t *FaultTable) Row(id string) (FaultRow, bool) {
+func (t *FaultTable) Row(id string) (report.FaultRow, bool) {
 	i, ok := t.byID[id]
 	if !ok {
-		return FaultRow{}, false
+		return report.FaultRow{}, false
 	}
 	return t.Rows[i], true
 }
@@ -203,7 +191,7 @@ func (t *FaultTable) rank(id string) int {
 	return len(t.Rows)
 }
 
-func (t *FaultTable) observation(f *Finding) *Observation {
+func (t *FaultTable) observation(f *report.Finding) *Observation {
 	if f.Observation == "" {
 		return nil
 	}
@@ -213,7 +201,7 @@ func (t *FaultTable) observation(f *Finding) *Observation {
 // canExplain reports whether finding cause can produce finding effect: by what the cause's
 // observation says it explains, else by its fault row, or by a cause the effect's observation
 // names.
-func (t *FaultTable) canExplain(cause, effect *Finding) bool {
+func (t *FaultTable) canExplain(cause, effect *report.Finding) bool {
 	links := t.Explains(cause.Fault)
 	if o := t.observation(cause); o != nil && o.Explains != nil {
 		links = o.Explains
@@ -232,29 +220,3 @@ func (t *FaultTable) canExplain(cause, effect *Finding) bool {
 	}
 	return false
 }
-
-// Layers in troubleshooting order: hardware first, then firmware, driver and kernel modules, the
-// port, and the verbs objects that live on top.
-var Layers = []string{"pcie", "firmware", "driver", "port", "qp", "cq"}
-
-// LayerRank is the position of a layer in Layers, -1 if unknown.
-func LayerRank(layer string) int {
-	for i, l := range Layers {
-		if l == layer {
-			return i
-		}
-	}
-	return -1
-}
-
-//go:embed schema.json
-var schemaJSON []byte
-
-// Schema returns the JSON Schema of the report document (report/schema.json).
-func Schema() []byte { return append([]byte(nil), schemaJSON...) }
-
-//go:embed list-schema.json
-var listSchemaJSON []byte
-
-// ListSchema returns the JSON Schema of `rdmadiag list --format json` (report/list-schema.json).
-func ListSchema() []byte { return append([]byte(nil), listSchemaJSON...) }

@@ -1,13 +1,15 @@
-package report
+package engine
 
 import (
 	"bytes"
-	"encoding/json"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/render"
 )
 
 func TestDefaultFaultsParse(t *testing.T) {
@@ -20,10 +22,10 @@ func TestDefaultFaultsParse(t *testing.T) {
 	// Rows are in troubleshooting order: a row's layer never comes before the previous row's.
 	prev := -1
 	for _, r := range ft.Rows {
-		if LayerRank(r.Layer) < prev {
+		if report.LayerRank(r.Layer) < prev {
 			t.Errorf("row %q (layer %s) is out of troubleshooting order", r.ID, r.Layer)
 		}
-		prev = LayerRank(r.Layer)
+		prev = report.LayerRank(r.Layer)
 	}
 }
 
@@ -72,24 +74,24 @@ func TestFaultLinksTyped(t *testing.T) {
 }
 
 // f builds a finding; the runner marks probes from the registry, here the *_probe ids stand in.
-func f(check string, sev Severity, fault, subject, device string) Finding {
-	return Finding{CheckID: check, Severity: sev, Fault: fault, Summary: check + " " + subject,
-		Subject: Subject{Kind: "x", Name: subject, Device: device}, Probe: strings.HasSuffix(check, "_probe")}
+func f(check string, sev report.Severity, fault, subject, device string) report.Finding {
+	return report.Finding{CheckID: check, Severity: sev, Fault: fault, Summary: check + " " + subject,
+		Subject: report.Subject{Kind: "x", Name: subject, Device: device}, Probe: strings.HasSuffix(check, "_probe")}
 }
 
 func TestLinkCausesToConsequences(t *testing.T) {
-	fs := []Finding{
-		f("driver.modules", Critical, "driver-module", "ib_core", ""),
-		f("driver.devices", Critical, "rdma-device", "host", ""),
-		f("port.state", Critical, "port-link", "mlx5_0/1", "mlx5_0"),
-		f("qp.loopback_probe", Critical, "qp-context", "mlx5_0/1", "mlx5_0"),
-		f("qp.loopback_probe", Critical, "qp-context", "mlx5_1/1", "mlx5_1"),
-		f("pcie.aer", Critical, "pcie-interface", "0000:3b:00.0", "mlx5_1"),
-		f("qp.state", Warning, "qp-context", "mlx5_1", "mlx5_1"),
-		f("cq.depth", OK, "cq-eq", "mlx5_1", "mlx5_1"),
+	fs := []report.Finding{
+		f("driver.modules", report.Critical, "driver-module", "ib_core", ""),
+		f("driver.devices", report.Critical, "rdma-device", "host", ""),
+		f("port.state", report.Critical, "port-link", "mlx5_0/1", "mlx5_0"),
+		f("qp.loopback_probe", report.Critical, "qp-context", "mlx5_0/1", "mlx5_0"),
+		f("qp.loopback_probe", report.Critical, "qp-context", "mlx5_1/1", "mlx5_1"),
+		f("pcie.aer", report.Critical, "pcie-interface", "0000:3b:00.0", "mlx5_1"),
+		f("qp.state", report.Warning, "qp-context", "mlx5_1", "mlx5_1"),
+		f("cq.depth", report.OK, "cq-eq", "mlx5_1", "mlx5_1"),
 	}
-	r := Build(fs, DefaultFaults(), Tool{Name: "rdmadiag"}, HostInfo{Devices: []string{"mlx5_0", "mlx5_1"}})
-	by := map[string]Finding{}
+	r := Build(fs, DefaultFaults(), report.Tool{Name: "rdmadiag"}, report.HostInfo{Devices: []string{"mlx5_0", "mlx5_1"}})
+	by := map[string]report.Finding{}
 	for _, x := range r.Findings {
 		by[x.Ref] = x
 	}
@@ -124,45 +126,45 @@ func TestLinkCausesToConsequences(t *testing.T) {
 	if strings.Join(r.Summary.RootCauses, ",") != "pcie.aer@0000:3b:00.0,driver.modules@ib_core" {
 		t.Errorf("root causes %v", r.Summary.RootCauses)
 	}
-	if r.Summary.ExitCode != ExitCritical || r.Summary.Verdict != "critical" {
+	if r.Summary.ExitCode != report.ExitCritical || r.Summary.Verdict != "critical" {
 		t.Errorf("verdict %s/%d", r.Summary.Verdict, r.Summary.ExitCode)
 	}
 }
 
 func TestVerdictAndExitCode(t *testing.T) {
-	const limited = Severity(-1) // a skip held back by a limit (no root, no kernel log)
+	const limited = report.Severity(-1) // a skip held back by a limit (no root, no kernel log)
 	cases := []struct {
-		sevs    []Severity
+		sevs    []report.Severity
 		opts    BuildOptions
 		verdict string
 		code    int
 	}{
 		// Nothing judged is not health: no finding at all, or only skips.
 		{nil, BuildOptions{}, "unknown", 3},
-		{[]Severity{Skipped, limited}, BuildOptions{}, "unknown", 3},
-		{[]Severity{OK, Info, Skipped}, BuildOptions{}, "healthy", 0},
+		{[]report.Severity{report.Skipped, limited}, BuildOptions{}, "unknown", 3},
+		{[]report.Severity{report.OK, report.Info, report.Skipped}, BuildOptions{}, "healthy", 0},
 		// A skip the operator's limits explain does not make the verdict unknown...
-		{[]Severity{OK, limited}, BuildOptions{}, "healthy", 0},
-		{[]Severity{Warning, limited}, BuildOptions{}, "warning", 1},
+		{[]report.Severity{report.OK, limited}, BuildOptions{}, "healthy", 0},
+		{[]report.Severity{report.Warning, limited}, BuildOptions{}, "warning", 1},
 		// ...unless --strict asks for certainty.
-		{[]Severity{OK, limited}, BuildOptions{Strict: true}, "unknown", 3},
-		{[]Severity{OK, Skipped}, BuildOptions{Strict: true}, "healthy", 0},
-		{[]Severity{OK, Warning}, BuildOptions{}, "warning", 1},
-		{[]Severity{Warning, Unknown}, BuildOptions{}, "unknown", 3},
-		{[]Severity{Unknown, Critical, Warning}, BuildOptions{}, "critical", 2},
-		{[]Severity{Unknown}, BuildOptions{}, "unknown", 3},
-		{[]Severity{Critical, OK}, BuildOptions{Interrupted: true}, "interrupted", 130},
+		{[]report.Severity{report.OK, limited}, BuildOptions{Strict: true}, "unknown", 3},
+		{[]report.Severity{report.OK, report.Skipped}, BuildOptions{Strict: true}, "healthy", 0},
+		{[]report.Severity{report.OK, report.Warning}, BuildOptions{}, "warning", 1},
+		{[]report.Severity{report.Warning, report.Unknown}, BuildOptions{}, "unknown", 3},
+		{[]report.Severity{report.Unknown, report.Critical, report.Warning}, BuildOptions{}, "critical", 2},
+		{[]report.Severity{report.Unknown}, BuildOptions{}, "unknown", 3},
+		{[]report.Severity{report.Critical, report.OK}, BuildOptions{Interrupted: true}, "interrupted", 130},
 	}
 	for _, c := range cases {
-		var fs []Finding
+		var fs []report.Finding
 		for i, s := range c.sevs {
 			x := f("port.state", s, "port-link", string(rune('a'+i)), "")
 			if s == limited {
-				x = f("port.state", Skipped, "port-link", string(rune('a'+i)), "").SkippedBy(LimitPrivilege, "run as root")
+				x = f("port.state", report.Skipped, "port-link", string(rune('a'+i)), "").SkippedBy(report.LimitPrivilege, "run as root")
 			}
 			fs = append(fs, x)
 		}
-		r := BuildWith(fs, DefaultFaults(), Tool{}, HostInfo{}, c.opts)
+		r := BuildWith(fs, DefaultFaults(), report.Tool{}, report.HostInfo{}, c.opts)
 		if r.Summary.Verdict != c.verdict || r.Summary.ExitCode != c.code {
 			t.Errorf("%v %+v: got %s/%d, want %s/%d", c.sevs, c.opts, r.Summary.Verdict, r.Summary.ExitCode, c.verdict, c.code)
 		}
@@ -170,14 +172,14 @@ func TestVerdictAndExitCode(t *testing.T) {
 }
 
 func TestOrderIsTroubleshootingFlowAndDeterministic(t *testing.T) {
-	fs := []Finding{
-		f("cq.depth", OK, "cq-eq", "b", ""),
-		f("qp.state", OK, "qp-context", "mlx5_10", ""),
-		f("qp.state", OK, "qp-context", "mlx5_2", ""),
-		f("pcie.link", OK, "pcie-interface", "z", ""),
-		f("firmware.version", OK, "firmware", "a", ""),
+	fs := []report.Finding{
+		f("cq.depth", report.OK, "cq-eq", "b", ""),
+		f("qp.state", report.OK, "qp-context", "mlx5_10", ""),
+		f("qp.state", report.OK, "qp-context", "mlx5_2", ""),
+		f("pcie.link", report.OK, "pcie-interface", "z", ""),
+		f("firmware.version", report.OK, "firmware", "a", ""),
 	}
-	r := Build(fs, DefaultFaults(), Tool{}, HostInfo{})
+	r := Build(fs, DefaultFaults(), report.Tool{}, report.HostInfo{})
 	var got []string
 	for _, x := range r.Findings {
 		got = append(got, x.Ref)
@@ -187,86 +189,19 @@ func TestOrderIsTroubleshootingFlowAndDeterministic(t *testing.T) {
 		t.Errorf("order %v, want %s", got, want)
 	}
 	// Duplicate refs get a suffix so that links stay unambiguous.
-	r = Build([]Finding{f("port.state", OK, "port-link", "p", ""), f("port.state", OK, "port-link", "p", "")}, DefaultFaults(), Tool{}, HostInfo{})
+	r = Build([]report.Finding{f("port.state", report.OK, "port-link", "p", ""), f("port.state", report.OK, "port-link", "p", "")}, DefaultFaults(), report.Tool{}, report.HostInfo{})
 	if r.Findings[0].Ref == r.Findings[1].Ref {
 		t.Errorf("duplicate refs %q", r.Findings[0].Ref)
-	}
-}
-
-func TestSeverityText(t *testing.T) {
-	for _, s := range []Severity{OK, Skipped, Info, Unknown, Warning, Critical} {
-		b, _ := s.MarshalText()
-		var back Severity
-		if err := back.UnmarshalText(b); err != nil || back != s {
-			t.Errorf("%v round-trips to %v (%v)", s, back, err)
-		}
-	}
-	var s Severity
-	if err := s.UnmarshalText([]byte("fatal")); err == nil {
-		t.Error("unknown severity accepted")
-	}
-}
-
-func TestRenderers(t *testing.T) {
-	r := Build([]Finding{
-		f("driver.modules", Critical, "driver-module", "ib_core", ""),
-		f("driver.devices", Critical, "rdma-device", "host", ""),
-	}, DefaultFaults(), Tool{Name: "rdmadiag", Version: "t"}, HostInfo{Source: "live"})
-	var tb, cb bytes.Buffer
-	if err := RenderTable(&tb, r, RenderOptions{All: true}); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(tb.String(), "\x1b[") {
-		t.Error("colour without Color")
-	}
-	// The summary line is wrapped with a hanging indent of two spaces.
-	unwrapped := strings.ReplaceAll(tb.String(), "\n  ", " ")
-	for _, want := range []string{"driver.modules", "(consequence)", "cause:    driver.modules@ib_core", r.Summary.Line} {
-		if !strings.Contains(unwrapped, want) {
-			t.Errorf("table lacks %q:\n%s", want, tb.String())
-		}
-	}
-	if err := RenderTable(&cb, r, RenderOptions{Color: true}); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(cb.String(), ansiRed+"CRITICAL"+ansiReset) {
-		t.Error("no colour with Color")
-	}
-	var jb bytes.Buffer
-	if err := RenderJSON(&jb, r, RenderOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	var back Report
-	if err := json.Unmarshal(jb.Bytes(), &back); err != nil {
-		t.Fatal(err)
-	}
-	if back.SchemaVersion != SchemaVersion || len(back.Findings) != 2 || back.Findings[0].Ref != "driver.devices@host" ||
-		len(back.Findings[0].ExplainedBy) != 1 || back.Findings[0].ExplainedBy[0] != "driver.modules@ib_core" {
-		t.Errorf("JSON round trip lost data: %+v", back)
-	}
-	if _, err := Lookup("yaml"); err == nil {
-		t.Error("unknown format accepted")
-	}
-}
-
-func TestNaturalLess(t *testing.T) {
-	for _, c := range []struct {
-		a, b string
-		less bool
-	}{{"mlx5_2", "mlx5_10", true}, {"mlx5_10", "mlx5_2", false}, {"a", "b", true}, {"x1", "x1", false}, {"p", "p1", true}} {
-		if got := naturalLess(c.a, c.b); got != c.less {
-			t.Errorf("naturalLess(%q,%q)=%v", c.a, c.b, got)
-		}
 	}
 }
 
 // Links are the engine's: what a check writes into ExplainedBy is replaced by what the fault
 // table and the shared events give.
 func TestChecksDoNotLink(t *testing.T) {
-	up := f("pcie.aer", Critical, "pcie-interface", "0000:00:02.0", "rxe0")
-	ep := f("pcie.aer", Warning, "pcie-interface", "0000:01:00.0", "rxe0")
+	up := f("pcie.aer", report.Critical, "pcie-interface", "0000:00:02.0", "rxe0")
+	ep := f("pcie.aer", report.Warning, "pcie-interface", "0000:01:00.0", "rxe0")
 	ep.ExplainedBy = []string{"pcie.aer@0000:00:02.0"}
-	r := Build([]Finding{ep, up}, DefaultFaults(), Tool{}, HostInfo{})
+	r := Build([]report.Finding{ep, up}, DefaultFaults(), report.Tool{}, report.HostInfo{})
 	if strings.Join(r.Summary.RootCauses, ",") != "pcie.aer@0000:00:02.0,pcie.aer@0000:01:00.0" {
 		t.Errorf("root causes %v", r.Summary.RootCauses)
 	}
@@ -280,15 +215,15 @@ func TestChecksDoNotLink(t *testing.T) {
 // say in their evidence that it is the same event. Events of no problem, or of probes, link
 // nothing.
 func TestSharedEventsOneRootCause(t *testing.T) {
-	ev := func(x Finding, events ...string) Finding { x.Events = events; return x }
-	rootPort := ev(f("pcie.aer", Critical, "pcie-interface", "0000:16:01.0", "mlx5_0"), "aer:0000:16:01.0:uncorrectable")
-	fn := ev(f("pcie.aer", Critical, "pcie-interface", "0000:19:00.0", "mlx5_0"), "aer:0000:16:01.0:uncorrectable", "pcie-link:0000:18:00.0")
-	bw := ev(f("pcie.bandwidth", Critical, "pcie-interface", "0000:19:00.0", "mlx5_0"), "pcie-link:0000:18:00.0")
-	link := ev(f("pcie.link", Warning, "pcie-interface", "0000:19:00.0", "mlx5_0"), "pcie-link:0000:18:00.0")
-	sibling := ev(f("pcie.link", Warning, "pcie-interface", "0000:19:00.1", "mlx5_1"), "pcie-link:0000:18:00.0")
-	quiet := ev(f("pcie.link", OK, "pcie-interface", "0000:1a:00.0", "mlx5_2"), "pcie-link:0000:18:00.0")
-	probe := ev(f("pcie.bandwidth_probe", Critical, "pcie-interface", "mlx5_3", "mlx5_3"), "pcie-link:0000:18:00.0")
-	fs := []Finding{rootPort, fn, bw, link, sibling, quiet, probe}
+	ev := func(x report.Finding, events ...string) report.Finding { x.Events = events; return x }
+	rootPort := ev(f("pcie.aer", report.Critical, "pcie-interface", "0000:16:01.0", "mlx5_0"), "aer:0000:16:01.0:uncorrectable")
+	fn := ev(f("pcie.aer", report.Critical, "pcie-interface", "0000:19:00.0", "mlx5_0"), "aer:0000:16:01.0:uncorrectable", "pcie-link:0000:18:00.0")
+	bw := ev(f("pcie.bandwidth", report.Critical, "pcie-interface", "0000:19:00.0", "mlx5_0"), "pcie-link:0000:18:00.0")
+	link := ev(f("pcie.link", report.Warning, "pcie-interface", "0000:19:00.0", "mlx5_0"), "pcie-link:0000:18:00.0")
+	sibling := ev(f("pcie.link", report.Warning, "pcie-interface", "0000:19:00.1", "mlx5_1"), "pcie-link:0000:18:00.0")
+	quiet := ev(f("pcie.link", report.OK, "pcie-interface", "0000:1a:00.0", "mlx5_2"), "pcie-link:0000:18:00.0")
+	probe := ev(f("pcie.bandwidth_probe", report.Critical, "pcie-interface", "mlx5_3", "mlx5_3"), "pcie-link:0000:18:00.0")
+	fs := []report.Finding{rootPort, fn, bw, link, sibling, quiet, probe}
 	want := map[string]string{
 		"pcie.aer@0000:19:00.0":       "pcie.aer@0000:16:01.0",
 		"pcie.bandwidth@0000:19:00.0": "pcie.aer@0000:19:00.0",
@@ -300,7 +235,7 @@ func TestSharedEventsOneRootCause(t *testing.T) {
 		if reverse {
 			slices.Reverse(in)
 		}
-		r := Build(in, DefaultFaults(), Tool{}, HostInfo{})
+		r := Build(in, DefaultFaults(), report.Tool{}, report.HostInfo{})
 		if got := strings.Join(r.Summary.RootCauses, ","); got != "pcie.aer@0000:16:01.0,pcie.bandwidth_probe@mlx5_3" {
 			t.Errorf("reverse=%v: root causes %s", reverse, got)
 		}
@@ -318,7 +253,7 @@ func TestSharedEventsOneRootCause(t *testing.T) {
 	}
 }
 
-func evidence(x Finding, name string) (string, bool) {
+func evidence(x report.Finding, name string) (string, bool) {
 	for _, e := range x.Evidence {
 		if e.Name == name {
 			return e.Observed, true
@@ -328,12 +263,12 @@ func evidence(x Finding, name string) (string, bool) {
 }
 
 func TestSkippedFindingsAreLinkedOnlyForProbes(t *testing.T) {
-	r := Build([]Finding{
-		f("port.state", Critical, "port-link", "rxe0/1", "rxe0"),
-		f("qp.loopback_probe", Skipped, "qp-context", "rxe0/1", "rxe0"),
-		f("cq.depth", Skipped, "cq-eq", "rxe0", "rxe0"),
-		f("qp.state", Unknown, "qp-context", "rxe0", "rxe0"),
-	}, DefaultFaults(), Tool{}, HostInfo{})
+	r := Build([]report.Finding{
+		f("port.state", report.Critical, "port-link", "rxe0/1", "rxe0"),
+		f("qp.loopback_probe", report.Skipped, "qp-context", "rxe0/1", "rxe0"),
+		f("cq.depth", report.Skipped, "cq-eq", "rxe0", "rxe0"),
+		f("qp.state", report.Unknown, "qp-context", "rxe0", "rxe0"),
+	}, DefaultFaults(), report.Tool{}, report.HostInfo{})
 	for _, x := range r.Findings {
 		switch x.CheckID {
 		case "qp.state":
@@ -351,42 +286,14 @@ func TestSkippedFindingsAreLinkedOnlyForProbes(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	RenderTable(&b, r, RenderOptions{})
+	render.RenderTable(&b, r, render.RenderOptions{})
 	if strings.Contains(b.String(), "SKIPPED cq.depth") {
 		t.Error("details list a skipped finding without --verbose")
 	}
 	b.Reset()
-	RenderTable(&b, r, RenderOptions{Verbose: true})
+	render.RenderTable(&b, r, render.RenderOptions{Verbose: true})
 	if !strings.Contains(b.String(), "SKIPPED cq.depth") {
 		t.Error("--verbose details omit a skipped finding")
-	}
-}
-
-// --problems keeps only warnings, criticals and unknowns in the table, says how many rows it
-// left out, and on a clean host prints no empty table.
-func TestRenderProblemsOnly(t *testing.T) {
-	fs := []Finding{
-		{CheckID: "pcie.link", Layer: "pcie", Subject: Subject{Kind: "pci", Name: "0000:3b:00.0"}, Severity: OK, Summary: "link fine"},
-		{CheckID: "port.state", Layer: "port", Subject: Subject{Kind: "port", Name: "mlx5_0/1"}, Severity: Warning, Summary: "port flapping"},
-		{CheckID: "qp.state", Layer: "qp", Subject: Subject{Kind: "device", Name: "mlx5_0"}, Severity: Skipped, Summary: "nothing to see"},
-	}
-	render := func(fs []Finding) string {
-		var b strings.Builder
-		if err := RenderTable(&b, Build(fs, DefaultFaults(), Tool{Name: "rdmadiag"}, HostInfo{}), RenderOptions{Problems: true}); err != nil {
-			t.Fatal(err)
-		}
-		return b.String()
-	}
-	got := render(fs)
-	if !strings.Contains(got, "port flapping") || strings.Contains(got, "link fine") || strings.Contains(got, "nothing to see") {
-		t.Errorf("table with --problems:\n%s", got)
-	}
-	if !strings.Contains(got, "2 passing, informational or skipped finding(s) not shown") {
-		t.Errorf("no count of the rows left out:\n%s", got)
-	}
-	got = render(fs[:1])
-	if strings.Contains(got, "LAYER") || !strings.Contains(got, "no warning, critical or unknown finding; 1 passing") {
-		t.Errorf("clean host with --problems:\n%s", got)
 	}
 }
 
@@ -394,19 +301,19 @@ func TestRenderProblemsOnly(t *testing.T) {
 // to the driver-module row but explains nothing, so the absent uverbs device is not laid at its
 // door.
 func TestObservationNarrowsItsRow(t *testing.T) {
-	cm := f("driver.modules", Warning, "driver-module", "rdma_ucm", "")
+	cm := f("driver.modules", report.Warning, "driver-module", "rdma_ucm", "")
 	cm.Observation = "connection-manager-missing"
-	core := f("driver.modules", Critical, "driver-module", "ib_uverbs", "")
-	r := Build([]Finding{cm, core, f("driver.userverbs", Critical, "user-verbs", "rxe0", "rxe0")}, DefaultFaults(), Tool{}, HostInfo{})
+	core := f("driver.modules", report.Critical, "driver-module", "ib_uverbs", "")
+	r := Build([]report.Finding{cm, core, f("driver.userverbs", report.Critical, "user-verbs", "rxe0", "rxe0")}, DefaultFaults(), report.Tool{}, report.HostInfo{})
 	for _, x := range r.Findings {
 		if x.CheckID == "driver.userverbs" && strings.Join(x.ExplainedBy, ",") != "driver.modules@ib_uverbs" {
 			t.Errorf("explained by %v, want only driver.modules@ib_uverbs", x.ExplainedBy)
 		}
 	}
 	// The same observation stated by another check is not that row of the table.
-	other := f("driver.kernel_log", Warning, "driver-module", "rdma_ucm", "")
+	other := f("driver.kernel_log", report.Warning, "driver-module", "rdma_ucm", "")
 	other.Observation = "connection-manager-missing"
-	r = Build([]Finding{other, f("driver.userverbs", Critical, "user-verbs", "rxe0", "rxe0")}, DefaultFaults(), Tool{}, HostInfo{})
+	r = Build([]report.Finding{other, f("driver.userverbs", report.Critical, "user-verbs", "rxe0", "rxe0")}, DefaultFaults(), report.Tool{}, report.HostInfo{})
 	if len(r.Summary.RootCauses) != 1 {
 		t.Errorf("another check's observation narrowed its row: root causes %v", r.Summary.RootCauses)
 	}
@@ -416,11 +323,11 @@ func TestObservationNarrowsItsRow(t *testing.T) {
 // fault rows, only when the cause is a problem about the same subject; a finding that states no
 // such observation is not.
 func TestObservationExplainedBy(t *testing.T) {
-	build := func(causeSev Severity, causeSubject, causeDev, obs string) []string {
+	build := func(causeSev report.Severity, causeSubject, causeDev, obs string) []string {
 		flap := f("port.flaps", causeSev, "port-link", causeSubject, causeDev)
-		cnt := f("port.counters", Warning, "port-link", "mlx5_0/1", "mlx5_0")
+		cnt := f("port.counters", report.Warning, "port-link", "mlx5_0/1", "mlx5_0")
 		cnt.Observation = obs
-		for _, x := range Build([]Finding{flap, cnt}, DefaultFaults(), Tool{}, HostInfo{}).Findings {
+		for _, x := range Build([]report.Finding{flap, cnt}, DefaultFaults(), report.Tool{}, report.HostInfo{}).Findings {
 			if x.CheckID == "port.counters" {
 				return x.ExplainedBy
 			}
@@ -428,17 +335,17 @@ func TestObservationExplainedBy(t *testing.T) {
 		return []string{"no port.counters finding"}
 	}
 	const obs = "link-downed-only"
-	if got := build(Critical, "mlx5_0/1", "mlx5_0", obs); strings.Join(got, ",") != "port.flaps@mlx5_0/1" {
+	if got := build(report.Critical, "mlx5_0/1", "mlx5_0", obs); strings.Join(got, ",") != "port.flaps@mlx5_0/1" {
 		t.Errorf("named cause: explained by %v", got)
 	}
 	for _, c := range []struct {
 		name string
 		got  []string
 	}{
-		{"not observed", build(Critical, "mlx5_0/1", "mlx5_0", "")},
-		{"cause only info", build(Info, "mlx5_0/1", "mlx5_0", obs)},
-		{"cause on another device", build(Critical, "mlx5_1/1", "mlx5_1", obs)},
-		{"cause on another port", build(Critical, "mlx5_0/2", "mlx5_0", obs)},
+		{"not observed", build(report.Critical, "mlx5_0/1", "mlx5_0", "")},
+		{"cause only info", build(report.Info, "mlx5_0/1", "mlx5_0", obs)},
+		{"cause on another device", build(report.Critical, "mlx5_1/1", "mlx5_1", obs)},
+		{"cause on another port", build(report.Critical, "mlx5_0/2", "mlx5_0", obs)},
 	} {
 		if len(c.got) != 0 {
 			t.Errorf("%s: explained by %v", c.name, c.got)
@@ -449,14 +356,14 @@ func TestObservationExplainedBy(t *testing.T) {
 // TestRefsFromContent: findings that share a ref get suffixes derived from what they say, the
 // same whatever order the checks returned them in, and not changed by PIDs or sizes.
 func TestRefsFromContent(t *testing.T) {
-	mk := func(pid, sev string) Finding {
-		x := f("qp.state", Warning, "qp-context", "mlx5_0/1 pid "+pid+" (trainer) ERR", "mlx5_0")
+	mk := func(pid, sev string) report.Finding {
+		x := f("qp.state", report.Warning, "qp-context", "mlx5_0/1 pid "+pid+" (trainer) ERR", "mlx5_0")
 		x.Key = "mlx5_0/1/qp:trainer/ERR"
 		x.Summary = "mlx5_0/1: 3 QP(s) of pid " + pid + " (trainer) in " + sev
 		return x
 	}
-	refs := func(fs ...Finding) []string {
-		r := Build(fs, DefaultFaults(), Tool{}, HostInfo{})
+	refs := func(fs ...report.Finding) []string {
+		r := Build(fs, DefaultFaults(), report.Tool{}, report.HostInfo{})
 		var out []string
 		for _, x := range r.Findings {
 			out = append(out, x.Ref)
@@ -491,33 +398,33 @@ func TestRefsFromContent(t *testing.T) {
 // the consequence is log lines too, only within LogLinkWindow; a present state on the device is
 // linked whatever the time.
 func TestKernelLogLinkWindowAndDevice(t *testing.T) {
-	at := func(x Finding, secs ...float64) Finding {
-		x.LogSpan = &LogSpan{First: time.Duration(secs[0] * float64(time.Second)), Last: time.Duration(secs[len(secs)-1] * float64(time.Second))}
+	at := func(x report.Finding, secs ...float64) report.Finding {
+		x.LogSpan = &report.LogSpan{First: time.Duration(secs[0] * float64(time.Second)), Last: time.Duration(secs[len(secs)-1] * float64(time.Second))}
 		return x
 	}
-	health := at(f("driver.kernel_log", Critical, "firmware-health", "mlx5_0", "mlx5_0"), 6000, 6121)
-	hostWide := at(f("driver.kernel_log", Warning, "dma-engine", "kernel log", ""), 3.2)
+	health := at(f("driver.kernel_log", report.Critical, "firmware-health", "mlx5_0", "mlx5_0"), 6000, 6121)
+	hostWide := at(f("driver.kernel_log", report.Warning, "dma-engine", "kernel log", ""), 3.2)
 	for _, tc := range []struct {
 		name   string
-		cause  Finding
-		effect Finding
+		cause  report.Finding
+		effect report.Finding
 		linked bool
 	}{
-		{"same device, within the window", health, at(f("cq.errors", Critical, "cq-eq", "mlx5_0", "mlx5_0"), 6300), true},
-		{"same device, before the cause but within the window", health, at(f("cq.errors", Critical, "cq-eq", "mlx5_0", "mlx5_0"), 5500), true},
-		{"same device, outside the window", health, at(f("cq.errors", Critical, "cq-eq", "mlx5_0", "mlx5_0"), 6121+601), false},
-		{"same device, long before", health, at(f("cq.errors", Critical, "cq-eq", "mlx5_0", "mlx5_0"), 600), false},
-		{"other device, same time", health, at(f("cq.errors", Critical, "cq-eq", "mlx5_1", "mlx5_1"), 6010), false},
-		{"present state on the device", health, f("port.state", Critical, "port-link", "mlx5_0/1", "mlx5_0"), true},
-		{"present state on another device", health, f("port.state", Critical, "port-link", "mlx5_1/1", "mlx5_1"), false},
-		{"no device named: not a device's cause", hostWide, f("driver.interrupts", Critical, "cq-eq", "mlx5_1", "mlx5_1"), false},
-		{"no device named: a host-wide consequence", hostWide, at(f("cq.errors", Critical, "cq-eq", "kernel log", ""), 10), true},
-		{"not from the log: category and device as before", f("pcie.aer", Critical, "pcie-interface", "0000:3b:00.0", ""),
-			at(f("cq.errors", Critical, "cq-eq", "mlx5_1", "mlx5_1"), 9000), true},
+		{"same device, within the window", health, at(f("cq.errors", report.Critical, "cq-eq", "mlx5_0", "mlx5_0"), 6300), true},
+		{"same device, before the cause but within the window", health, at(f("cq.errors", report.Critical, "cq-eq", "mlx5_0", "mlx5_0"), 5500), true},
+		{"same device, outside the window", health, at(f("cq.errors", report.Critical, "cq-eq", "mlx5_0", "mlx5_0"), 6121+601), false},
+		{"same device, long before", health, at(f("cq.errors", report.Critical, "cq-eq", "mlx5_0", "mlx5_0"), 600), false},
+		{"other device, same time", health, at(f("cq.errors", report.Critical, "cq-eq", "mlx5_1", "mlx5_1"), 6010), false},
+		{"present state on the device", health, f("port.state", report.Critical, "port-link", "mlx5_0/1", "mlx5_0"), true},
+		{"present state on another device", health, f("port.state", report.Critical, "port-link", "mlx5_1/1", "mlx5_1"), false},
+		{"no device named: not a device's cause", hostWide, f("driver.interrupts", report.Critical, "cq-eq", "mlx5_1", "mlx5_1"), false},
+		{"no device named: a host-wide consequence", hostWide, at(f("cq.errors", report.Critical, "cq-eq", "kernel log", ""), 10), true},
+		{"not from the log: category and device as before", f("pcie.aer", report.Critical, "pcie-interface", "0000:3b:00.0", ""),
+			at(f("cq.errors", report.Critical, "cq-eq", "mlx5_1", "mlx5_1"), 9000), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := Build([]Finding{tc.cause, tc.effect}, DefaultFaults(), Tool{}, HostInfo{})
-			var cause, effect Finding
+			r := Build([]report.Finding{tc.cause, tc.effect}, DefaultFaults(), report.Tool{}, report.HostInfo{})
+			var cause, effect report.Finding
 			for _, x := range r.Findings {
 				if x.CheckID == tc.cause.CheckID {
 					cause = x
