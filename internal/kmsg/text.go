@@ -92,6 +92,12 @@ func ParseDmesg(b []byte) (recs []Record, skipped int) {
 				}
 			}
 		}
+		if !hasTime {
+			line = cutRelTime(line)
+		}
+		// A line copied out of a syslog file without its date and host ("kernel: [  13.1] ...",
+		// as public reports quote them) is the kernel's message all the same.
+		line = strings.TrimPrefix(line, "kernel: ")
 		p.add(level, t, hasTime, line)
 		if hasTime {
 			// dmesg -T prints the host's local time without a zone (dmesg(1), --ctime).
@@ -99,6 +105,31 @@ func ParseDmesg(b []byte) (recs []Record, skipped int) {
 		}
 	})
 	return p.recs, p.skipped
+}
+
+// cutRelTime removes the stamps of dmesg --reltime and --human (util-linux sys-utils/dmesg.c
+// print_reltime): "[Mar15 18:17] " where the minute changes and "[  +0.000010] " between. They
+// give neither the time since boot nor a year, so they order the lines and say nothing else.
+func cutRelTime(line string) string {
+	if !strings.HasPrefix(line, "[") {
+		return line
+	}
+	end := strings.IndexByte(line, ']')
+	if end < 0 || end > 16 {
+		return line
+	}
+	st := line[1:end]
+	if d := strings.TrimLeft(st, " "); strings.HasPrefix(d, "+") {
+		secs, frac, ok := strings.Cut(d[1:], ".")
+		if _, err := strconv.ParseUint(secs, 10, 64); ok && err == nil && len(frac) == 6 {
+			return strings.TrimPrefix(line[end+1:], " ")
+		}
+		return line
+	}
+	if _, err := time.Parse("Jan2 15:04", st); err == nil {
+		return strings.TrimPrefix(line[end+1:], " ")
+	}
+	return line
 }
 
 // forLines calls fn with each non-empty line, without its line end.

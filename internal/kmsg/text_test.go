@@ -101,6 +101,15 @@ func TestParseDmesg(t *testing.T) {
 			in: "plain line\n[not a stamp] text\n[ 1.5] short fraction\n<x>[    1.000000] bad level\n[99999999999999999999.000000] huge\n",
 			want: []want{{"plain line", 0, NeutralLevel, true}, {"[not a stamp] text", 0, NeutralLevel, true}, {"[ 1.5] short fraction", 0, NeutralLevel, true},
 				{"<x>[    1.000000] bad level", 0, NeutralLevel, true}, {"[99999999999999999999.000000] huge", 0, NeutralLevel, true}}},
+		// dmesg --reltime (util-linux print_reltime), as quoted in a public report of an ice
+		// transmit timeout: the stamps are cut, the lines keep their order.
+		{name: "dmesg --reltime",
+			in:   "[Mar15 18:17] ice 0000:b1:00.0 ens801f0np0: NETDEV WATCHDOG: CPU: 38: transmit queue 14 timed out 80692736 ms\n[  +0.000010] ice 0000:b1:00.0 ens801f0np0: tx_timeout: VSI_num: 3\n[Mar15 18:17 not a stamp\n",
+			want: []want{{"ice 0000:b1:00.0 ens801f0np0: NETDEV WATCHDOG: CPU: 38: transmit queue 14 timed out 80692736 ms", 0, NeutralLevel, true}, {"ice 0000:b1:00.0 ens801f0np0: tx_timeout: VSI_num: 3", 0, NeutralLevel, true}, {"[Mar15 18:17 not a stamp", 0, NeutralLevel, true}}},
+		// A syslog line quoted without its date and host.
+		{name: "kernel: tag left over",
+			in:   "kernel: [   13.134460] AMD-Vi: Event logged [\n",
+			want: []want{{"AMD-Vi: Event logged [", 13134460, NeutralLevel, true}}},
 		{name: "NUL tail of a crashed log",
 			in:      "[    1.000000] before\n\x00\x00\x00\x00\n",
 			skipped: 1,

@@ -54,6 +54,11 @@ func MustCompile(expr string) *Regexp {
 // target makes millions).
 func newRegexp(expr string) *Regexp { return &Regexp{expr: expr} }
 
+// New returns expr to be parsed and compiled at its first use, as MustCompile does, for
+// expressions made at run time from data (the kernel-log signature table), which All does not
+// list: their owner compiles them all in its tests (Compile).
+func New(expr string) *Regexp { return newRegexp(expr) }
+
 // All returns every expression made with MustCompile so far (all package variables, once the
 // packages are initialised).
 func All() []*Regexp {
@@ -144,6 +149,14 @@ func (r *Regexp) FindStringSubmatch(s string) []string {
 	return r.std().FindStringSubmatch(s)
 }
 
+// FindStringSubmatchIndex is regexp.FindStringSubmatchIndex behind the prefilter.
+func (r *Regexp) FindStringSubmatchIndex(s string) []int {
+	if !r.mayMatch(s) {
+		return nil
+	}
+	return r.std().FindStringSubmatchIndex(s)
+}
+
 // Required returns strings one of which every match of re contains, or nil when no such set is
 // known (an empty-width match, case folding, a class of characters only). Adjacent literals are
 // already merged by the parser, so a concatenation offers each child's set and the one whose
@@ -216,23 +229,44 @@ func shortest(ss []string) int {
 // records and a list of signatures dozens of expressions: one pass over the log for all their
 // literals (Aho-Corasick) replaces one search per expression per record, and a healthy log
 // rules out nearly all.
-func Present(rs []*Regexp, texts []string) []bool {
+func Present(rs []*Regexp, texts []string) []bool { return NewSet(rs).Present(texts) }
+
+// Set is Present's matcher built once for a fixed list of expressions, for a caller that asks
+// of many texts (the signature table, once per classified log).
+type Set struct {
+	rs  []*Regexp
+	ids [][]int // each expression's literals, as indexes into the matcher's strings
+	m   *matcher
+}
+
+// NewSet builds the matcher of the expressions' literals.
+func NewSet(rs []*Regexp) *Set {
 	id := map[string]int{}
 	var lits []string
-	for _, r := range rs {
+	set := &Set{rs: rs, ids: make([][]int, len(rs))}
+	for i, r := range rs {
 		for _, l := range r.Literals() {
-			if _, ok := id[l]; !ok {
-				id[l] = len(lits)
+			n, ok := id[l]
+			if !ok {
+				n = len(lits)
+				id[l] = n
 				lits = append(lits, l)
 			}
+			set.ids[i] = append(set.ids[i], n)
 		}
 	}
-	found := newMatcher(lits).scan(texts)
-	out := make([]bool, len(rs))
-	for i, r := range rs {
+	set.m = newMatcher(lits)
+	return set
+}
+
+// Present is the package's Present for the set's expressions.
+func (s *Set) Present(texts []string) []bool {
+	found := s.m.scan(texts)
+	out := make([]bool, len(s.rs))
+	for i, r := range s.rs {
 		out[i] = r.Literals() == nil
-		for _, l := range r.Literals() {
-			if found[id[l]] {
+		for _, n := range s.ids[i] {
+			if found[n] {
 				out[i] = true
 				break
 			}

@@ -10,7 +10,6 @@ import (
 	_ "github.com/rdmadiag/rdmadiag/internal/checks/qp"
 	"github.com/rdmadiag/rdmadiag/internal/checks/qp/qptest"
 	"github.com/rdmadiag/rdmadiag/internal/host"
-	"github.com/rdmadiag/rdmadiag/internal/kmsg"
 	"github.com/rdmadiag/rdmadiag/internal/nldev"
 	"github.com/rdmadiag/rdmadiag/internal/nldev/nltest"
 	"github.com/rdmadiag/rdmadiag/internal/optfile"
@@ -81,33 +80,28 @@ func TestDepthProfile(t *testing.T) {
 	}
 }
 
-func TestClassify(t *testing.T) {
-	for _, c := range []struct {
-		text, dev, kind, meaning string
-		sev                      report.Severity
-	}{
-		{"mlx5_core 0000:3b:00.0: cq_err_event_notifier:735:(pid 0): CQ error on CQN 0x407, syndrome 0x1", "0000:3b:00.0", "cq_error", "CQ overrun", report.Critical},
-		{"mlx5_core 0000:3b:00.0: cq_err_event_notifier:735:(pid 0): CQ error on CQN 0x407, syndrome 0x2", "0000:3b:00.0", "cq_error", "CQ access violation", report.Critical},
-		{"mlx5_core 0000:3b:00.0: cq_err_event_notifier:735:(pid 0): CQ error on CQN 0x407, syndrome 0x9", "0000:3b:00.0", "cq_error", "CQ error", report.Critical},
-		{"infiniband rxe0: cq#5 rxe_cq_post: queue full", "rxe0", "cq_full", "CQ overrun (completion dropped)", report.Critical},
-		{"mlx5_core 0000:3b:00.0: mlx5_eq_cq_get:96:(pid 0): Async event for bogus CQ 0x1f", "0000:3b:00.0", "bogus_cq", "event for a CQ the driver does not know (destroyed while events were pending)", report.Warning},
-		{"mlx5_core 0000:3b:00.0: mlx5_eq_comp_int:120:(pid 0): Recovered 3 EQEs on cmd_eq", "0000:3b:00.0", "eq_recovered", "3 EQE(s) recovered on cmd_eq after a missed interrupt", report.Warning},
-		{"mlx5_core 0000:3b:00.0: print_health_info:425:(pid 0): Health issue observed, async EQ buffer overrun, severity(3) ERROR:", "0000:3b:00.0", "eq_error", "async EQ buffer overrun", report.Critical},
-	} {
-		e, ok := cq.Classify(kmsg.Record{Text: c.text})
-		if !ok || e.Kind != c.kind || e.Meaning != c.meaning || e.Severity != c.sev || e.Device != c.dev {
-			t.Errorf("Classify(%q) = %+v %v", c.text, e, ok)
+// The CQ and EQ lines of the log, each once, tied to the device they are about; a health
+// syndrome naming an EQ is the firmware's event, judged by driver.kernel_log, not a second CQ
+// finding.
+func TestKernelLogEvents(t *testing.T) {
+	h := qptest.Host{SoftDevices: []string{"rxe0"}}
+	h.Kmsg = "3,10,100,-;infiniband rxe0: cq#5 rxe_cq_post: queue full\n" +
+		"3,11,200,-;mlx5_core 0000:99:00.0: cq_err_event_notifier:735:(pid 0): CQ error on CQN 0x407, syndrome 0x1\n" +
+		"3,12,300,-;mlx5_core 0000:99:00.0: mlx5_eq_cq_get:96:(pid 0): Async event for bogus CQ 0x1f\n" +
+		"3,13,400,-;mlx5_core 0000:99:00.0: mlx5_eq_comp_int:120:(pid 0): Recovered 3 EQEs on cmd_eq\n" +
+		"3,14,500,-;mlx5_core 0000:99:00.0: print_health_info:425:(pid 0): Health issue observed, async EQ buffer overrun, severity(3) ERROR:\n"
+	fs := h.Run(t, checks.Options{}, "cq.errors")
+	f := checktest.One(t, fs, "cq.errors", "rxe0")
+	checktest.WantSeverity(t, f, report.Critical)
+	checktest.WantEvidence(t, f, "rxe-queue-full", "queue full")
+	host := checktest.One(t, fs, "cq.errors", "kernel log")
+	for _, want := range []string{"CQ overrun x1", "bogus", "3 EQE(s) recovered on cmd_eq"} {
+		if !strings.Contains(host.Summary, want) {
+			t.Errorf("summary %q lacks %q", host.Summary, want)
 		}
 	}
-	for _, text := range []string{"mlx5_core 0000:3b:00.0: Link down", "CQ error on CQN garbage", "queue full of nothing", ""} {
-		if e, ok := cq.Classify(kmsg.Record{Text: text}); ok {
-			t.Errorf("Classify(%q) = %+v, want no event", text, e)
-		}
-	}
-	// The dictionary names the device even when the text does not.
-	e, _ := cq.Classify(kmsg.Record{Text: "cq#5 rxe_cq_post: queue full", Device: "+infiniband:rxe0"})
-	if e.Device != "rxe0" {
-		t.Errorf("device %q", e.Device)
+	if strings.Contains(host.Summary, "EQ buffer overrun") {
+		t.Errorf("the health syndrome is judged twice: %q", host.Summary)
 	}
 }
 
@@ -115,7 +109,7 @@ func TestErrorsFixture(t *testing.T) {
 	fs := checktest.Run(t, "cq-error-logged", checks.Options{}, "cq.errors")
 	f := checktest.One(t, fs, "cq.errors", "mlx5_0")
 	checktest.WantSeverity(t, f, report.Critical)
-	if got, _ := checktest.Evidence(f, "cq_error"); !strings.Contains(got, "CQ error on CQN 0x407, syndrome 0x1") || !strings.HasPrefix(got, "[86400.123456]") {
+	if got, _ := checktest.Evidence(f, "cq-error"); !strings.Contains(got, "CQ error on CQN 0x407, syndrome 0x1") || !strings.HasPrefix(got, "[86400.123456]") {
 		t.Errorf("%q", got)
 	}
 	if !strings.Contains(f.Summary, "CQ overrun x1") {
@@ -139,13 +133,6 @@ func TestErrorsNoKernelLog(t *testing.T) {
 	fs := h.Run(t, checks.Options{}, "cq.errors")
 	checktest.WantSeverity(t, checktest.One(t, fs, "cq.errors", "kernel log"), report.Critical)
 	checktest.WantSeverity(t, checktest.One(t, fs, "cq.errors", "rxe0"), report.OK)
-}
-
-func FuzzClassify(f *testing.F) {
-	f.Add("mlx5_core 0000:3b:00.0: x:1:(pid 0): CQ error on CQN 0x407, syndrome 0x1", "")
-	f.Add("infiniband rxe0: cq#5 rxe_cq_post: queue full", "+infiniband:rxe0")
-	f.Add("Recovered 3 EQEs on cmd_eq", "+pci:0000:3b:00.0")
-	f.Fuzz(func(t *testing.T, text, dev string) { _, _ = cq.Classify(kmsg.Record{Text: text, Device: dev}) })
 }
 
 func TestVectors(t *testing.T) {

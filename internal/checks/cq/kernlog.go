@@ -3,13 +3,13 @@ package cq
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/checks/rdmares"
+	"github.com/rdmadiag/rdmadiag/internal/inventory"
+	"github.com/rdmadiag/rdmadiag/internal/kevent"
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
-	"github.com/rdmadiag/rdmadiag/internal/relit"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -21,85 +21,6 @@ func init() {
 		Run:         runErrors,
 		KernelLog:   true,
 	})
-}
-
-// Event is one CQ/EQ error the kernel logged.
-type Event struct {
-	Kind     string // cq_error, cq_full, bogus_cq, eq_recovered, eq_error
-	Severity report.Severity
-	CQN      string // as logged (hex for mlx5, restrack index for rxe)
-	Syndrome string
-	Meaning  string
-	Device   string // RDMA device or PCI address the record names
-	Rec      kmsg.Record
-}
-
-var (
-	// drivers/net/ethernet/mellanox/mlx5/core/eq.c: "CQ error on CQN 0x%x, syndrome 0x%x".
-	reCQError = relit.MustCompile(`CQ error on CQN (0x[0-9a-fA-F]+), syndrome (0x[0-9a-fA-F]+)`)
-	// eq.c: "Async event for bogus CQ 0x%x".
-	reBogusCQ = relit.MustCompile(`Async event for bogus CQ (0x[0-9a-fA-F]+)`)
-	// drivers/infiniband/sw/rxe: rxe_err_cq(cq, "queue full") -> "cq#%d %s: queue full".
-	reRxeFull = relit.MustCompile(`cq#(\d+) [a-z_]+: queue full`)
-	// eq.c: "Recovered %d EQEs on cmd_eq" (a missed EQ interrupt).
-	reEQRecovered = relit.MustCompile(`Recovered (\d+) EQEs on (\S+)`)
-	// health.c syndrome strings for EQ faults (hsynd_str).
-	reEQFault = relit.MustCompile(`(async EQ buffer overrun|Invalid EQ referenced|, EQ error,|synd 0x[0-9a-f]+: EQ error)`)
-	// "infiniband rxe0: ..." prefix of ibdev_* messages.
-	reIBDev = relit.MustCompile(`^infiniband (\S+): `)
-)
-
-// syndromes are the mlx5 PRM CQ error syndromes.
-var syndromes = map[uint64]string{1: "CQ overrun", 2: "CQ access violation"}
-
-// Classify returns the CQ/EQ event a kernel log record reports, if any.
-func Classify(r kmsg.Record) (Event, bool) {
-	e := Event{Rec: r, Device: recordDevice(r)}
-	switch {
-	case strings.Contains(r.Text, "CQ error on CQN"):
-		m := reCQError.FindStringSubmatch(r.Text)
-		if m == nil {
-			return e, false
-		}
-		e.Kind, e.Severity, e.CQN, e.Syndrome = "cq_error", report.Critical, m[1], m[2]
-		e.Meaning = "CQ error"
-		if v, err := strconv.ParseUint(strings.TrimPrefix(m[2], "0x"), 16, 64); err == nil {
-			if s, ok := syndromes[v]; ok {
-				e.Meaning = s
-			}
-		}
-	case strings.Contains(r.Text, "queue full") && reRxeFull.MatchString(r.Text):
-		e.Kind, e.Severity, e.CQN = "cq_full", report.Critical, reRxeFull.FindStringSubmatch(r.Text)[1]
-		e.Meaning = "CQ overrun (completion dropped)"
-	case strings.Contains(r.Text, "bogus CQ") && reBogusCQ.MatchString(r.Text):
-		e.Kind, e.Severity, e.CQN = "bogus_cq", report.Warning, reBogusCQ.FindStringSubmatch(r.Text)[1]
-		e.Meaning = "event for a CQ the driver does not know (destroyed while events were pending)"
-	case strings.Contains(r.Text, "EQEs on") && reEQRecovered.MatchString(r.Text):
-		m := reEQRecovered.FindStringSubmatch(r.Text)
-		e.Kind, e.Severity = "eq_recovered", report.Warning
-		e.Meaning = fmt.Sprintf("%s EQE(s) recovered on %s after a missed interrupt", m[1], m[2])
-	case reEQFault.MatchString(r.Text):
-		e.Kind, e.Severity = "eq_error", report.Critical
-		e.Meaning = strings.Trim(reEQFault.FindString(r.Text), ", ")
-	default:
-		return e, false
-	}
-	return e, true
-}
-
-// recordDevice names what a record is about: "+infiniband:rxe0" or "+pci:BDF" from the
-// dictionary, else the "infiniband rxe0:" or "mlx5_core 0000:3b:00.0:" text prefix.
-func recordDevice(r kmsg.Record) string {
-	if d, ok := strings.CutPrefix(r.Device, "+infiniband:"); ok {
-		return d
-	}
-	if bdf := r.BDF(); bdf != "" {
-		return bdf
-	}
-	if m := reIBDev.FindStringSubmatch(r.Text); m != nil {
-		return m[1]
-	}
-	return ""
 }
 
 func runErrors(_ context.Context, env *checks.Env) ([]report.Finding, error) {
@@ -114,26 +35,15 @@ func runErrors(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 
 func kernelLogFindings(env *checks.Env) []report.Finding {
 	inv := env.Inventory()
-	klog, err := env.KernelLog()
+	ke, err := env.KernelEvents()
 	if err != nil {
 		return []report.Finding{checks.KernelLogFinding(err, "past CQ overruns and EQ errors")}
 	}
-	// An RDMA device is named in the log by itself (ibdev messages) or by its PCI function.
-	owner := map[string]string{}
-	for _, d := range inv.Devices {
-		owner[d.Name] = d.Name
-		if d.PCI != nil {
-			owner[d.PCI.BDF] = d.Name
-		}
-	}
-	byDev := map[string][]Event{}
-	var unattributed []Event
-	for _, r := range klog.Records {
-		e, ok := Classify(r)
-		if !ok {
-			continue
-		}
-		if dev, ok := owner[e.Device]; ok {
+	klog := ke.Log
+	byDev := map[string][]kevent.Event{}
+	var unattributed []kevent.Event
+	for _, e := range ke.For(checks.JudgeCQ) {
+		if dev := deviceOf(inv, e); dev != "" {
 			byDev[dev] = append(byDev[dev], e)
 		} else {
 			unattributed = append(unattributed, e)
@@ -157,19 +67,40 @@ func kernelLogFindings(env *checks.Env) []report.Finding {
 	return out
 }
 
-func eventFinding(subj report.Subject, dev string, evs []Event, klog *kmsg.Log) report.Finding {
+// deviceOf is the RDMA device of the run an event is about, by name or PCI function; "" for
+// one the inventory does not hold.
+func deviceOf(inv *inventory.Inventory, e kevent.Event) string {
+	for _, d := range inv.Devices {
+		if e.Device == d.Name || e.PCI != "" && d.PCI != nil && d.PCI.BDF == e.PCI {
+			return d.Name
+		}
+	}
+	return ""
+}
+
+// meaning says what one event is: its detail where the table gives one (a syndrome's meaning,
+// the EQ recovered on), else what its signature means.
+func meaning(e kevent.Event) string {
+	if d := e.Detail(); d != "" {
+		return d
+	}
+	return e.Sig.What
+}
+
+func eventFinding(subj report.Subject, dev string, evs []kevent.Event, klog *kmsg.Log) report.Finding {
 	cite := klog.Cite
 	sev := report.Warning
 	counts := map[string]int{}
 	var order []string
 	for _, e := range evs {
-		if e.Severity > sev {
-			sev = e.Severity
+		if e.Sig.Sev > sev {
+			sev = e.Sig.Sev
 		}
-		if counts[e.Meaning] == 0 {
-			order = append(order, e.Meaning)
+		m := meaning(e)
+		if counts[m] == 0 {
+			order = append(order, m)
 		}
-		counts[e.Meaning]++
+		counts[m]++
 	}
 	var kinds []string
 	for _, m := range order {
@@ -184,10 +115,9 @@ func eventFinding(subj report.Subject, dev string, evs []Event, klog *kmsg.Log) 
 			f.Evidence = append(f.Evidence, report.Ev("more", fmt.Sprintf("%d more record(s)", len(evs)-maxShown), cite))
 			break
 		}
-		obs := klog.Quote(e.Rec)
-		f.Evidence = append(f.Evidence, report.Ev(e.Kind, obs, cite))
+		f.Evidence = append(f.Evidence, report.Ev(e.Sig.ID, klog.Quote(e.Record), cite))
 	}
-	f.LogSpan = &report.LogSpan{First: evs[0].Rec.Since(), Last: evs[len(evs)-1].Rec.Since()}
+	f.LogSpan = &report.LogSpan{First: evs[0].Record.Since(), Last: evs[len(evs)-1].Record.Since()}
 	f.Remediation = "A CQ overrun means an application (or kernel consumer) let more completions pile up than its CQ holds: " +
 		"the CQ and the QPs completing into it are dead until recreated. Size CQs to at least the outstanding work " +
 		"requests with headroom (see cq.depth with --wr-concurrency), poll faster, or signal fewer sends. Access " +

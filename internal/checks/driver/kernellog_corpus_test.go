@@ -1,130 +1,16 @@
 package driver
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/checks/checktest"
-	"github.com/rdmadiag/rdmadiag/internal/inventory"
-	"github.com/rdmadiag/rdmadiag/internal/kmsg"
 	"github.com/rdmadiag/rdmadiag/report"
 )
-
-// dmesgStamp is the "[  445.937186] " time stamp dmesg prints before a line.
-var dmesgStamp = regexp.MustCompile(`^\[\s*\d+\.\d+\] `)
-
-// classify is what the kernel_log check makes of one line on its own: the first signature it
-// matches, and the PCI address or interface it names.
-func classify(text string) (sig *signature, device string) {
-	for s, m := range matchLine(text, nil) {
-		_, bdf := recordDevice(kmsg.Record{Text: text}, &inventory.Inventory{})
-		if bdf == "" && s.netdev > 0 {
-			for _, n := range m[s.netdev:] {
-				if strings.Trim(n, "0123456789") != "" { // a name, not the queue number
-					bdf = n
-					break
-				}
-			}
-		}
-		return s, bdf
-	}
-	_, bdf := recordDevice(kmsg.Record{Text: text}, &inventory.Inventory{})
-	return nil, bdf
-}
-
-// TestKmsgCorpus runs every line of testdata/kmsg-corpus.txt, copied from public reports, through
-// the signature table and holds it to the family, device and severity written next to it.
-func TestKmsgCorpus(t *testing.T) {
-	f, err := os.Open("testdata/kmsg-corpus.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	source, lines, sources := "", 0, 0
-	for n := 1; sc.Scan(); n++ {
-		l := sc.Text()
-		switch {
-		case strings.HasPrefix(l, "## "):
-			source = strings.TrimPrefix(l, "## ")
-			if !strings.HasPrefix(source, "https://") {
-				t.Errorf("line %d: a report's source must be its URL: %q", n, source)
-			}
-			sources++
-			continue
-		case l == "" || strings.HasPrefix(l, "#"):
-			continue
-		}
-		if source == "" {
-			t.Fatalf("line %d: a log line before any source", n)
-		}
-		want, line, ok := strings.Cut(l, " | ")
-		w := strings.Fields(want)
-		if !ok || len(w) != 3 {
-			t.Fatalf("line %d: want \"<signature> <device> <severity> | <line>\": %q", n, l)
-		}
-		lines++
-		text := dmesgStamp.ReplaceAllString(line, "")
-		sig, dev := classify(text)
-		gotID, gotSev := "-", "-"
-		if sig != nil {
-			gotID, gotSev = sig.id, sig.sev.String()
-		}
-		if dev == "" {
-			dev = "-"
-		}
-		if gotID != w[0] || dev != w[1] || gotSev != w[2] {
-			t.Errorf("line %d (%s):\n  %s\n  got %s %s %s, want %s", n, source, text, gotID, dev, gotSev, want)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if lines < 30 || sources < 8 {
-		t.Errorf("corpus shrank: %d lines from %d reports", lines, sources)
-	}
-}
-
-// TestDriverFormats covers the RDMA drivers for which no published report with a real line was
-// found: each line is built from the driver's format string (file and function in the
-// signature's comment), so that the pattern at least matches what the kernel prints.
-func TestDriverFormats(t *testing.T) {
-	tests := []struct {
-		text, sig, device string
-		sev               report.Severity
-	}{
-		// irdma_process_aeq(): "abnormal ae_id = 0x%x bool qp=%d qp_id = %d, ae_src=%d".
-		{"infiniband irdma0: abnormal ae_id = 0x503 bool qp=1 qp_id = 5, ae_src=0", "irdma-abnormal-ae", "", report.Warning},
-		// bnxt_re qplib_rcfw.c: "cmdq[%#x]=%#x timedout (%d)msec", printed on the bnxt_en function.
-		{"bnxt_en 0000:41:00.0: QPLIB: cmdq[0x4d]=0x15 timedout (20000)msec", "bnxt-re-cmd-timeout", "0000:41:00.0", report.Critical},
-		// efa_com_cmd_exec(): "Failed to process command %s (opcode %u) comp_status %d err %d".
-		{"infiniband efa_0: Failed to process command create_qp (opcode 1) comp_status 7 err -110", "efa-cmd-failed", "", report.Warning},
-		// v2_wait_mbox_complete(): "failed to wait mbox status 0x%x".
-		{"hns3 0000:7d:00.0: failed to wait mbox status 0x1", "hns-mbox-timeout", "0000:7d:00.0", report.Critical},
-		// mlx5e_cq_error_event(): netdev_err "%s: cqn=0x%.6x event=0x%.2x".
-		{"mlx5_core 0000:3b:00.0 ens1f0np0: mlx5e_cq_error_event: cqn=0x000403 event=0x04", "mlx5e-cq-error", "0000:3b:00.0", report.Warning},
-		// dev_watchdog() since Linux 6.9: netdev_crit "NETDEV WATCHDOG: CPU: %d: transmit queue %u timed out %u ms".
-		{"mlx5_core 0000:3b:00.0 ens1f0np0: NETDEV WATCHDOG: CPU: 3: transmit queue 5 timed out 8192 ms", "tx-timeout", "0000:3b:00.0", report.Warning},
-		// wait_fw_init(): "Waiting for FW initialization, timeout abort in %ds (0x%x)".
-		{"mlx5_core 0000:3b:00.0: wait_fw_init:338:(pid 9): Waiting for FW initialization, timeout abort in 100s (0x1)", "mlx5-fw-preinit-wait", "0000:3b:00.0", report.Info},
-	}
-	for _, tc := range tests {
-		sig, dev := classify(tc.text)
-		if sig == nil {
-			t.Errorf("%q matches no signature, want %s", tc.text, tc.sig)
-			continue
-		}
-		if sig.id != tc.sig || sig.sev != tc.sev || (tc.device != "" && dev != tc.device) {
-			t.Errorf("%q: got %s %s %s, want %s %s %s", tc.text, sig.id, dev, sig.sev, tc.sig, tc.device, tc.sev)
-		}
-	}
-}
 
 // TestKernelLogFamilies runs the check on a host whose log holds whole published events: each
 // family becomes one finding tied to its device, and benign or foreign lines stay quiet.

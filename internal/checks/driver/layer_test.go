@@ -177,53 +177,6 @@ func TestMLX5IRQName(t *testing.T) {
 	}
 }
 
-func TestSignatures(t *testing.T) {
-	inv := &inventory.Inventory{}
-	for _, tc := range []struct {
-		text, id, detail string
-	}{
-		{"mlx5_core 0000:3b:00.0: poll_health:800:(pid 0): Fatal error 5 detected", "mlx5-fatal", "sensor 5 (firmware syndrome, recovery flow required)"},
-		{"mlx5_core 0000:3b:00.0: device's health compromised", "mlx5-health-compromised", ""},
-		{"mlx5_core 0000:3b:00.0: mlx5_cmd_out_err:838:(pid 1): ACCESS_REG(0x805) op_mod(0x1) failed, status bad parameter(0x3), syndrome (0x6ec9f0), err(-22)", "mlx5-access-reg", ""},
-		{"mlx5_core 0000:3b:00.0: mlx5_cmd_check:800:(pid 1): CREATE_QP(0x500) op_mod(0x0) failed, status bad resource(0x5), syndrome (0x1)", "mlx5-cmd-failed", "CREATE_QP: bad resource"},
-		{"mlx5_core 0000:3b:00.0: cmd[3]: QUERY_VPORT_COUNTER(0x770) recovered after timeout", "mlx5-cmd-recovered", ""},
-		{"mlx5_core 0000:3b:00.0: Recovered 2 EQEs on cmd_eq", "cmd-eq-recovered", ""},
-		{"mlx5_ib: Unknown symbol ib_register_device (err -2)", "module-unknown-symbol", "mlx5_ib"},
-		{"mlx5_core 0000:3b:00.0: probe with driver mlx5_core failed with error -22", "probe-failed", ""},
-		{"mlx5_core 0000:3b:00.0: Failed to alloc IRQs", "irq-alloc", ""},
-		{"mlx5_core 0000:3b:00.0: Port module event[error]: module 0, Cable error, Bad or shorted cable/module", "port-module-error", "module 0: Bad or shorted cable/module"},
-		{"mlx5_core 0000:3b:00.0: Port module event: module 0, Cable unplugged", "port-module-event", "module 0: Cable unplugged"},
-		{"infiniband rxe0: qp#17 rxe_cq_post: queue full", "rxe-queue-full", ""},
-		{"mlx5_core 0000:3b:00.0: Detected insufficient power on the PCIe slot (27W).", "slot-power", ""},
-		{"pcieport 0000:00:02.0: AER: Uncorrected (Non-Fatal) error message received from 0000:01:00.0", "aer", ""},
-		{"pcieport 0000:00:02.0: AER: enabled with IRQ 24", "", ""}, // lab guest boot line
-		{"pcieport 0000:00:02.0: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Transaction Layer, (Requester ID)", "aer", ""},
-		{"infiniband rxe0: set active", "", ""},
-	} {
-		var got, detail string
-		for i := range signatures {
-			if m := signatures[i].re.FindStringSubmatch(tc.text); m != nil {
-				got = signatures[i].id
-				if signatures[i].detail != nil {
-					detail = signatures[i].detail(m)
-				}
-				break
-			}
-		}
-		if got != tc.id || detail != tc.detail {
-			t.Errorf("%q: signature %q detail %q, want %q %q", tc.text, got, detail, tc.id, tc.detail)
-		}
-	}
-	r := kmsg.Record{Text: "infiniband rxe0: qp#17 rxe_cq_post: queue full"}
-	if dev, _ := recordDevice(r, inv); dev != "rxe0" {
-		t.Errorf("device of %q = %q", r.Text, dev)
-	}
-	r = kmsg.Record{Text: "set active", Device: "+infiniband:rxe0"}
-	if dev, _ := recordDevice(r, inv); dev != "rxe0" {
-		t.Errorf("device from dictionary = %q", dev)
-	}
-}
-
 // TestHealthEvents groups firmware-health lines into events per device and time: a recovery that
 // succeeded makes the event a warning, five quiet minutes start a new event, another device's
 // lines are another event, and a lone signature keeps its own counted finding.
@@ -271,18 +224,12 @@ func TestHealthEvents(t *testing.T) {
 		}, []string{"mlx5_0 critical 3"}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var ms []logMatch
-			for i, r := range tc.recs {
-				for si := range signatures {
-					if m := signatures[si].re.FindStringSubmatch(r.Text); m != nil {
-						lm := logMatch{idx: i, sig: &signatures[si], sub: m}
-						lm.dev, lm.bdf = recordDevice(r, inv)
-						ms = append(ms, lm)
-						break
-					}
-				}
+			ke, err := checks.NewKernelEvents(&kmsg.Log{Records: tc.recs}, inv)
+			if err != nil {
+				t.Fatal(err)
 			}
-			evs, merged := healthEvents(tc.recs, ms)
+			ms := ke.For(checks.JudgeKernelLog)
+			evs, merged := healthEvents(ms)
 			var got []string
 			for _, ev := range evs {
 				f := eventFinding(ev, &kmsg.Log{Cite: "kmsg"})

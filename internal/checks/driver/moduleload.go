@@ -94,16 +94,15 @@ const outsideTheStack = "outside-the-stack"
 func moduleLoadFailure(env *checks.Env, f report.Finding, g *logGroup) report.Finding {
 	name := g.module
 	var syms, rdma []string
-	for _, r := range g.recs {
-		for _, re := range []string{": Unknown symbol ", ": disagrees about version of symbol "} {
-			if _, rest, ok := strings.Cut(r.Text, re); ok {
-				sym, _, _ := strings.Cut(rest, " ")
-				if !slices.Contains(syms, sym) {
-					syms = append(syms, sym)
-					if rdmaSymbol(sym) {
-						rdma = append(rdma, sym)
-					}
-				}
+	// The loader's lines name the module, then the symbol (kevent core.json module-load).
+	for _, ev := range g.evs {
+		if len(ev.Args) < 2 {
+			continue
+		}
+		if sym := ev.Args[1]; !slices.Contains(syms, sym) {
+			syms = append(syms, sym)
+			if rdmaSymbol(sym) {
+				rdma = append(rdma, sym)
 			}
 		}
 	}

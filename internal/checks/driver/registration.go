@@ -9,8 +9,7 @@ import (
 	"strings"
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
-	"github.com/rdmadiag/rdmadiag/internal/kmsg"
-	"github.com/rdmadiag/rdmadiag/internal/relit"
+	"github.com/rdmadiag/rdmadiag/internal/kevent"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -94,7 +93,7 @@ func runRegistration(_ context.Context, env *checks.Env) ([]report.Finding, erro
 			registered[d.PCI.BDF] = append(registered[d.PCI.BDF], d.Name)
 		}
 	}
-	klog, logErr := env.KernelLog()
+	ke, logErr := env.KernelEvents()
 	p := sharedPresence(env)
 	var out []report.Finding
 	for _, bdf := range bdfs {
@@ -179,7 +178,7 @@ func runRegistration(_ context.Context, env *checks.Env) ([]report.Finding, erro
 			}
 		}
 		if f.Severity == report.Critical {
-			f.Evidence = append(f.Evidence, bdfLogEvidence(klog, logErr, bdf, fn)...)
+			f.Evidence = append(f.Evidence, bdfLogEvidence(ke, logErr, bdf, fn)...)
 		}
 		out = append(out, f)
 	}
@@ -190,20 +189,22 @@ func runRegistration(_ context.Context, env *checks.Env) ([]report.Finding, erro
 	return out, nil
 }
 
-// bdfLogEvidence picks the kernel log lines about one function (and about its RDMA module),
-// errors and warnings only, at most eight, so a ticket carries the probe failure's cause.
-func bdfLogEvidence(klog *kmsg.Log, logErr error, bdf string, fn rdmaFunction) []report.Evidence {
+// bdfLogEvidence quotes the kernel log events about one function (and its RDMA module's
+// loader lines), at most eight, benign ones left out, so a ticket carries the probe failure's
+// cause.
+func bdfLogEvidence(ke *checks.KernelEvents, logErr error, bdf string, fn rdmaFunction) []report.Evidence {
 	if logErr != nil {
 		return []report.Evidence{checks.KernelLogNote(logErr)}
 	}
+	klog := ke.Log
 	var lines []string
-	for _, r := range klog.Records {
+	for _, e := range ke.Events {
 		if len(lines) >= 8 {
 			break
 		}
-		about := r.BDF() == bdf || strings.HasPrefix(r.Text, fn.rdma+": ") || strings.HasPrefix(r.Text, fn.core+": ")
-		if about && severe(r) {
-			lines = append(lines, klog.Quote(r))
+		about := e.PCI == bdf || e.Module != "" && (e.Module == fn.rdma || e.Module == fn.core)
+		if about && (e.Sig == nil || !e.Sig.Benign && e.Sig.Kind != kevent.KindDump) {
+			lines = append(lines, klog.Quote(e.Record))
 		}
 	}
 	if len(lines) == 0 {
@@ -214,19 +215,6 @@ func bdfLogEvidence(klog *kmsg.Log, logErr error, bdf string, fn rdmaFunction) [
 		out[i] = report.Ev(fmt.Sprintf("log %d", i+1), l, klog.Cite)
 	}
 	return out
-}
-
-// failureText matches the words the kernel's failure messages use ("probe ... failed with error",
-// "Unknown symbol", "disagrees about version", command "timeout", "err -22").
-var failureText = relit.MustCompile(`(?i)\b(fail(ed|ure)?|error|err|unknown symbol|disagrees|time(d)? ?out|unable|cannot|can't|invalid)\b`)
-
-// severe reports whether a record is an error or a warning: by its level (KERN_WARNING or
-// graver) when the source gave one, by its words when it came from a text log without levels.
-func severe(r kmsg.Record) bool {
-	if r.NoLevel {
-		return failureText.MatchString(r.Text)
-	}
-	return r.Level <= 4
 }
 
 // uniq drops repeated names, keeping the order (efa is its own PCI and RDMA driver).

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/host"
+	"github.com/rdmadiag/rdmadiag/internal/kmsg"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -85,16 +86,27 @@ func readAER(h *host.Host, n node) aerSnap {
 	return s
 }
 
-// aerLine matches the AER lines of drivers/pci/pcie/aer.c (with "Root Port link has been reset"),
-// the recovery lines of pcie_do_recovery() in drivers/pci/pcie/err.c ("device recovery
-// successful/failed") and pciehp's "Slot(%s): Link Down" (drivers/pci/hotplug/pciehp_ctrl.c);
-// fault table row pcie-interface.
-// "AER: enabled with IRQ" is not an error, so AER lines must also mention one.
-func aerLine(s string) bool {
-	if strings.Contains(s, "AER:") && strings.Contains(s, "rror") {
-		return true
+// aerLines are the kernel log's lines about the link of one of bdfs that pcie.aer judges: what
+// the AER, DPC and hotplug services print (drivers/pci/pcie/aer.c, err.c, dpc.c,
+// drivers/pci/hotplug), tied to a function by its prefix or by the address the line names.
+func aerLines(ke *checks.KernelEvents, bdfs []string) []kmsg.Record {
+	if ke == nil {
+		return nil
 	}
-	return containsAny(s, []string{"Bus Error: severity=", "Link Down", "link has been reset", "device recovery"})
+	var out []kmsg.Record
+	for _, e := range ke.For(checks.JudgeAER) {
+		if e.Sig.Benign {
+			continue
+		}
+		b := e.Record.BDF()
+		for _, x := range bdfs {
+			if b == x || e.PCI == x {
+				out = append(out, e.Record)
+				break
+			}
+		}
+	}
+	return out
 }
 
 func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
@@ -139,7 +151,7 @@ func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 	anyPresent := false
 	for i, it := range items {
 		s := first[i]
-		lines := recordsFor(klog.recs, []string{s.BDF}, aerLine)
+		lines := aerLines(klog.events, []string{s.BDF})
 		if !s.Present && len(s.Errs) == 0 && len(s.Root) == 0 {
 			if len(lines) > 0 {
 				// No counters (no AER capability, as the lab's virtio endpoint), but the kernel
@@ -175,7 +187,7 @@ func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 				Summary:  fmt.Sprintf("skipped: no AER counters on %s or its upstream ports (kernel without CONFIG_PCIEAER, or no AER capability on the path)", t.BDF),
 				Evidence: append(viaEvidence(t), report.Ev("aer_dev_* files", "absent", t.Nodes[0].Dir)),
 			}
-			if lines := recordsFor(klog.recs, bdfList(t), aerLine); len(lines) > 0 {
+			if lines := aerLines(klog.events, bdfList(t)); len(lines) > 0 {
 				f.Severity = report.Warning
 				f.Summary = fmt.Sprintf("%s: no AER counters, but the kernel log has %d AER/link lines for the path", t.BDF, len(lines))
 				f.Evidence = append(f.Evidence, klog.evidence("kernel log", lines, 5)...)

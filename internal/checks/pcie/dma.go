@@ -15,68 +15,38 @@ import (
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
-// iommuLine matches IOMMU fault reports: Intel VT-d ("DMAR: DRHD: handling fault status reg",
-// then "DMAR: [DMA Read NO_PASID] Request device [3b:00.0] fault addr ...") and AMD-Vi
-// ("AMD-Vi: Event logged [IO_PAGE_FAULT device=3b:00.0 domain=... address=...]"; newer kernels
-// print it through dev_printk with the full address). Fault table row dma-engine.
-func iommuLine(s string) bool {
-	return strings.Contains(s, "DMAR:") && strings.Contains(s, "fault") || strings.Contains(s, "IO_PAGE_FAULT") ||
-		strings.Contains(s, "AMD-Vi: Event logged")
-}
-
-// dmaLine matches DMA error signatures of the RDMA drivers and mlx5 page management
-// (pagealloc.c "failed dma mapping page"; the "local protection error" work-completion status of
-// ib_wc_status_msg() in drivers/infiniband/core/verbs.c, which mlx5_ib cq.c prints with
-// "WC error"; fault table row dma-engine).
-func dmaLine(s string) bool {
-	l := strings.ToLower(s)
-	return strings.Contains(l, "dma error") || strings.Contains(l, "local protection error") ||
-		strings.Contains(l, "failed dma mapping") || strings.Contains(l, "dma mapping error")
-}
-
-// shortBDF is the bus:dev.fn form IOMMU drivers print ("3b:00.0"), without the domain.
-func shortBDF(bdf string) string {
-	if len(bdf) == 12 {
-		return bdf[5:]
+// dmaRecords returns the IOMMU faults and DMA errors the kernel log holds about a function or
+// its RDMA devices (kernel log events judged by pcie.dma: fault row dma-engine). An IOMMU's own
+// line (its driver is of the pcie layer: Intel VT-d, AMD-Vi, SMMU) is an IOMMU fault, a NIC
+// driver's a DMA error. Intel VT-d prints the fault status register first, without a device
+// (drivers/iommu/intel/dmar.c dmar_fault(): "DRHD: handling fault status reg %x"), then one
+// line per fault naming it: the status line belongs to the fault after it.
+func dmaRecords(ke *checks.KernelEvents, t *target) (iommu, dma []kmsg.Record, sev report.Severity) {
+	if ke == nil {
+		return nil, nil, report.OK
 	}
-	return bdf
-}
-
-// dmaRecords returns the IOMMU and DMA-error lines about a function or its RDMA devices.
-func dmaRecords(recs []kmsg.Record, t *target) (iommu, dma []kmsg.Record) {
-	short := shortBDF(t.BDF)
-	for i, r := range recs {
-		about := r.BDF() == t.BDF || strings.Contains(r.Text, t.BDF)
-		if !about && iommuLine(r.Text) {
-			about = strings.Contains(r.Text, "["+short+"]") || strings.Contains(r.Text, "device="+short) ||
-				strings.Contains(r.Text, "device "+short)
-		}
-		if !about {
-			for _, d := range t.Devices {
-				if strings.Contains(r.Text, d.Name+":") || strings.Contains(r.Text, "infiniband "+d.Name) {
-					about = true
-					break
-				}
-			}
+	sev = report.Warning
+	evs := ke.For(checks.JudgeDMA)
+	for i, e := range evs {
+		about := e.PCI == t.BDF
+		for _, d := range t.Devices {
+			about = about || e.Device == d.Name
 		}
 		if !about {
 			continue
 		}
-		switch {
-		case iommuLine(r.Text):
-			// Intel VT-d prints the fault status register first, without a device
-			// (drivers/iommu/intel/dmar.c dmar_fault(): "DRHD: handling fault status reg %x"),
-			// then one line per fault naming it: the status line belongs to this fault.
-			if i > 0 && strings.Contains(recs[i-1].Text, "DRHD: handling fault status reg") &&
-				(len(iommu) == 0 || iommu[len(iommu)-1].Seq != recs[i-1].Seq) {
-				iommu = append(iommu, recs[i-1])
-			}
-			iommu = append(iommu, r)
-		case dmaLine(r.Text):
-			dma = append(dma, r)
+		sev = max(sev, e.Sig.Sev)
+		if e.Sig.Printer().Layer != "pcie" {
+			dma = append(dma, e.Record)
+			continue
 		}
+		if i > 0 && evs[i-1].PCI == "" && evs[i-1].Index == e.Index-1 &&
+			(len(iommu) == 0 || iommu[len(iommu)-1].Seq != evs[i-1].Record.Seq) {
+			iommu = append(iommu, evs[i-1].Record)
+		}
+		iommu = append(iommu, e.Record)
 	}
-	return iommu, dma
+	return iommu, dma, sev
 }
 
 type netErrs struct {
@@ -195,7 +165,7 @@ func runDMA(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 	}
 	for i, t := range ts {
 		f := report.Finding{Subject: t.subject(), Evidence: viaEvidence(t)}
-		iommu, dma := dmaRecords(klog.recs, t)
+		iommu, dma, logSev := dmaRecords(klog.events, t)
 		var txrx []string
 		grew := false
 		for j, n := range pts[i].nets {
@@ -245,13 +215,13 @@ func runDMA(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 		}
 		switch {
 		case len(iommu) > 0:
-			f.Severity = report.Critical
+			f.Severity = logSev
 			f.LogSpan = checks.LogSpan(iommu)
 			f.Summary = fmt.Sprintf("%s (%s): %d IOMMU fault line(s) in the kernel log: the device's DMA was blocked", t.BDF, t.deviceNames(), len(iommu))
 			f.Remediation = "A blocked DMA loses data or hangs queues. Check the IOMMU mode (iommu=pt or intel_iommu=on with passthrough for RDMA), driver/firmware versions, and whether the device was reset; " +
 				"reload the driver or reboot to recover, and report the fault address to the vendor if it recurs."
 		case len(dma) > 0:
-			f.Severity = report.Critical
+			f.Severity = logSev
 			f.LogSpan = checks.LogSpan(dma)
 			f.Summary = fmt.Sprintf("%s (%s): %d DMA error line(s) in the kernel log", t.BDF, t.deviceNames(), len(dma))
 			f.Remediation = "DMA errors point at memory registration, the IOMMU or the PCIe path: check pcie.aer and pcie.link, the IOMMU mode, and the memory-registration limits; update driver and firmware if they recur."

@@ -53,11 +53,19 @@ func TestKernelLimited(t *testing.T) {
 		{nil, "0000:3b:00.0", false},
 		{[]kmsg.Record{limited}, "no-dot", false},
 	} {
-		if _, got := kernelLimited(tc.recs, tc.bdf); got != tc.want {
+		ke, err := checks.NewKernelEvents(&kmsg.Log{Records: tc.recs}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, got := kernelLimited(ke, tc.bdf); got != tc.want {
 			t.Errorf("%s in %v: %v, want %v", tc.bdf, kmsg.Texts(tc.recs), got, tc.want)
 		}
 	}
-	if got := limitedAvail(limited.Text); got != "63.008 Gb/s available, capable of 252.048 Gb/s" {
-		t.Errorf("limitedAvail %q", got)
+	ke, err := checks.NewKernelEvents(&kmsg.Log{Records: []kmsg.Record{limited}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := kernelLimited(ke, "0000:3b:00.1"); r.avail != "63.008 Gb/s" || r.capable != "252.048 Gb/s" || r.hop != "0000:3a:00.0" || r.speed != "8.0 GT/s PCIe" || r.width != "8" {
+		t.Errorf("report %+v", r)
 	}
 }

@@ -10,8 +10,8 @@ import (
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/host"
+	"github.com/rdmadiag/rdmadiag/internal/kevent"
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
-	"github.com/rdmadiag/rdmadiag/internal/relit"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -223,39 +223,43 @@ func judgeLink(l link) linkVerdict {
 	return v
 }
 
-// limitedRe matches the kernel's __pcie_print_link_status() line (drivers/pci/pci.c: "%u.%03u
-// Gb/s available PCIe bandwidth, limited by %s x%d link at %s (capable of ...)").
-var limitedRe = relit.MustCompile(`available PCIe bandwidth, limited by (.+?) x(\d+) link at ([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])`)
-
-// pcieLog is the run's kernel log as the pcie checks use it: its records, the source lines are
-// cited by, and the error that kept it away (the records are then empty).
-type pcieLog struct {
-	recs []kmsg.Record
-	cite string
-	err  error
-	log  *kmsg.Log
+// bwReport is one of the kernel's reports of the bandwidth a function's link gives
+// (drivers/pci/pci.c __pcie_print_link_status(), signatures pcie-bw-limited and
+// pcie-bw-full): what is available, and when limited, by which hop and link.
+type bwReport struct {
+	rec     kmsg.Record
+	limited bool
+	// speed and width of the limiting link, hop its downstream function; avail and capable in
+	// Gb/s as printed.
+	speed, width, hop, avail, capable string
 }
 
-func kernelLog(env *checks.Env) pcieLog {
-	l, err := env.KernelLog()
-	if err != nil {
-		return pcieLog{err: err, cite: "kmsg"}
+func newBWReport(e kevent.Event) bwReport {
+	a := e.Args
+	r := bwReport{rec: e.Record}
+	switch {
+	case len(a) >= 9: // 6.15 appends a %s (", in Flit mode")
+		r.limited = true
+		r.avail, r.speed, r.width, r.hop = a[0]+"."+a[1]+" Gb/s", a[2], a[3], a[4]
+		r.capable = a[5] + "." + a[6] + " Gb/s"
+	case len(a) >= 4:
+		r.avail, r.speed, r.width = a[0]+"."+a[1]+" Gb/s", a[2], a[3]
+		r.capable = r.avail
 	}
-	return pcieLog{recs: l.Records, cite: l.Cite, log: l}
+	return r
 }
 
-// recordsFor returns the records that concern one of the BDFs (by dictionary, dev_printk prefix
-// or the address appearing in the text) and match one of the substrings.
-func recordsFor(recs []kmsg.Record, bdfs []string, match func(string) bool) []kmsg.Record {
-	var out []kmsg.Record
-	for _, r := range recs {
-		if !match(r.Text) {
-			continue
-		}
-		b := r.BDF()
+// bandwidthReports are the run's link bandwidth reports about one of bdfs, in log order.
+func bandwidthReports(ke *checks.KernelEvents, bdfs []string) []bwReport {
+	if ke == nil {
+		return nil
+	}
+	var out []bwReport
+	for _, e := range ke.For(checks.JudgePCIeLink) {
+		b := e.Record.BDF()
 		for _, x := range bdfs {
-			if b == x || strings.Contains(r.Text, x) {
-				out = append(out, r)
+			if b == x || e.PCI == x {
+				out = append(out, newBWReport(e))
 				break
 			}
 		}
@@ -263,14 +267,24 @@ func recordsFor(recs []kmsg.Record, bdfs []string, match func(string) bool) []km
 	return out
 }
 
-func containsAny(s string, subs []string) bool {
-	for _, x := range subs {
-		if strings.Contains(s, x) {
-			return true
-		}
-	}
-	return false
+// pcieLog is the run's kernel log as the pcie checks use it: its records, the source lines are
+// cited by, and the error that kept it away (the records are then empty).
+type pcieLog struct {
+	recs   []kmsg.Record
+	events *checks.KernelEvents
+	cite   string
+	err    error
+	log    *kmsg.Log
 }
+
+func kernelLog(env *checks.Env) pcieLog {
+	ke, err := env.KernelEvents()
+	if err != nil {
+		return pcieLog{err: err, cite: "kmsg"}
+	}
+	return pcieLog{recs: ke.Log.Records, events: ke, cite: ke.Log.Cite, log: ke.Log}
+}
+
 
 // evidence quotes the last max of recs (lines of this log) under name.
 func (l pcieLog) evidence(name string, recs []kmsg.Record, max int) []report.Evidence {
@@ -354,10 +368,14 @@ func judgePath(h *host.Host, t *target, klog pcieLog) report.Finding {
 			worst = v
 		}
 	}
-	if lim := recordsFor(klog.recs, bdfList(t), func(s string) bool { return strings.Contains(s, "available PCIe bandwidth") }); len(lim) > 0 {
-		f.Evidence = append(f.Evidence, klog.evidence("kernel link report", lim, 2)...)
-		if m := limitedRe.FindStringSubmatch(lim[len(lim)-1].Text); m != nil {
-			f.Evidence = append(f.Evidence, report.Ev("kernel names the limiting hop", m[3]+" ("+m[1]+" x"+m[2]+")", klog.cite))
+	if lim := bandwidthReports(klog.events, bdfList(t)); len(lim) > 0 {
+		recs := make([]kmsg.Record, len(lim))
+		for i, r := range lim {
+			recs[i] = r.rec
+		}
+		f.Evidence = append(f.Evidence, klog.evidence("kernel link report", recs, 2)...)
+		if r := lim[len(lim)-1]; r.limited {
+			f.Evidence = append(f.Evidence, report.Ev("kernel names the limiting hop", r.hop+" ("+r.speed+" x"+r.width+")", klog.cite))
 		}
 	} else if klog.err != nil {
 		f.Evidence = append(f.Evidence, checks.KernelLogNote(klog.err))
@@ -372,16 +390,15 @@ func judgePath(h *host.Host, t *target, klog pcieLog) report.Finding {
 	case worst == nil:
 		// No link file to judge: the kernel's own report, made when the driver probed the
 		// function, is then the only word on the link (a tree made of ibstat and a log).
-		if r, ok := kernelLimited(klog.recs, t.BDF); ok {
-			m := limitedRe.FindStringSubmatch(r.Text)
+		if r, ok := kernelLimited(klog.events, t.BDF); ok {
 			f.Severity = report.Warning
-			f.Events = []string{linkEvent(m[3])}
-			f.Summary = fmt.Sprintf("%s (%s): the kernel reported the PCIe link limited by %s x%s at %s, below what the card is capable of (%s)",
-				t.BDF, t.deviceNames(), m[1], m[2], m[3], limitedAvail(r.Text))
-			f.Remediation = fmt.Sprintf("The kernel measured this when the driver probed the card; check current_link_speed/current_link_width of %s on the host. If they still show the lower link, move the card to a slot wired for its full width and speed (the board manual says which slots are x16 and to which CPU), or check the slot's BIOS link setting.", m[3])
-			if b := r.BDF(); b != t.BDF {
+			f.Events = []string{linkEvent(r.hop)}
+			f.Summary = fmt.Sprintf("%s (%s): the kernel reported the PCIe link limited by %s x%s at %s, below what the card is capable of (%s available, capable of %s)",
+				t.BDF, t.deviceNames(), r.speed, r.width, r.hop, r.avail, r.capable)
+			f.Remediation = fmt.Sprintf("The kernel measured this when the driver probed the card; check current_link_speed/current_link_width of %s on the host. If they still show the lower link, move the card to a slot wired for its full width and speed (the board manual says which slots are x16 and to which CPU), or check the slot's BIOS link setting.", r.hop)
+			if b := r.rec.BDF(); b != t.BDF {
 				f.Evidence = append(f.Evidence, report.Ev("shares the PCIe link with", b+": functions of one multi-function device share one physical link", ""))
-				f.Evidence = append(f.Evidence, klog.evidence("kernel link report", []kmsg.Record{r}, 1)...)
+				f.Evidence = append(f.Evidence, klog.evidence("kernel link report", []kmsg.Record{r.rec}, 1)...)
 			}
 			break
 		}
@@ -413,32 +430,23 @@ func judgePath(h *host.Host, t *target, klog pcieLog) report.Finding {
 // and pcie_print_link_status runs for whichever function's driver asks. The kernel prints
 // "limited by" only when the available bandwidth is below the device's capability
 // (drivers/pci/pci.c __pcie_print_link_status: bw_avail < bw_cap).
-func kernelLimited(recs []kmsg.Record, bdf string) (kmsg.Record, bool) {
+func kernelLimited(ke *checks.KernelEvents, bdf string) (bwReport, bool) {
 	j := strings.LastIndexByte(bdf, '.')
-	if j < 0 {
-		return kmsg.Record{}, false
+	if ke == nil || j < 0 {
+		return bwReport{}, false
 	}
 	dev := bdf[:j]
-	for i := len(recs) - 1; i >= 0; i-- {
-		b := recs[i].BDF()
+	evs := ke.For(checks.JudgePCIeLink)
+	for i := len(evs) - 1; i >= 0; i-- {
+		b := evs[i].Record.BDF()
 		if i := strings.LastIndexByte(b, '.'); i < 0 || b[:i] != dev {
 			continue
 		}
-		if limitedRe.MatchString(recs[i].Text) {
-			return recs[i], true
+		if r := newBWReport(evs[i]); r.limited {
+			return r, true
 		}
 	}
-	return kmsg.Record{}, false
-}
-
-var availRe = relit.MustCompile(`([0-9]+\.[0-9]+ Gb/s) available PCIe bandwidth.*\(capable of ([0-9]+\.[0-9]+ Gb/s)`)
-
-// limitedAvail says what a "limited by" line gives the card and what it could have.
-func limitedAvail(text string) string {
-	if m := availRe.FindStringSubmatch(text); m != nil {
-		return m[1] + " available, capable of " + m[2]
-	}
-	return "its capability is not in the line"
+	return bwReport{}, false
 }
 
 func bdfList(t *target) []string {

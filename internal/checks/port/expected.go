@@ -193,13 +193,13 @@ func globalIPv6(env *checks.Env, netdevs []string) *upReason {
 // logLinkUp finds a driver's "link up" line for the port in the kernel log, when the log is
 // available; without it this evidence is simply absent.
 func logLinkUp(env *checks.Env, p portRef) *upReason {
-	klog, err := env.KernelLog()
+	ke, err := env.KernelEvents()
 	if err != nil {
 		return nil
 	}
-	for _, e := range portEvents(p, parseLinkEvents(klog.Records)) {
+	for _, e := range portEvents(p, linkEvents(ke)) {
 		if !e.down {
-			return &upReason{text: fmt.Sprintf("the kernel logged its link up: %q", truncate(e.rec.Text, 120)), where: klog.Cite}
+			return &upReason{text: fmt.Sprintf("the kernel logged its link up: %q", truncate(e.rec.Text, 120)), where: ke.Log.Cite}
 		}
 	}
 	return nil

@@ -11,8 +11,8 @@ import (
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/host"
+	"github.com/rdmadiag/rdmadiag/internal/kevent"
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
-	"github.com/rdmadiag/rdmadiag/internal/relit"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -46,79 +46,32 @@ const (
 	flapBurstCritical = 3
 )
 
-// linkFamily is one driver's way of logging link transitions. netdev and dev name the submatch
-// that names the interface or the RDMA device; up and down are the words that mean each.
-type linkFamily struct {
-	id string
-	re *relit.Regexp
-	// src cites the function that prints the message.
-	src string
-	// byDevice is set when the message names the RDMA device (ibdev/dev_printk on the ib_device),
-	// not a netdev.
-	byDevice bool
-}
+// mlx5eLink is the signature of mlx5e_update_carrier()'s "Link up"/"Link down"
+// (drivers/net/ethernet/mellanox/mlx5/core/en_main.c), whose repeated "Link up" is a flap (see
+// logDowns).
+const mlx5eLink = "mlx5e-link"
 
-// The families. netdev_printk (net/core/dev.c __netdev_printk) prefixes "<driver> <bus-id>
-// <netdev>: "; pr_info-style drivers print "<netdev>: " themselves; dev_printk on an
-// ib_device prints "infiniband <dev>: ". Submatch 1 is the interface or device, 2 the state.
-var linkFamilies = []linkFamily{
-	// mlx5e_update_carrier() in drivers/net/ethernet/mellanox/mlx5/core/en_main.c:
-	// netdev_info(priv->netdev, "Link up\n") / "Link down\n"; ionic_link_status_check() in
-	// drivers/net/ethernet/pensando/ionic/ionic_lif.c prints the same words.
-	{id: "mlx5e-link", re: relit.MustCompile(`(?:^|\s)([^\s:]+): Link (up|down)$`),
-		src: "drivers/net/ethernet/mellanox/mlx5/core/en_main.c mlx5e_update_carrier()"},
-	// mlx4_en_linkstate() in drivers/net/ethernet/mellanox/mlx4/en_netdev.c: en_info(priv,
-	// "Link Up\n") / "Link Down\n", printed as "mlx4_en: <netdev>: Link Down".
-	{id: "mlx4en-link", re: relit.MustCompile(`(?:^|\s)([^\s:]+): Link (Up|Down)$`),
-		src: "drivers/net/ethernet/mellanox/mlx4/en_netdev.c mlx4_en_linkstate()"},
-	// Intel and Broadcom: ixgbe_watchdog_link_is_up/down() (ixgbe_main.c, "NIC Link is Up %s,
-	// Flow Control: %s", "NIC Link is Down"), i40e_print_link_message() (i40e_main.c, "NIC
-	// Link is Up, %sbps Full Duplex, ..."), ice_print_link_msg() (ice_main.c, "NIC Link is up
-	// %sbps Full Duplex, ..."), bnxt_report_link() (drivers/net/ethernet/broadcom/bnxt/bnxt.c,
-	// "NIC Link is Up, %u Mbps %s%s duplex, Flow control: %s", "NIC Link is Down"). irdma runs
-	// on ice and i40e netdevs and bnxt_re on bnxt_en's, so their ports flap with these lines.
-	{id: "nic-link-is", re: relit.MustCompile(`(?:^|\s)([^\s:]+):? NIC Link is ([Uu]p|[Dd]own)\b`),
-		src: "ixgbe_main.c ixgbe_watchdog_link_is_up(), i40e_main.c i40e_print_link_message(), ice_main.c ice_print_link_msg(), bnxt.c bnxt_report_link()"},
-	// hns3_link_status_change() in drivers/net/ethernet/hisilicon/hns3/hns3_enet.c:
-	// netdev_info(netdev, "link up\n") / "link down\n" (hns_roce's netdev).
-	{id: "hns3-link", re: relit.MustCompile(`(?:^|\s)([^\s:]+): link (up|down)$`),
-		src: "drivers/net/ethernet/hisilicon/hns3/hns3_enet.c hns3_link_status_change()"},
-	// rxe_port_up()/rxe_port_down() in drivers/infiniband/sw/rxe/rxe_net.c: dev_info on the
-	// ib_device, "set active" / "set down" (lab kmsg: "infiniband rxe0: set down").
-	{id: "rxe-port", re: relit.MustCompile(`^infiniband ([^\s:]+): set (active|down)$`), byDevice: true,
-		src: "drivers/infiniband/sw/rxe/rxe_net.c rxe_port_up(), rxe_port_down()"},
-}
-
-// linkEvent is one link transition logged by the kernel.
+// linkEvent is one link transition logged by the kernel (a kernel log event of kind link,
+// internal/kevent).
 type linkEvent struct {
-	rec    kmsg.Record
-	name   string // netdev or RDMA device the line names
-	bdf    string
-	down   bool
-	family *linkFamily
+	rec kmsg.Record
+	// netdev is the interface the line names; device the RDMA device when the line names it
+	// and no netdev (rxe's "infiniband rxe0: set active").
+	netdev, device string
+	bdf            string
+	down           bool
+	sig            *kevent.Signature
 }
 
-// parseLinkEvents finds the link up/down lines in the log.
-func parseLinkEvents(recs []kmsg.Record) []linkEvent {
-	res := make([]*relit.Regexp, len(linkFamilies))
-	for i := range linkFamilies {
-		res[i] = linkFamilies[i].re
-	}
-	present := relit.Present(res, kmsg.Texts(recs)) // families no record can match are not tried
+// linkEvents are the run's link transitions, in log order.
+func linkEvents(ke *checks.KernelEvents) []linkEvent {
 	var out []linkEvent
-	for _, r := range recs {
-		for i := range linkFamilies {
-			if !present[i] {
-				continue
-			}
-			f := &linkFamilies[i]
-			m := f.re.FindStringSubmatch(r.Text)
-			if m == nil {
-				continue
-			}
-			out = append(out, linkEvent{rec: r, name: m[1], bdf: r.BDF(), down: strings.EqualFold(m[2], "down"), family: f})
-			break
+	for _, e := range ke.For(checks.JudgeLink) {
+		le := linkEvent{rec: e.Record, netdev: e.Netdev, bdf: e.Record.BDF(), down: e.State == "down", sig: e.Sig}
+		if e.Netdev == "" {
+			le.device = e.Device
 		}
+		out = append(out, le)
 	}
 	return out
 }
@@ -138,12 +91,12 @@ func runFlaps(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 	}
 	h := env.Host
 	uptime := readUptime(h)
-	klog, logErr := env.KernelLog()
+	ke, logErr := env.KernelEvents()
 	var events []linkEvent
+	var klog *kmsg.Log
 	cite := "kmsg"
 	if logErr == nil {
-		events = parseLinkEvents(klog.Records)
-		cite = klog.Cite
+		events, klog, cite = linkEvents(ke), ke.Log, ke.Log.Cite
 	}
 	var out []report.Finding
 	if logErr != nil {
@@ -172,9 +125,9 @@ func portEvents(p portRef, events []linkEvent) []linkEvent {
 	var out []linkEvent
 	for _, e := range events {
 		switch {
-		case e.family.byDevice && e.name == p.dev.Name && len(p.dev.Ports) == 1:
-		case !e.family.byDevice && names[e.name]:
-		case !e.family.byDevice && bdf != "" && e.bdf == bdf:
+		case e.device != "" && e.device == p.dev.Name && len(p.dev.Ports) == 1:
+		case e.device == "" && names[e.netdev]:
+		case e.device == "" && bdf != "" && e.bdf == bdf:
 		default:
 			continue
 		}
@@ -193,7 +146,7 @@ func logDowns(evs []linkEvent) []kmsg.Record {
 	wasUp := false
 	for _, e := range evs {
 		if !e.down {
-			if wasUp && e.family.id == "mlx5e-link" {
+			if wasUp && e.sig.ID == mlx5eLink {
 				downs = append(downs, e.rec)
 			}
 			wasUp = true

@@ -104,13 +104,13 @@ func TestParseLinkEvents(t *testing.T) {
 		{"infiniband rxe0: set active", "rxe0", false},
 	}
 	for _, tc := range tests {
-		evs := parseLinkEvents([]kmsg.Record{{Text: tc.text}})
+		evs := parseLinks(t, tc.text)
 		if len(evs) != 1 {
 			t.Errorf("%q: %d events", tc.text, len(evs))
 			continue
 		}
-		if evs[0].name != tc.name || evs[0].down != tc.down {
-			t.Errorf("%q: got %s down=%v, want %s down=%v", tc.text, evs[0].name, evs[0].down, tc.name, tc.down)
+		if name := evs[0].netdev + evs[0].device; name != tc.name || evs[0].down != tc.down {
+			t.Errorf("%q: got %s down=%v, want %s down=%v", tc.text, name, evs[0].down, tc.name, tc.down)
 		}
 	}
 	for _, text := range []string{
@@ -118,7 +118,7 @@ func TestParseLinkEvents(t *testing.T) {
 		"mlx5_core 0000:3b:00.0: Port module event: module 0, Cable plugged",
 		"bond0: link status definitely down for interface eno50, disabling it",
 	} {
-		if evs := parseLinkEvents([]kmsg.Record{{Text: text}}); len(evs) != 0 {
+		if evs := parseLinks(t, text); len(evs) != 0 {
 			t.Errorf("%q is not a link transition, got %+v", text, evs[0])
 		}
 	}
@@ -168,4 +168,14 @@ func TestOneFlapOneRootCause(t *testing.T) {
 			}
 		}
 	}
+}
+
+// parseLinks is what port.flaps makes of one line on a host without RDMA devices.
+func parseLinks(t *testing.T, text string) []linkEvent {
+	t.Helper()
+	ke, err := checks.NewKernelEvents(&kmsg.Log{Records: []kmsg.Record{{Level: 6, Text: text}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return linkEvents(ke)
 }

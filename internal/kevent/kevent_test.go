@@ -1,0 +1,131 @@
+package kevent
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/rdmadiag/rdmadiag/internal/kmsg"
+)
+
+func table(t *testing.T) *Table {
+	t.Helper()
+	tb, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb
+}
+
+// Every entry recognises a line printed from each of its own format strings, with its driver's
+// printk prefix before it, and no other entry takes that line.
+func TestTableFormatsMatchThemselves(t *testing.T) {
+	tb := table(t)
+	// A device for the lines that count only about an RDMA device (rdma_only): the samples
+	// name its netdev, function and device.
+	devs := []Device{{Name: "mlx5_0", PCI: "0000:3b:00.0", Netdevs: map[string]int{"ens1f0np0": 1}}}
+	for _, s := range tb.Signatures {
+		prefixes := tb.Driver(s.Driver).Prefixes
+		if len(prefixes) == 0 {
+			prefixes = []string{tb.Driver(s.Driver).Example}
+		}
+		for _, f := range s.Formats() {
+			for _, p := range prefixes {
+				switch tb.Driver(s.Driver).Device {
+				case "pci":
+					p += "0000:3b:00.0: "
+				case "net":
+					p += "0000:3b:00.0 ens1f0np0: "
+				case "ib":
+					p += "mlx5_0: "
+				}
+				line := p + f.Sample(s.ValueSets(), s.Roles())
+				evs := tb.Classify([]kmsg.Record{{Level: 3, Text: line}}, devs)
+				if len(evs) != 1 || evs[0].Sig != s {
+					got := "nothing"
+					if len(evs) == 1 && evs[0].Sig != nil {
+						got = evs[0].Sig.ID
+					}
+					t.Errorf("%s (%s): line %q classified as %s", s.ID, s.File, line, got)
+				}
+			}
+		}
+	}
+}
+
+// Every fault row a signature names exists in the fault table.
+func TestTableFaultsExist(t *testing.T) {
+	b, err := os.ReadFile("../../report/faults.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ft struct {
+		Rows []struct{ ID, Layer string } `json:"rows"`
+	}
+	if err := json.Unmarshal(b, &ft); err != nil {
+		t.Fatal(err)
+	}
+	layerOf := map[string]string{}
+	for _, r := range ft.Rows {
+		layerOf[r.ID] = r.Layer
+	}
+	for _, s := range table(t).Signatures {
+		l, ok := layerOf[s.Fault]
+		switch {
+		case !ok:
+			t.Errorf("%s: fault row %q is not in report/faults.json", s.ID, s.Fault)
+		case l != s.Layer:
+			t.Errorf("%s: layer %q, but fault row %q is of layer %q", s.ID, s.Layer, s.Fault, l)
+		}
+		if s.Sev.Problem() && !s.Benign && s.Fix == "" {
+			t.Errorf("%s: a %s signature needs a fix", s.ID, s.Severity)
+		}
+	}
+}
+
+func TestParseFormat(t *testing.T) {
+	for _, tc := range []struct {
+		format, line string
+		want         []string
+	}{
+		{"CQ error on CQN 0x%x, syndrome 0x%x", "mlx5_core 0000:3b:00.0: CQ error on CQN 0x4a1, syndrome 0x2", []string{"4a1", "2"}},
+		{"%s: Unknown symbol %s (err %d)", "mlx5_ib: Unknown symbol ib_register_device (err -22)", []string{"mlx5_ib", "ib_register_device", "-22"}},
+		{"cmdq[%#x]=%#x timedout (%d)msec", "bnxt_re 0000:41:00.0: cmdq[0x4b]=0x12 timedout (20000)msec", []string{"0x4b", "0x12", "20000"}},
+		{"assert_var[%d] 0x%08x", "mlx5_core 0000:3b:00.0: assert_var[3] 0x00000000", []string{"3", "00000000"}},
+		{"rate %5d%%  done", "x rate    42%  done", []string{"42"}},
+		{"addr %pI4 port %hu", "addr 10.0.0.1 port 4791", []string{"10.0.0.1", "4791"}},
+		{"BAR %d %pR: failed to assign", "pci 0000:04:00.0: BAR 7 [mem size 0x01000000 64bit pref]: failed to assign", []string{"7", "[mem size 0x01000000 64bit pref]"}},
+	} {
+		f, err := ParseFormat(tc.format)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.format, err)
+		}
+		re := f.Expr(nil, nil, false)
+		m := mustMatch(t, re, tc.line)
+		if strings.Join(m, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("%q on %q: got %q, want %q", tc.format, tc.line, m, tc.want)
+		}
+	}
+	for _, bad := range []string{"ends in %", "%q is not printk", "%ll"} {
+		if _, err := ParseFormat(bad); err == nil {
+			t.Errorf("%q: accepted", bad)
+		}
+	}
+}
+
+// Every record of the log is tried against every expression the literals of the log do not rule
+// out: each expression needs literal text every match contains (relit's prefilter), or it would
+// run the backtracker on every record.
+func TestEveryFormatHasPrefilter(t *testing.T) {
+	tb := table(t)
+	for i, re := range tb.all {
+		if err := re.Compile(); err != nil {
+			t.Errorf("signature %s: %v", tb.Signatures[tb.owner[i]].ID, err)
+			continue
+		}
+		if len(re.Literals()) == 0 {
+			t.Errorf("signature %s: expression %s has no literal every match contains", tb.Signatures[tb.owner[i]].ID, re)
+		}
+	}
+}

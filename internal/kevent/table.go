@@ -1,0 +1,351 @@
+package kevent
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/rdmadiag/rdmadiag/internal/relit"
+	"github.com/rdmadiag/rdmadiag/report"
+)
+
+// The table is data: one file per driver family, each entry a driver's own format string with
+// where it is printed and what it means (signatures/*.json; the format in docs/kernel-log.md).
+//
+//go:embed signatures/*.json
+var tableFiles embed.FS
+
+// Driver is a module (or kernel subsystem) that prints kernel log lines, and how its lines
+// start: a record beginning with one of its prefixes is that driver's.
+type Driver struct {
+	Name     string   `json:"name"`
+	Layer    string   `json:"layer"`
+	Prefixes []string `json:"prefixes"`
+	// Device says what follows a prefix: "pci" a PCI function and ": " (dev_printk on a PCI
+	// device: "mlx5_core 0000:3b:00.0: "), "net" a PCI function, a netdev and ": "
+	// (netdev_printk: "mlx5_core 0000:3b:00.0 ens1f0np0: "), "ib" an RDMA device name and ": "
+	// (ibdev_printk: "infiniband mlx5_0: "), "" nothing (pr_fmt prefixes such as "DMAR: ").
+	Device string `json:"device,omitempty"`
+	// Example is how its lines start when the prefix is another driver's (net core messages
+	// printed through the netdev's driver): "mlx5_core 0000:3b:00.0 ens1f0np0: ".
+	Example string `json:"example,omitempty"`
+	Source  string `json:"source"`
+}
+
+// Args names, by 1-based conversion index, what a signature's conversions hold.
+type Args struct {
+	Detail []int `json:"detail,omitempty"`
+	Netdev int   `json:"netdev,omitempty"`
+	IBDev  int   `json:"ibdev,omitempty"`
+	PCI    int   `json:"pci,omitempty"`
+	Port   int   `json:"port,omitempty"`
+	State  int   `json:"state,omitempty"`
+	Module int   `json:"module,omitempty"`
+}
+
+// Outcomes of an event's last line.
+const (
+	OutcomeRecovered = "recovered"
+	OutcomeFailed    = "failed"
+)
+
+// Kinds of signature.
+const (
+	KindFault = "fault"
+	KindLink  = "link"
+	KindDump  = "dump"
+)
+
+// Signature is one message a driver prints and what it means.
+type Signature struct {
+	ID       string   `json:"id"`
+	Driver   string   `json:"driver"`
+	Format   string   `json:"format"`
+	Alt      []string `json:"alt,omitempty"`
+	Source   string   `json:"source"`
+	Kernels  string   `json:"kernels"`
+	Level    string   `json:"level"`
+	Layer    string   `json:"layer"`
+	Fault    string   `json:"fault"`
+	Severity string   `json:"severity"`
+	What     string   `json:"what"`
+	Fix      string   `json:"fix,omitempty"`
+	Args     Args     `json:"args,omitzero"`
+	// DetailText, when set, is how the detail reads, with {N} for conversion N ("syndrome
+	// 0x{2}"); else the detail conversions' texts joined by spaces.
+	DetailText string              `json:"detail,omitempty"`
+	Family     string              `json:"family,omitempty"`
+	RDMAOnly   bool                `json:"rdma_only,omitempty"`
+	Values     map[string][]string `json:"values,omitempty"`
+	Kind       string              `json:"kind,omitempty"`
+	State      string              `json:"state,omitempty"`
+	// Step names the signature's line within its family's event, for a summary that lists what
+	// happened ("fatal error", "health buffer dump", "recovery failed").
+	Step string `json:"step,omitempty"`
+	// Outcome marks the line that ends an event: "recovered" (the driver brought the device
+	// back), "failed" (it gave up).
+	Outcome string `json:"outcome,omitempty"`
+	// HistoryIfRegistered: the line reports a start-up that failed (a probe, a firmware that did
+	// not initialise); when the device it is about is registered now, it is history, reported
+	// as information.
+	HistoryIfRegistered bool `json:"history_if_registered,omitempty"`
+	// Meanings names, per conversion, what its values mean (a syndrome, a sensor), for the
+	// detail text's {N:meaning}.
+	Meanings map[string]map[string]string `json:"meanings,omitempty"`
+	// Continued: the driver appends to the line (pr_cont, warn_alloc's mode and nodemask), so
+	// the format need not end it.
+	Continued bool   `json:"continued,omitempty"`
+	Comment   string `json:"_comment,omitempty"`
+
+	// Set by the loader.
+	File    string          `json:"-"`
+	Sev     report.Severity `json:"-"`
+	Benign  bool            `json:"-"`
+	values  map[int][]string
+	roles   map[int]Role
+	formats []Format
+	res     []*relit.Regexp
+	lits    []int // literal characters of each format
+	drv     *Driver
+	// scoped: some format is too short to be tried on every line; the signature matches only
+	// lines its driver's prefix starts.
+	scoped bool
+}
+
+// Printer is the driver or subsystem whose source prints the message (not necessarily the one
+// whose prefix the line carries: pci_err on an endpoint carries the endpoint driver's name).
+func (s *Signature) Printer() *Driver { return s.drv }
+
+// Formats are the signature's format strings, its own first.
+func (s *Signature) Formats() []Format { return s.formats }
+
+// Values is the signature's conversions held to listed texts, by conversion index.
+func (s *Signature) ValueSets() map[int][]string { return s.values }
+
+// Roles is what each named conversion holds, by conversion index.
+func (s *Signature) Roles() map[int]Role { return s.roles }
+
+type tableFile struct {
+	Comment    string       `json:"_comment"`
+	Drivers    []Driver     `json:"drivers"`
+	Signatures []*Signature `json:"signatures"`
+}
+
+// Table is every signature and driver, loaded and checked.
+type Table struct {
+	Drivers    []Driver
+	Signatures []*Signature
+	byID       map[string]*Signature
+	drivers    map[string]*Driver
+	// prefixes, longest first, so that "mlx5_core " wins over a shorter overlap.
+	prefixes []prefix
+	all      []*relit.Regexp // every format's expression, for relit.Present
+	owner    []int           // all[i] belongs to Signatures[owner[i]]
+	fidx     []int           // all[i] is that signature's format fidx[i]
+	setOnce  sync.Once
+	set      *relit.Set // the literals of all, matched in one pass over a log
+}
+
+type prefix struct {
+	text   string
+	driver *Driver
+}
+
+// Layers and severities a signature may name. Faults are checked against the fault table by the
+// table's test, which knows report's rows.
+var (
+	layers     = []string{"pcie", "firmware", "driver", "port", "qp", "cq"}
+	severities = map[string]report.Severity{"critical": report.Critical, "warning": report.Warning, "info": report.Info, "benign": report.Info}
+	levels     = []string{"emerg", "alert", "crit", "err", "warn", "notice", "info", "debug"}
+	kinds      = []string{"", KindFault, KindLink, KindDump}
+)
+
+// detailRef is a conversion's place in a detail text: {2}, or its meaning: {2:meaning}.
+var detailRef = regexp.MustCompile(`\{(\d+)(:meaning)?\}`)
+
+// MinLiteral is how many literal characters a format needs to be matched on every line of the
+// log; a shorter one is tried only on lines its driver's prefix starts.
+const MinLiteral = 10
+
+var (
+	defaultOnce  sync.Once
+	defaultTable *Table
+	defaultErr   error
+)
+
+// Default is the embedded table, loaded once. An error means a table that fails its own test;
+// the caller reports it as the kernel log's part of the run being unknown.
+func Default() (*Table, error) {
+	defaultOnce.Do(func() { defaultTable, defaultErr = Load(tableFiles) })
+	return defaultTable, defaultErr
+}
+
+// Load reads every signatures/*.json of fsys, strictly, and checks the table as a whole.
+func Load(fsys fs.FS) (*Table, error) {
+	names, err := fs.Glob(fsys, "signatures/*.json")
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	t := &Table{byID: map[string]*Signature{}, drivers: map[string]*Driver{}}
+	for _, name := range names {
+		b, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, err
+		}
+		var tf tableFile
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&tf); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		t.Drivers = append(t.Drivers, tf.Drivers...)
+		for _, s := range tf.Signatures {
+			s.File = path.Base(name)
+			t.Signatures = append(t.Signatures, s)
+		}
+	}
+	for i := range t.Drivers {
+		d := &t.Drivers[i]
+		if d.Name == "" || t.drivers[d.Name] != nil {
+			return nil, fmt.Errorf("driver %q: empty or listed twice", d.Name)
+		}
+		if !slices.Contains(layers, d.Layer) {
+			return nil, fmt.Errorf("driver %s: layer %q is not one of %v", d.Name, d.Layer, layers)
+		}
+		if d.Device != "" && d.Device != "pci" && d.Device != "net" && d.Device != "ib" {
+			return nil, fmt.Errorf("driver %s: device %q is not pci, net, ib or empty", d.Name, d.Device)
+		}
+		t.drivers[d.Name] = d
+		for _, p := range d.Prefixes {
+			if strings.TrimSpace(p) == "" {
+				return nil, fmt.Errorf("driver %s: empty prefix", d.Name)
+			}
+			t.prefixes = append(t.prefixes, prefix{text: p, driver: d})
+		}
+	}
+	sort.SliceStable(t.prefixes, func(i, j int) bool { return len(t.prefixes[i].text) > len(t.prefixes[j].text) })
+	for i, s := range t.Signatures {
+		if err := t.prepare(s); err != nil {
+			return nil, fmt.Errorf("%s: signature %q: %w", s.File, s.ID, err)
+		}
+		for fi, re := range s.res {
+			t.all = append(t.all, re)
+			t.owner = append(t.owner, i)
+			t.fidx = append(t.fidx, fi)
+		}
+	}
+	return t, nil
+}
+
+func (t *Table) prepare(s *Signature) error {
+	if s.ID == "" || t.byID[s.ID] != nil {
+		return fmt.Errorf("id empty or given twice")
+	}
+	t.byID[s.ID] = s
+	if t.drivers[s.Driver] == nil {
+		return fmt.Errorf("driver %q is not in any file's drivers", s.Driver)
+	}
+	s.drv = t.drivers[s.Driver]
+	if s.Source == "" || s.Kernels == "" || s.What == "" {
+		return fmt.Errorf("source, kernels and what are required")
+	}
+	if !slices.Contains(layers, s.Layer) {
+		return fmt.Errorf("layer %q is not one of %v", s.Layer, layers)
+	}
+	sev, ok := severities[s.Severity]
+	if !ok {
+		return fmt.Errorf("severity %q is not one of critical, warning, info, benign", s.Severity)
+	}
+	s.Sev, s.Benign = sev, s.Severity == "benign"
+	if !slices.Contains(levels, s.Level) {
+		return fmt.Errorf("level %q is not one of %v", s.Level, levels)
+	}
+	if !slices.Contains(kinds, s.Kind) {
+		return fmt.Errorf("kind %q is not one of %v", s.Kind, kinds[1:])
+	}
+	if s.Kind == "" {
+		s.Kind = KindFault
+	}
+	if s.Outcome != "" && s.Outcome != "recovered" && s.Outcome != "failed" {
+		return fmt.Errorf("outcome %q is not recovered or failed", s.Outcome)
+	}
+	if s.Kind == KindLink && s.Args.State == 0 && s.State == "" {
+		return fmt.Errorf("a link signature needs args.state or state")
+	}
+	s.values = map[int][]string{}
+	for k, vs := range s.Values {
+		n, err := strconv.Atoi(k)
+		if err != nil || n < 1 || len(vs) == 0 {
+			return fmt.Errorf("values key %q: a conversion index with at least one value", k)
+		}
+		s.values[n] = vs
+	}
+	s.roles = map[int]Role{}
+	for _, r := range []struct {
+		idx  int
+		role Role
+	}{{s.Args.Netdev, RoleNetdev}, {s.Args.IBDev, RoleIBDev}, {s.Args.PCI, RolePCI}, {s.Args.Module, RoleModule}, {s.Args.State, RoleState}} {
+		if r.idx != 0 {
+			s.roles[r.idx] = r.role
+		}
+	}
+	for _, text := range append([]string{s.Format}, s.Alt...) {
+		f, err := ParseFormat(text)
+		if err != nil {
+			return err
+		}
+		n := f.Conversions()
+		for _, idx := range append([]int{s.Args.Netdev, s.Args.IBDev, s.Args.PCI, s.Args.Port, s.Args.State, s.Args.Module}, s.Args.Detail...) {
+			if idx < 0 || idx > n {
+				return fmt.Errorf("format %q has %d conversions; args names %d", text, n, idx)
+			}
+		}
+		for idx := range s.values {
+			if idx > n {
+				return fmt.Errorf("format %q has %d conversions; values names %d", text, n, idx)
+			}
+		}
+		lit := f.Literal(s.values)
+		if lit < MinLiteral && len(t.drivers[s.Driver].Prefixes) == 0 {
+			return fmt.Errorf("format %q has %d literal characters, fewer than %d, and its driver no prefix to scope it", text, lit, MinLiteral)
+		}
+		s.scoped = s.scoped || lit < MinLiteral
+		s.lits = append(s.lits, lit)
+		// Compiled at its first use: the table test compiles every expression.
+		re := relit.New(f.Expr(s.values, s.roles, s.Continued))
+		for _, m := range detailRef.FindAllStringSubmatch(s.DetailText, -1) {
+			if i, _ := strconv.Atoi(m[1]); i < 1 || i > n {
+				return fmt.Errorf("format %q has %d conversions; detail names {%s}", text, n, m[1])
+			}
+		}
+		s.formats = append(s.formats, f)
+		s.res = append(s.res, re)
+	}
+	return nil
+}
+
+// Signature returns the entry with that id, nil if none.
+func (t *Table) Signature(id string) *Signature { return t.byID[id] }
+
+// Driver returns the driver of that name, nil if none.
+func (t *Table) Driver(name string) *Driver { return t.drivers[name] }
+
+// DriverOf returns the driver whose prefix starts text, nil if none.
+func (t *Table) DriverOf(text string) *Driver {
+	for _, p := range t.prefixes {
+		if strings.HasPrefix(text, p.text) {
+			return p.driver
+		}
+	}
+	return nil
+}
