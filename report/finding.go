@@ -7,7 +7,6 @@ package report
 import (
 	"encoding/json"
 	"fmt"
-	"time"
 )
 
 // Severity of a finding. The order of the constants is the order of gravity used for sorting;
@@ -91,45 +90,18 @@ type Finding struct {
 	// Fault is the id of the fault-table row this finding belongs to.
 	Fault string `json:"fault"`
 	// Ref identifies this finding within a report ("driver.modules@ib_core"); consequences name
-	// their causes by Ref. It is the check id and the subject's identity (Key, else Subject.Name),
-	// and stays the same across runs and restarts of the owning processes, so a ticket can quote it.
+	// their causes by Ref. It is the check id and the subject's identity (a key the check gives,
+	// else Subject.Name), and stays the same across runs and restarts of the owning processes, so
+	// a ticket can quote it.
 	Ref string `json:"ref"`
-	// Key is the subject's identity for Ref when Subject.Name holds values that change from run
-	// to run (a process id, a CQ size) or several findings of one check share a subject (kernel
-	// log message families): "mlx5_0/cq:trainer", "mlx5_0/page-alloc". Empty means Subject.Name.
-	Key string `json:"-"`
 	// ExplainedBy lists the Refs of the findings that explain this one, as Build links them (from
 	// the fault table and shared events; what a check sets here is replaced). A finding that is
 	// explained is a consequence, not a root cause.
 	ExplainedBy []string `json:"explained_by,omitempty"`
-	// LogSpan is set on a finding drawn from kernel log lines: when the first and the last of
-	// them were logged. A cause with one links only to consequences on its device, and to those
-	// that are log lines too only within LogLinkWindow (see link).
-	LogSpan *LogSpan `json:"-"`
 	// Limit is set on a skipped finding that could not be judged because of a limit the operator
 	// chose or the run's circumstances allow (no root, a tree without a kernel log, --no-probe):
 	// such a skip does not make the verdict unknown unless --strict asks for certainty.
 	Limit *Limit `json:"limit,omitempty"`
-	// Observation, when set, is what the check saw where that changes what the finding can
-	// explain or what explains it: an observation of report/engine/faults.json for this check
-	// ("link-downed-only"). The check states it; the fault table says what it links. Not
-	// serialised: links are made before output.
-	Observation string `json:"-"`
-	// Events are the identities of the events the finding was drawn from: "kmsg:<seq>" for a
-	// kernel log record, "pcie-link:<bdf of the link's downstream port>" for a PCIe link,
-	// "aer:<bdf of the root port>:<correctable|uncorrectable>" for AER errors reported to it.
-	// Two problem findings drawn from one event are one root cause (see linkEvents). Not
-	// serialised: links are made before output.
-	Events []string `json:"-"`
-	// Probe is set by the runner for findings of a probe (a check that creates verbs resources):
-	// they are evidence and never causes. Not serialised: links are made before output.
-	Probe bool `json:"-"`
-}
-
-// LogSpan is when a finding's kernel log lines were logged, as time since boot (the kernel's
-// clock, comparable between the lines of one boot whether or not the wall-clock time is known).
-type LogSpan struct {
-	First, Last time.Duration
 }
 
 // Limit says why a finding was skipped and how to lift the limit.

@@ -23,6 +23,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/nldev"
 	"github.com/rdmadiag/rdmadiag/internal/snapshot"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 	"github.com/rdmadiag/rdmadiag/report/render"
 )
 
@@ -53,9 +54,9 @@ type App struct {
 	// unknown.
 	Commit, BuildDate string
 
-	// judged, when set, is given every report `check` builds, before it is rendered: the
-	// findings with what the document leaves out (the events they were drawn from), for tests.
-	judged func(*report.Report)
+	// judged, when set, is given every report `check` builds, before it is rendered, and its
+	// findings as the engine linked them (with the events they were drawn from), for tests.
+	judged func(*report.Report, []engine.Finding)
 
 	// jsonErrors is set once the command's format is known to be json: a fatal error then prints
 	// a JSON error document on stdout too.

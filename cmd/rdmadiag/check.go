@@ -206,14 +206,14 @@ func (a *App) judge(ctx context.Context, f *checkFlags, prog *progress) (*report
 		d := math.Round(a.Now().Sub(started).Seconds()*1000) / 1000
 		tool.DurationSeconds = &d
 	}
-	rep := engine.BuildWith(findings, engine.DefaultFaults(), tool, hi, engine.BuildOptions{
+	rep, linked := engine.BuildLinked(findings, engine.DefaultFaults(), tool, hi, engine.BuildOptions{
 		Strict:      f.strict,
 		Interrupted: ctx.Err() != nil,
 		NotRun:      notRun,
 		NotSelected: len(a.Registry.All()) - len(selected),
 	})
 	if a.judged != nil {
-		a.judged(rep)
+		a.judged(rep, linked)
 	}
 	return rep, nil
 }

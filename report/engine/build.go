@@ -50,13 +50,21 @@ type BuildOptions struct {
 
 // Build assembles a report: it fills the fault rows, links consequences to their causes, sorts
 // the findings in troubleshooting order and computes the verdict.
-func Build(findings []report.Finding, faults *FaultTable, tool report.Tool, host report.HostInfo) *report.Report {
+func Build(findings []Finding, faults *FaultTable, tool report.Tool, host report.HostInfo) *report.Report {
 	return BuildWith(findings, faults, tool, host, BuildOptions{})
 }
 
 // BuildWith is Build for a run with options that change the verdict.
-func BuildWith(findings []report.Finding, faults *FaultTable, tool report.Tool, host report.HostInfo, o BuildOptions) *report.Report {
-	fs := make([]report.Finding, len(findings))
+func BuildWith(findings []Finding, faults *FaultTable, tool report.Tool, host report.HostInfo, o BuildOptions) *report.Report {
+	r, _ := BuildLinked(findings, faults, tool, host, o)
+	return r
+}
+
+// BuildLinked is BuildWith that also returns the findings as the engine linked them, in the
+// report's order (linked[i] is r.Findings[i] with what the document leaves out), for a caller
+// that checks what the links were made from.
+func BuildLinked(findings []Finding, faults *FaultTable, tool report.Tool, host report.HostInfo, o BuildOptions) (r *report.Report, linked []Finding) {
+	fs := make([]Finding, len(findings))
 	copy(fs, findings)
 	for i := range fs {
 		f := &fs[i]
@@ -78,7 +86,12 @@ func BuildWith(findings []report.Finding, faults *FaultTable, tool report.Tool, 
 	link(fs, faults)
 	linkEvents(fs, faults)
 
-	r := &report.Report{SchemaVersion: report.SchemaVersion, Tool: tool, Host: host, Findings: fs}
+	// The document carries what the engine made of the findings, not what it read to link them.
+	doc := make([]report.Finding, len(fs))
+	for i := range fs {
+		doc[i] = fs[i].Finding
+	}
+	r = &report.Report{SchemaVersion: report.SchemaVersion, Tool: tool, Host: host, Findings: doc}
 	if r.Host.Devices == nil {
 		r.Host.Devices = []string{}
 	}
@@ -92,12 +105,12 @@ func BuildWith(findings []report.Finding, faults *FaultTable, tool report.Tool, 
 			r.Faults = append(r.Faults, row)
 		}
 	}
-	r.Summary = summarize(fs, len(r.Host.Devices), o)
-	return r
+	r.Summary = summarize(doc, len(r.Host.Devices), o)
+	return r, fs
 }
 
 // ref is a finding's ref: its check id and its subject's identity (Key, else the subject's name).
-func ref(f *report.Finding) string {
+func ref(f *Finding) string {
 	id := f.Key
 	if id == "" {
 		id = f.Subject.Name
@@ -105,7 +118,7 @@ func ref(f *report.Finding) string {
 	return report.RefOf(f.CheckID, id)
 }
 
-func sortFindings(fs []report.Finding) {
+func sortFindings(fs []Finding) {
 	sort.SliceStable(fs, func(i, j int) bool {
 		a, b := &fs[i], &fs[j]
 		if ra, rb := report.LayerRank(a.Layer), report.LayerRank(b.Layer); ra != rb {
@@ -128,7 +141,7 @@ func sortFindings(fs []report.Finding) {
 // port); the suffix is then a hash of the summary with its numbers masked, so that values that
 // change across restarts (PIDs, counts, sizes) do not change it, and only findings that differ
 // in nothing but such values fall back to a hash of their full content.
-func disambiguate(fs []report.Finding) {
+func disambiguate(fs []Finding) {
 	byRef := map[string][]int{}
 	for i := range fs {
 		byRef[fs[i].Ref] = append(byRef[fs[i].Ref], i)
@@ -139,13 +152,13 @@ func disambiguate(fs []report.Finding) {
 		}
 		masked := map[string]int{}
 		for _, i := range idx {
-			masked[contentHash(fs[i], true)]++
+			masked[contentHash(fs[i].Finding, true)]++
 		}
 		seen := map[string]int{}
 		for _, i := range idx {
-			h := contentHash(fs[i], true)
+			h := contentHash(fs[i].Finding, true)
 			if masked[h] > 1 {
-				h = contentHash(fs[i], false)
+				h = contentHash(fs[i].Finding, false)
 			}
 			n := seen[h]
 			seen[h] = n + 1
@@ -180,7 +193,7 @@ var digitRuns = regexp.MustCompile(`[0-9]+`)
 // link marks every problem finding that a lower-or-equal layer problem explains. A cause must be a
 // warning or critical finding (an unknown explains nothing), on the same device or host-wide,
 // whose fault row lists the effect. Probes are evidence, never causes.
-func link(fs []report.Finding, faults *FaultTable) {
+func link(fs []Finding, faults *FaultTable) {
 	for i := range fs {
 		e := &fs[i]
 		// A skipped probe was usually skipped because of the cause (port down, no uverbs); other
@@ -228,7 +241,7 @@ func link(fs []report.Finding, faults *FaultTable) {
 // the others, which say so in their evidence; no fault row is needed, since one event is one
 // fault. A pair the fault table already links, either way, is left as it is, so that the two
 // rules never make findings explain each other.
-func linkEvents(fs []report.Finding, faults *FaultTable) {
+func linkEvents(fs []Finding, faults *FaultTable) {
 	holders := map[string][]int{}
 	var events []string
 	for i := range fs {
@@ -275,7 +288,7 @@ func linkEvents(fs []report.Finding, faults *FaultTable) {
 // eventOrder reports whether a comes before b as the cause of an event both were drawn from: the
 // lower layer, then the earlier fault row, then the graver, then the subject, the check and the
 // ref, so that the choice never depends on the order checks reported in.
-func eventOrder(faults *FaultTable, a, b *report.Finding) bool {
+func eventOrder(faults *FaultTable, a, b *Finding) bool {
 	if ra, rb := report.LayerRank(a.Layer), report.LayerRank(b.Layer); ra != rb {
 		return ra < rb
 	}
@@ -309,7 +322,7 @@ const LogLinkWindow = 10 * time.Minute
 // log too, only within LogLinkWindow. A present state (a port down now) may have lasted since the
 // cause, whenever that was, so only the device is required of it. ev is the evidence the link
 // adds to e; nil when c is not from the kernel log (no condition applies).
-func logLink(c, e *report.Finding) (ev *report.Evidence, ok bool) {
+func logLink(c, e *Finding) (ev *report.Evidence, ok bool) {
 	if c.LogSpan == nil {
 		return nil, true
 	}
@@ -339,7 +352,7 @@ func logLink(c, e *report.Finding) (ev *report.Evidence, ok bool) {
 }
 
 // spanGap is the time between two spans of log lines, 0 when they overlap.
-func spanGap(a, b *report.LogSpan) time.Duration {
+func spanGap(a, b *LogSpan) time.Duration {
 	switch {
 	case b.First > a.Last:
 		return b.First - a.Last

@@ -74,13 +74,13 @@ func TestFaultLinksTyped(t *testing.T) {
 }
 
 // f builds a finding; the runner marks probes from the registry, here the *_probe ids stand in.
-func f(check string, sev report.Severity, fault, subject, device string) report.Finding {
-	return report.Finding{CheckID: check, Severity: sev, Fault: fault, Summary: check + " " + subject,
-		Subject: report.Subject{Kind: "x", Name: subject, Device: device}, Probe: strings.HasSuffix(check, "_probe")}
+func f(check string, sev report.Severity, fault, subject, device string) Finding {
+	return Finding{Finding: report.Finding{CheckID: check, Severity: sev, Fault: fault, Summary: check + " " + subject,
+		Subject: report.Subject{Kind: "x", Name: subject, Device: device}}, Probe: strings.HasSuffix(check, "_probe")}
 }
 
 func TestLinkCausesToConsequences(t *testing.T) {
-	fs := []report.Finding{
+	fs := []Finding{
 		f("driver.modules", report.Critical, "driver-module", "ib_core", ""),
 		f("driver.devices", report.Critical, "rdma-device", "host", ""),
 		f("port.state", report.Critical, "port-link", "mlx5_0/1", "mlx5_0"),
@@ -156,7 +156,7 @@ func TestVerdictAndExitCode(t *testing.T) {
 		{[]report.Severity{report.Critical, report.OK}, BuildOptions{Interrupted: true}, "interrupted", 130},
 	}
 	for _, c := range cases {
-		var fs []report.Finding
+		var fs []Finding
 		for i, s := range c.sevs {
 			x := f("port.state", s, "port-link", string(rune('a'+i)), "")
 			if s == limited {
@@ -172,7 +172,7 @@ func TestVerdictAndExitCode(t *testing.T) {
 }
 
 func TestOrderIsTroubleshootingFlowAndDeterministic(t *testing.T) {
-	fs := []report.Finding{
+	fs := []Finding{
 		f("cq.depth", report.OK, "cq-eq", "b", ""),
 		f("qp.state", report.OK, "qp-context", "mlx5_10", ""),
 		f("qp.state", report.OK, "qp-context", "mlx5_2", ""),
@@ -189,7 +189,7 @@ func TestOrderIsTroubleshootingFlowAndDeterministic(t *testing.T) {
 		t.Errorf("order %v, want %s", got, want)
 	}
 	// Duplicate refs get a suffix so that links stay unambiguous.
-	r = Build([]report.Finding{f("port.state", report.OK, "port-link", "p", ""), f("port.state", report.OK, "port-link", "p", "")}, DefaultFaults(), report.Tool{}, report.HostInfo{})
+	r = Build([]Finding{f("port.state", report.OK, "port-link", "p", ""), f("port.state", report.OK, "port-link", "p", "")}, DefaultFaults(), report.Tool{}, report.HostInfo{})
 	if r.Findings[0].Ref == r.Findings[1].Ref {
 		t.Errorf("duplicate refs %q", r.Findings[0].Ref)
 	}
@@ -201,7 +201,7 @@ func TestChecksDoNotLink(t *testing.T) {
 	up := f("pcie.aer", report.Critical, "pcie-interface", "0000:00:02.0", "rxe0")
 	ep := f("pcie.aer", report.Warning, "pcie-interface", "0000:01:00.0", "rxe0")
 	ep.ExplainedBy = []string{"pcie.aer@0000:00:02.0"}
-	r := Build([]report.Finding{ep, up}, DefaultFaults(), report.Tool{}, report.HostInfo{})
+	r := Build([]Finding{ep, up}, DefaultFaults(), report.Tool{}, report.HostInfo{})
 	if strings.Join(r.Summary.RootCauses, ",") != "pcie.aer@0000:00:02.0,pcie.aer@0000:01:00.0" {
 		t.Errorf("root causes %v", r.Summary.RootCauses)
 	}
@@ -215,7 +215,7 @@ func TestChecksDoNotLink(t *testing.T) {
 // say in their evidence that it is the same event. Events of no problem, or of probes, link
 // nothing.
 func TestSharedEventsOneRootCause(t *testing.T) {
-	ev := func(x report.Finding, events ...string) report.Finding { x.Events = events; return x }
+	ev := func(x Finding, events ...string) Finding { x.Events = events; return x }
 	rootPort := ev(f("pcie.aer", report.Critical, "pcie-interface", "0000:16:01.0", "mlx5_0"), "aer:0000:16:01.0:uncorrectable")
 	fn := ev(f("pcie.aer", report.Critical, "pcie-interface", "0000:19:00.0", "mlx5_0"), "aer:0000:16:01.0:uncorrectable", "pcie-link:0000:18:00.0")
 	bw := ev(f("pcie.bandwidth", report.Critical, "pcie-interface", "0000:19:00.0", "mlx5_0"), "pcie-link:0000:18:00.0")
@@ -223,7 +223,7 @@ func TestSharedEventsOneRootCause(t *testing.T) {
 	sibling := ev(f("pcie.link", report.Warning, "pcie-interface", "0000:19:00.1", "mlx5_1"), "pcie-link:0000:18:00.0")
 	quiet := ev(f("pcie.link", report.OK, "pcie-interface", "0000:1a:00.0", "mlx5_2"), "pcie-link:0000:18:00.0")
 	probe := ev(f("pcie.bandwidth_probe", report.Critical, "pcie-interface", "mlx5_3", "mlx5_3"), "pcie-link:0000:18:00.0")
-	fs := []report.Finding{rootPort, fn, bw, link, sibling, quiet, probe}
+	fs := []Finding{rootPort, fn, bw, link, sibling, quiet, probe}
 	want := map[string]string{
 		"pcie.aer@0000:19:00.0":       "pcie.aer@0000:16:01.0",
 		"pcie.bandwidth@0000:19:00.0": "pcie.aer@0000:19:00.0",
@@ -263,7 +263,7 @@ func evidence(x report.Finding, name string) (string, bool) {
 }
 
 func TestSkippedFindingsAreLinkedOnlyForProbes(t *testing.T) {
-	r := Build([]report.Finding{
+	r := Build([]Finding{
 		f("port.state", report.Critical, "port-link", "rxe0/1", "rxe0"),
 		f("qp.loopback_probe", report.Skipped, "qp-context", "rxe0/1", "rxe0"),
 		f("cq.depth", report.Skipped, "cq-eq", "rxe0", "rxe0"),
@@ -304,7 +304,7 @@ func TestObservationNarrowsItsRow(t *testing.T) {
 	cm := f("driver.modules", report.Warning, "driver-module", "rdma_ucm", "")
 	cm.Observation = "connection-manager-missing"
 	core := f("driver.modules", report.Critical, "driver-module", "ib_uverbs", "")
-	r := Build([]report.Finding{cm, core, f("driver.userverbs", report.Critical, "user-verbs", "rxe0", "rxe0")}, DefaultFaults(), report.Tool{}, report.HostInfo{})
+	r := Build([]Finding{cm, core, f("driver.userverbs", report.Critical, "user-verbs", "rxe0", "rxe0")}, DefaultFaults(), report.Tool{}, report.HostInfo{})
 	for _, x := range r.Findings {
 		if x.CheckID == "driver.userverbs" && strings.Join(x.ExplainedBy, ",") != "driver.modules@ib_uverbs" {
 			t.Errorf("explained by %v, want only driver.modules@ib_uverbs", x.ExplainedBy)
@@ -313,7 +313,7 @@ func TestObservationNarrowsItsRow(t *testing.T) {
 	// The same observation stated by another check is not that row of the table.
 	other := f("driver.kernel_log", report.Warning, "driver-module", "rdma_ucm", "")
 	other.Observation = "connection-manager-missing"
-	r = Build([]report.Finding{other, f("driver.userverbs", report.Critical, "user-verbs", "rxe0", "rxe0")}, DefaultFaults(), report.Tool{}, report.HostInfo{})
+	r = Build([]Finding{other, f("driver.userverbs", report.Critical, "user-verbs", "rxe0", "rxe0")}, DefaultFaults(), report.Tool{}, report.HostInfo{})
 	if len(r.Summary.RootCauses) != 1 {
 		t.Errorf("another check's observation narrowed its row: root causes %v", r.Summary.RootCauses)
 	}
@@ -327,7 +327,7 @@ func TestObservationExplainedBy(t *testing.T) {
 		flap := f("port.flaps", causeSev, "port-link", causeSubject, causeDev)
 		cnt := f("port.counters", report.Warning, "port-link", "mlx5_0/1", "mlx5_0")
 		cnt.Observation = obs
-		for _, x := range Build([]report.Finding{flap, cnt}, DefaultFaults(), report.Tool{}, report.HostInfo{}).Findings {
+		for _, x := range Build([]Finding{flap, cnt}, DefaultFaults(), report.Tool{}, report.HostInfo{}).Findings {
 			if x.CheckID == "port.counters" {
 				return x.ExplainedBy
 			}
@@ -356,13 +356,13 @@ func TestObservationExplainedBy(t *testing.T) {
 // TestRefsFromContent: findings that share a ref get suffixes derived from what they say, the
 // same whatever order the checks returned them in, and not changed by PIDs or sizes.
 func TestRefsFromContent(t *testing.T) {
-	mk := func(pid, sev string) report.Finding {
+	mk := func(pid, sev string) Finding {
 		x := f("qp.state", report.Warning, "qp-context", "mlx5_0/1 pid "+pid+" (trainer) ERR", "mlx5_0")
 		x.Key = "mlx5_0/1/qp:trainer/ERR"
 		x.Summary = "mlx5_0/1: 3 QP(s) of pid " + pid + " (trainer) in " + sev
 		return x
 	}
-	refs := func(fs ...report.Finding) []string {
+	refs := func(fs ...Finding) []string {
 		r := Build(fs, DefaultFaults(), report.Tool{}, report.HostInfo{})
 		var out []string
 		for _, x := range r.Findings {
@@ -398,16 +398,16 @@ func TestRefsFromContent(t *testing.T) {
 // the consequence is log lines too, only within LogLinkWindow; a present state on the device is
 // linked whatever the time.
 func TestKernelLogLinkWindowAndDevice(t *testing.T) {
-	at := func(x report.Finding, secs ...float64) report.Finding {
-		x.LogSpan = &report.LogSpan{First: time.Duration(secs[0] * float64(time.Second)), Last: time.Duration(secs[len(secs)-1] * float64(time.Second))}
+	at := func(x Finding, secs ...float64) Finding {
+		x.LogSpan = &LogSpan{First: time.Duration(secs[0] * float64(time.Second)), Last: time.Duration(secs[len(secs)-1] * float64(time.Second))}
 		return x
 	}
 	health := at(f("driver.kernel_log", report.Critical, "firmware-health", "mlx5_0", "mlx5_0"), 6000, 6121)
 	hostWide := at(f("driver.kernel_log", report.Warning, "dma-engine", "kernel log", ""), 3.2)
 	for _, tc := range []struct {
 		name   string
-		cause  report.Finding
-		effect report.Finding
+		cause  Finding
+		effect Finding
 		linked bool
 	}{
 		{"same device, within the window", health, at(f("cq.errors", report.Critical, "cq-eq", "mlx5_0", "mlx5_0"), 6300), true},
@@ -423,7 +423,7 @@ func TestKernelLogLinkWindowAndDevice(t *testing.T) {
 			at(f("cq.errors", report.Critical, "cq-eq", "mlx5_1", "mlx5_1"), 9000), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := Build([]report.Finding{tc.cause, tc.effect}, DefaultFaults(), report.Tool{}, report.HostInfo{})
+			r := Build([]Finding{tc.cause, tc.effect}, DefaultFaults(), report.Tool{}, report.HostInfo{})
 			var cause, effect report.Finding
 			for _, x := range r.Findings {
 				if x.CheckID == tc.cause.CheckID {

@@ -30,7 +30,7 @@ func (l Link) String() string {
 }
 
 // matches reports whether finding other is one the link names, seen from finding owner.
-func (l Link) matches(owner, other *report.Finding) bool {
+func (l Link) matches(owner, other *Finding) bool {
 	if l.SameSubject && (owner.Subject.Kind != other.Subject.Kind || owner.Subject.Name != other.Subject.Name) {
 		return false
 	}
@@ -191,7 +191,7 @@ func (t *FaultTable) rank(id string) int {
 	return len(t.Rows)
 }
 
-func (t *FaultTable) observation(f *report.Finding) *Observation {
+func (t *FaultTable) observation(f *Finding) *Observation {
 	if f.Observation == "" {
 		return nil
 	}
@@ -201,7 +201,7 @@ func (t *FaultTable) observation(f *report.Finding) *Observation {
 // canExplain reports whether finding cause can produce finding effect: by what the cause's
 // observation says it explains, else by its fault row, or by a cause the effect's observation
 // names.
-func (t *FaultTable) canExplain(cause, effect *report.Finding) bool {
+func (t *FaultTable) canExplain(cause, effect *Finding) bool {
 	links := t.Explains(cause.Fault)
 	if o := t.observation(cause); o != nil && o.Explains != nil {
 		links = o.Explains

@@ -77,7 +77,7 @@ func TestMetricSubjectDropsProcesses(t *testing.T) {
 func hostile() *report.Report {
 	started := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	d := 1.25
-	return engine.Build([]report.Finding{
+	return build([]report.Finding{
 		{CheckID: "port.state", Severity: report.Critical, Fault: "port-link", Summary: "mlx5_0/1 is DOWN",
 			Subject: report.Subject{Kind: "port", Name: "mlx5_0/1", Device: "mlx5_0"}},
 		{CheckID: "qp.state", Severity: report.Warning, Fault: "qp-context", Summary: "mlx5_0/1: 3 QP(s) in ERR",
@@ -246,7 +246,7 @@ func FuzzFleetFormats(f *testing.F) {
 	f.Add("pid 1 ()) (", "é", strings.Repeat("日本", 60))
 	f.Add("evil\u202etxt", "\u2066", "\x1b[2J\u009b\u200f")
 	f.Fuzz(func(t *testing.T, subject, device, summary string) {
-		r := engine.Build([]report.Finding{
+		r := build([]report.Finding{
 			{CheckID: "port.state", Severity: report.Critical, Fault: "port-link", Summary: summary, Subject: report.Subject{Kind: "port", Name: subject, Device: device}},
 			{CheckID: "port.state", Severity: report.OK, Fault: "port-link", Summary: summary, Subject: report.Subject{Kind: "port", Name: subject + "x", Device: device}},
 		}, engine.DefaultFaults(), report.Tool{Name: "rdmadiag", Version: subject}, report.HostInfo{})

@@ -45,7 +45,7 @@ func hostileReport(s string) *report.Report {
 		{CheckID: "driver.devices", Severity: report.OK, Fault: "rdma-device", Summary: s,
 			Subject: report.Subject{Kind: "device", Name: "ok" + s}},
 	}
-	return engine.BuildWith(fs, engine.DefaultFaults(), report.Tool{Name: "rdmadiag", Version: s, DurationSeconds: &d},
+	return buildWith(fs, engine.DefaultFaults(), report.Tool{Name: "rdmadiag", Version: s, DurationSeconds: &d},
 		report.HostInfo{Source: "snapshot", Hostname: s, KernelRelease: s, Recorded: s, Devices: []string{s, "mlx5_1"},
 			Unreadable: []string{s}, KernelLog: s},
 		engine.BuildOptions{NotRun: []report.NotRun{{CheckID: "qp.loopback_probe", Limit: report.Limit{Kind: report.LimitLiveOnly, Lift: "lift " + s}}}})

@@ -10,6 +10,20 @@ import (
 	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
+// build is engine.Build of findings that carry nothing for the engine beyond the document's
+// fields, as the renderers' tests write them.
+func build(fs []report.Finding, faults *engine.FaultTable, tool report.Tool, host report.HostInfo) *report.Report {
+	return buildWith(fs, faults, tool, host, engine.BuildOptions{})
+}
+
+func buildWith(fs []report.Finding, faults *engine.FaultTable, tool report.Tool, host report.HostInfo, o engine.BuildOptions) *report.Report {
+	in := make([]engine.Finding, len(fs))
+	for i, f := range fs {
+		in[i] = engine.Finding{Finding: f}
+	}
+	return engine.BuildWith(in, faults, tool, host, o)
+}
+
 // fnd builds a finding for the renderers' tests.
 func fnd(check string, sev report.Severity, fault, subject, device string) report.Finding {
 	return report.Finding{CheckID: check, Severity: sev, Fault: fault, Summary: check + " " + subject,
@@ -17,7 +31,7 @@ func fnd(check string, sev report.Severity, fault, subject, device string) repor
 }
 
 func TestRenderers(t *testing.T) {
-	r := engine.Build([]report.Finding{
+	r := build([]report.Finding{
 		fnd("driver.modules", report.Critical, "driver-module", "ib_core", ""),
 		fnd("driver.devices", report.Critical, "rdma-device", "host", ""),
 	}, engine.DefaultFaults(), report.Tool{Name: "rdmadiag", Version: "t"}, report.HostInfo{Source: "live"})
@@ -68,7 +82,7 @@ func TestRenderProblemsOnly(t *testing.T) {
 	}
 	render := func(fs []report.Finding) string {
 		var b strings.Builder
-		if err := RenderTable(&b, engine.Build(fs, engine.DefaultFaults(), report.Tool{Name: "rdmadiag"}, report.HostInfo{}), RenderOptions{Problems: true}); err != nil {
+		if err := RenderTable(&b, build(fs, engine.DefaultFaults(), report.Tool{Name: "rdmadiag"}, report.HostInfo{}), RenderOptions{Problems: true}); err != nil {
 			t.Fatal(err)
 		}
 		return b.String()

@@ -24,7 +24,7 @@ func twoCriticals(reverse bool) *report.Report {
 	if reverse {
 		slices.Reverse(fs)
 	}
-	return engine.Build(fs, engine.DefaultFaults(), report.Tool{Name: "rdmadiag", Version: "t"}, report.HostInfo{Source: "live", Devices: []string{"mlx5_0", "mlx5_1"}})
+	return build(fs, engine.DefaultFaults(), report.Tool{Name: "rdmadiag", Version: "t"}, report.HostInfo{Source: "live", Devices: []string{"mlx5_0", "mlx5_1"}})
 }
 
 func render(t *testing.T, fn Renderer, r *report.Report, o RenderOptions) string {
@@ -73,7 +73,7 @@ func TestRootCauseOrder(t *testing.T) {
 		{CheckID: "firmware.version", Severity: report.Warning, Fault: "firmware", Summary: "w firmware", Subject: report.Subject{Kind: "device", Name: "mlx5_3", Device: "mlx5_3"}},
 		{CheckID: "port.state", Severity: report.Critical, Fault: "port-link", Summary: "c explained", Subject: report.Subject{Kind: "port", Name: "mlx5_3/1", Device: "mlx5_3"}},
 	}
-	r := engine.Build(fs, engine.DefaultFaults(), report.Tool{}, report.HostInfo{})
+	r := build(fs, engine.DefaultFaults(), report.Tool{}, report.HostInfo{})
 	var got []string
 	for _, f := range r.RootCauses() {
 		got = append(got, f.Summary)
@@ -92,7 +92,7 @@ func TestManyRootCausesBounded(t *testing.T) {
 			Summary: fmt.Sprintf("mlx5_%d/1 is DOWN, physical state Polling: no link partner (cable unplugged)", i),
 			Subject: report.Subject{Kind: "port", Name: fmt.Sprintf("mlx5_%d/1", i), Device: fmt.Sprintf("mlx5_%d", i)}})
 	}
-	r := engine.Build(fs, engine.DefaultFaults(), report.Tool{}, report.HostInfo{})
+	r := build(fs, engine.DefaultFaults(), report.Tool{}, report.HostInfo{})
 	nag := render(t, RenderNagios, r, RenderOptions{})
 	text, _, _ := strings.Cut(strings.TrimPrefix(nag, "RDMADIAG CRITICAL - "), " | ")
 	if len(text) > nagiosTextMax || !strings.HasPrefix(text, "mlx5_0/1 is DOWN") || !strings.Contains(text, "; mlx5_1/1 is DOWN") ||

@@ -87,7 +87,7 @@ func TestWithoutSubject(t *testing.T) {
 // asked, and nothing of a hostile summary reaches the terminal as a control sequence.
 func TestRenderTableWidth(t *testing.T) {
 	long := strings.Repeat("word ", 60)
-	r := engine.Build([]report.Finding{
+	r := build([]report.Finding{
 		{CheckID: "driver.modules", Subject: report.Subject{Kind: "module", Name: "ib_core"}, Severity: report.Critical, Fault: "driver-module",
 			Summary: "ib_core is not loaded: " + long, Remediation: long,
 			Evidence: []report.Evidence{{Name: "path", Observed: "/sys/" + strings.Repeat("very_long_component/", 12), Source: "/proc/modules"}}},
@@ -143,7 +143,7 @@ func TestSummaryCountsChecks(t *testing.T) {
 		{CheckID: "cq.depth", Subject: report.Subject{Kind: "device", Name: "mlx5_1"}, Severity: report.Skipped, Fault: "cq-depth",
 			Summary: "not judged", Limit: &report.Limit{Kind: report.LimitPrivilege, Lift: "run as root"}},
 	}
-	r := engine.BuildWith(fs, engine.DefaultFaults(), report.Tool{Name: "rdmadiag", Version: "t"}, report.HostInfo{Source: "live"},
+	r := buildWith(fs, engine.DefaultFaults(), report.Tool{Name: "rdmadiag", Version: "t"}, report.HostInfo{Source: "live"},
 		engine.BuildOptions{NotRun: []report.NotRun{{CheckID: "qp.loopback_probe", Limit: report.Limit{Kind: report.LimitSelection, Lift: "run without --no-probe"}}}})
 	want := report.CheckCounts{Run: 3, Passed: 1, Skipped: 1, Critical: 1, NotRun: 1}
 	if *r.Summary.Checks != want {

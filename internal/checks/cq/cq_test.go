@@ -184,7 +184,7 @@ func TestNoCompletionVectors(t *testing.T) {
 	fs := checktest.Run(t, "cq-no-vectors", checks.Options{}, "cq.vectors")
 	f := checktest.One(t, fs, "cq.vectors", "mlx5_0")
 	// What driver.interrupts reports on this fixture (cmd/rdmadiag's golden runs both).
-	fs = append(fs, report.Finding{CheckID: "driver.interrupts", Subject: f.Subject, Severity: report.Critical, Fault: "cq-eq"})
+	fs = append(fs, engine.Finding{Finding: report.Finding{CheckID: "driver.interrupts", Subject: f.Subject, Severity: report.Critical, Fault: "cq-eq"}})
 	checktest.WantSeverity(t, f, report.Critical)
 	checktest.WantEvidence(t, f, "num_comp_vectors", "0")
 	if f.Observation != "no-completion-vector" {

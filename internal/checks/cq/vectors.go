@@ -13,6 +13,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/internal/procirq"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func init() {
@@ -64,7 +65,7 @@ func traffic(h *host.Host, d *inventory.Device) (uint64, bool) {
 	return total, ok
 }
 
-func runVectors(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
+func runVectors(ctx context.Context, env *checks.Env) ([]engine.Finding, error) {
 	inv := env.Inventory()
 	if inv.Absent != nil || len(inv.Devices) == 0 {
 		return rdmares.NoDevices(), nil
@@ -85,11 +86,11 @@ func runVectors(ctx context.Context, env *checks.Env) ([]report.Finding, error) 
 		tx     uint64
 		txOK   bool
 	}
-	var out []report.Finding
+	var out []engine.Finding
 	var pending []state
 	for _, d := range inv.Devices {
 		subj := rdmares.DevSubject(env, d.Name)
-		f := report.Finding{Subject: subj, Severity: report.OK}
+		f := engine.Finding{Finding: report.Finding{Subject: subj, Severity: report.OK}}
 		var notes []string
 		if v, ok := verbsDevs[d.Name]; ok && v.Error == "" {
 			f.Evidence = append(f.Evidence, report.EvExp("num_comp_vectors", fmt.Sprint(v.NumCompVectors), "at least 1", "verbs:ibv_open_device "+d.Name))

@@ -15,8 +15,8 @@ import (
 )
 
 // bySignature returns the kernel-log findings of one signature.
-func bySignature(fs []report.Finding, id string) []report.Finding {
-	var out []report.Finding
+func bySignature(fs []engine.Finding, id string) []engine.Finding {
+	var out []engine.Finding
 	for _, f := range checktest.Find(fs, "driver.kernel_log", "") {
 		if v, _ := checktest.Evidence(f, "signature"); v == id {
 			out = append(out, f)
@@ -26,7 +26,7 @@ func bySignature(fs []report.Finding, id string) []report.Finding {
 }
 
 // rootCauses builds the report the CLI would and returns its root-cause refs.
-func rootCauses(fs []report.Finding) []string {
+func rootCauses(fs []engine.Finding) []string {
 	return engine.Build(fs, engine.DefaultFaults(), report.Tool{}, report.HostInfo{}).Summary.RootCauses
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // A module that fails to load for a symbol it cannot resolve ("Unknown symbol", "disagrees
@@ -91,7 +92,7 @@ const outsideTheStack = "outside-the-stack"
 
 // moduleLoadFailure grades a module's failed load: critical for the RDMA stack's own modules,
 // a warning naming the stack mismatch and its rebuild for a consumer of ib_core.
-func moduleLoadFailure(env *checks.Env, f report.Finding, g *logGroup) report.Finding {
+func moduleLoadFailure(env *checks.Env, f engine.Finding, g *logGroup) engine.Finding {
 	name := g.module
 	var syms, rdma []string
 	// The loader's lines name the module, then the symbol (kevent core.json module-load).

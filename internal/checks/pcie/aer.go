@@ -13,6 +13,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // CorrectableWarnSinceBoot is the count of correctable AER errors since boot above which a
@@ -109,7 +110,7 @@ func aerLines(ke *checks.KernelEvents, bdfs []string) []kmsg.Record {
 	return out
 }
 
-func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
+func runAER(ctx context.Context, env *checks.Env) ([]engine.Finding, error) {
 	inv := env.Inventory()
 	if f := noDevices(inv); f != nil {
 		return f, nil
@@ -160,15 +161,13 @@ func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 				// The lines of an endpoint without AER ("can't recover", "device recovery
 				// failed") are the kernel handling an error reported to its root port: the
 				// events say which, so that the report links them to the counters' finding.
-				out = append(out, report.Finding{
+				out = append(out, engine.Finding{Finding: report.Finding{
 					Subject:     report.Subject{Kind: "pci", Name: s.BDF, Device: it.t.Device(), PCI: s.BDF},
 					Severity:    report.Warning,
 					Summary:     fmt.Sprintf("%s: no AER counters, but the kernel log has %d AER/link line(s) for it", s.BDF, len(lines)),
 					Evidence:    append([]report.Evidence{report.Ev("aer_dev_* files", "absent", s.Dir)}, klog.evidence("kernel log", lines, 5)...),
 					Remediation: "Read the kernel log lines: a failed recovery or a link down means the function may have lost transactions; reseat or replace the card if they recur.",
-					LogSpan:     checks.LogSpan(lines),
-					Events:      aerLogEvents(it.t, lines),
-				})
+				}, LogSpan: checks.LogSpan(lines), Events: aerLogEvents(it.t, lines)})
 			}
 			continue
 		}
@@ -181,12 +180,12 @@ func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 	}
 	if !anyPresent {
 		for _, t := range ts {
-			f := report.Finding{
+			f := engine.Finding{Finding: report.Finding{
 				Subject:  t.subject(),
 				Severity: report.Skipped,
 				Summary:  fmt.Sprintf("skipped: no AER counters on %s or its upstream ports (kernel without CONFIG_PCIEAER, or no AER capability on the path)", t.BDF),
 				Evidence: append(viaEvidence(t), report.Ev("aer_dev_* files", "absent", t.Nodes[0].Dir)),
-			}
+			}}
 			if lines := aerLines(klog.events, bdfList(t)); len(lines) > 0 {
 				f.Severity = report.Warning
 				f.Summary = fmt.Sprintf("%s: no AER counters, but the kernel log has %d AER/link lines for the path", t.BDF, len(lines))
@@ -205,15 +204,14 @@ func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 }
 
 // judgeAER judges one function's AER counters; logLines is the evidence of its kernel log lines.
-func judgeAER(t *target, s aerSnap, later *aerSnap, interval time.Duration, logLines []report.Evidence) report.Finding {
+func judgeAER(t *target, s aerSnap, later *aerSnap, interval time.Duration, logLines []report.Evidence) engine.Finding {
 	role := "function"
 	if s.BDF != t.BDF {
 		role = "upstream port of " + t.BDF
 	}
-	f := report.Finding{
+	f := engine.Finding{Finding: report.Finding{
 		Subject: report.Subject{Kind: "pci", Name: s.BDF, Device: t.Device(), PCI: s.BDF},
-		Events:  aerEvents(t, s),
-	}
+	}, Events: aerEvents(t, s)}
 	if s.BDF == t.BDF {
 		f.Evidence = viaEvidence(t)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // ProbeMeasures is what the verbs loopback probe measures against this layer's budget. The probe
@@ -157,7 +158,7 @@ type measured struct {
 	linkErrs, portErrs []error
 }
 
-func runBandwidth(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+func runBandwidth(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 	inv := env.Inventory()
 	if f := noDevices(inv); f != nil {
 		return f, nil
@@ -230,10 +231,10 @@ func sharedLinks(bdfs []string, vf []bool) [][]int {
 
 // judgeBandwidth judges one function's budget against the active ports it carries: its own
 // and, when it shares its link with sibling functions, theirs too.
-func judgeBandwidth(m *measured, sibs []*measured) report.Finding {
+func judgeBandwidth(m *measured, sibs []*measured) engine.Finding {
 	t, b := m.t, m.b
 	errs := append(append([]error(nil), m.linkErrs...), m.portErrs...)
-	f := report.Finding{Subject: t.subject(), Evidence: viaEvidence(t)}
+	f := engine.Finding{Finding: report.Finding{Subject: t.subject(), Evidence: viaEvidence(t)}}
 	usable := fmt.Sprintf("%.1f Gb/s (%s)", b.UsableGbps, b.Limit)
 	f.Evidence = append(f.Evidence, report.Ev("usable PCIe bandwidth", usable, t.Nodes[0].Dir))
 	f.Evidence = append(f.Evidence, b.Ports...)

@@ -44,7 +44,7 @@ func TestDualPFSharedLink(t *testing.T) {
 		}
 		// One link, one problem: every finding about it carries the link's identity, its
 		// downstream port.
-		for _, x := range []report.Finding{bw, link} {
+		for _, x := range []engine.Finding{bw, link} {
 			if strings.Join(x.Events, ",") != "pcie-link:0000:3a:00.0" {
 				t.Errorf("%s %s: events %v", x.CheckID, tc.bdf, x.Events)
 			}

@@ -7,7 +7,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
 )
 
-// The identities of the events the pcie findings are drawn from (report.Finding.Events): two
+// The identities of the events the pcie findings are drawn from (engine.Finding.Events): two
 // findings drawn from one event are one root cause, whichever function or check reports them.
 
 // linkEvent is a PCIe link's identity: its downstream port (root or switch downstream port),

@@ -13,6 +13,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/kevent"
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // linkState is what one function says about its link.
@@ -285,7 +286,6 @@ func kernelLog(env *checks.Env) pcieLog {
 	return pcieLog{recs: ke.Log.Records, events: ke, cite: ke.Log.Cite, log: ke.Log}
 }
 
-
 // evidence quotes the last max of recs (lines of this log) under name.
 func (l pcieLog) evidence(name string, recs []kmsg.Record, max int) []report.Evidence {
 	var ev []report.Evidence
@@ -300,7 +300,7 @@ func (l pcieLog) evidence(name string, recs []kmsg.Record, max int) []report.Evi
 	return ev
 }
 
-func runLink(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+func runLink(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 	inv := env.Inventory()
 	if f := noDevices(inv); f != nil {
 		return f, nil
@@ -317,8 +317,8 @@ func runLink(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 	return out, nil
 }
 
-func judgePath(h *host.Host, t *target, klog pcieLog) report.Finding {
-	f := report.Finding{Subject: t.subject(), Evidence: viaEvidence(t)}
+func judgePath(h *host.Host, t *target, klog pcieLog) engine.Finding {
+	f := engine.Finding{Finding: report.Finding{Subject: t.subject(), Evidence: viaEvidence(t)}}
 	var states []linkState
 	for _, n := range t.Nodes {
 		states = append(states, readLinkState(h, n))

@@ -14,6 +14,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/internal/snapshot"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func TestCX7IB(t *testing.T) {
@@ -231,7 +232,7 @@ func TestEthDownCauses(t *testing.T) {
 		{netdevInfo{name: "ens2", operstate: "down", adminUp: &yes}, "ens2 is up but has no link (down)", "cable, transceiver and switch port"},
 		{netdevInfo{name: "ens2", operstate: "lowerlayerdown"}, "ens2 is lowerlayerdown", "ip link set ens2 up"},
 	} {
-		f := report.Finding{}
+		f := engine.Finding{}
 		judgeEthState(p, down, inventory.PortState{Num: 3, Name: "Disabled"}, []netdevInfo{tc.nd}, &f)
 		if f.Severity != report.Critical || !strings.Contains(f.Summary, tc.summary) || !strings.Contains(f.Remediation, tc.fixSubstr) {
 			t.Errorf("%+v: %s %q / %q", tc.nd, f.Severity, f.Summary, f.Remediation)

@@ -9,6 +9,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func init() {
@@ -20,7 +21,7 @@ func init() {
 	})
 }
 
-func runState(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+func runState(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 	inv := env.Inventory()
 	ports := allPorts(inv)
 	if len(ports) == 0 {
@@ -32,7 +33,7 @@ func runState(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 		st, phys, err := states(env.Host, p)
 		all[i] = portStateOf{p: p, ok: err == nil, active: err == nil && st.Num == stateActive && phys.Num == physLinkUp}
 	}
-	var out []report.Finding
+	var out []engine.Finding
 	for _, p := range ports {
 		f := judgeState(env, p, all)
 		if pol != nil && pol.LinkLayer != "" && f.Severity != report.Unknown {
@@ -46,7 +47,7 @@ func runState(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 // judgeLinkLayer holds a port to the policy's link layer. A VPI card (ConnectX-4 and later)
 // runs either protocol per port as its firmware configuration says; one in the wrong mode cannot
 // join the fabric it is cabled to, whatever its state, so the mismatch leads the finding.
-func judgeLinkLayer(from, want string, p portRef, f *report.Finding) {
+func judgeLinkLayer(from, want string, p portRef, f *engine.Finding) {
 	got := p.port.LinkLayer
 	f.Evidence = append(f.Evidence, report.EvExp("policy link_layer", orNone(got), want, "policy "+from+" ports.link_layer"))
 	if got == want {
@@ -68,9 +69,9 @@ func judgeLinkLayer(from, want string, p portRef, f *report.Finding) {
 	}
 }
 
-func judgeState(env *checks.Env, p portRef, all []portStateOf) report.Finding {
+func judgeState(env *checks.Env, p portRef, all []portStateOf) engine.Finding {
 	h := env.Host
-	f := report.Finding{Subject: p.subject()}
+	f := engine.Finding{Finding: report.Finding{Subject: p.subject()}}
 	st, phys, err := states(h, p)
 	if err != nil {
 		f.Severity = report.Unknown
@@ -121,7 +122,7 @@ func judgeState(env *checks.Env, p portRef, all []portStateOf) report.Finding {
 	return f
 }
 
-func judgeIBState(h *host.Host, p portRef, st, phys inventory.PortState, f *report.Finding) {
+func judgeIBState(h *host.Host, p portRef, st, phys inventory.PortState, f *engine.Finding) {
 	lid, _ := h.ReadString(p.file("lid"))
 	sm, _ := h.ReadString(p.file("sm_lid"))
 	switch {
@@ -148,7 +149,7 @@ func judgeIBState(h *host.Host, p portRef, st, phys inventory.PortState, f *repo
 	}
 }
 
-func judgeEthState(p portRef, st, phys inventory.PortState, nds []netdevInfo, f *report.Finding) {
+func judgeEthState(p portRef, st, phys inventory.PortState, nds []netdevInfo, f *engine.Finding) {
 	var down, fixes []string
 	for _, nd := range nds {
 		if nd.operstate == "up" || nd.operstate == "" {
