@@ -127,7 +127,7 @@ func JoinBounded(items []string, sep string, limit int) string {
 	return strings.Join(parts, sep) + more(k)
 }
 
-// consequences counts the findings that name f as their cause.
+// Consequences counts the findings that name f as their cause.
 func Consequences(f *report.Finding, fs []report.Finding) int {
 	n := 0
 	for i := range fs {
@@ -138,7 +138,7 @@ func Consequences(f *report.Finding, fs []report.Finding) int {
 	return n
 }
 
-// checksText counts the checks by outcome and, where a check found problems, its problem
+// ChecksText counts the checks by outcome and, where a check found problems, its problem
 // findings by severity: one check can report a critical and two warnings, and the count of checks
 // alone would read as one critical finding.
 func ChecksText(s report.Summary, fs []report.Finding) string {
@@ -195,7 +195,7 @@ func ChecksText(s report.Summary, fs []report.Finding) string {
 	return b.String()
 }
 
-// limitWords says what a limit kind means, for the summary line.
+// LimitWords says what a limit kind means, for the summary line.
 func LimitWords(kind string) string {
 	switch kind {
 	case report.LimitPrivilege:
@@ -210,7 +210,7 @@ func LimitWords(kind string) string {
 	return kind
 }
 
-// plural writes "1 check", "2 checks".
+// Plural writes "1 check", "2 checks".
 func Plural(n int, what string) string {
 	if n == 1 {
 		return "1 " + what
