@@ -1,12 +1,5 @@
 package report
 
-import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-	"io"
-)
-
 // CheckList is what `rdmadiag list --format json` prints (report/list-schema.json).
 type CheckList struct {
 	SchemaVersion string        `json:"schema_version"`
@@ -20,24 +13,8 @@ type ListedCheck struct {
 	ID          string `json:"id"`
 	Layer       string `json:"layer"`
 	Description string `json:"description"`
-	// Fault is the id of the check's row of the fault table (report/faults.json).
+	// Fault is the id of the check's row of the fault table (report/engine/faults.json).
 	Fault string `json:"fault"`
 	// Probe marks the verbs probes, which create their own resources and run only live.
 	Probe bool `json:"probe"`
-}
-
-// RenderCheckList writes l as indented JSON.
-func RenderCheckList(w io.Writer, l CheckList) error {
-	if l.Checks == nil {
-		l.Checks = []ListedCheck{}
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(l); err != nil {
-		return fmt.Errorf("encode check list: %w", err)
-	}
-	_, err := w.Write(buf.Bytes())
-	return err
 }

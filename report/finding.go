@@ -1,13 +1,12 @@
-// Package report turns check findings into a verdict: it maps each finding onto the fault table,
-// links consequences to their causes across layers, orders everything as the troubleshooting flow
-// does, and renders a table for people or versioned JSON for tickets.
+// Package report is rdmadiag's JSON report as a program reading it imports it: the document
+// (Report, Finding, Subject, Evidence, Severity, Limit, the inventory), its JSON Schema, and the
+// reads every consumer needs (RootCauses in their one order). It depends on no renderer and no
+// engine: report/engine builds a Report from the checks' findings, report/render writes one.
 package report
 
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
-	"time"
 )
 
 // Severity of a finding. The order of the constants is the order of gravity used for sorting;
@@ -25,6 +24,9 @@ const (
 )
 
 var severityNames = [...]string{"ok", "skipped", "info", "unknown", "warning", "critical"}
+
+// Severities are every severity, from least to most grave.
+var Severities = []Severity{OK, Skipped, Info, Unknown, Warning, Critical}
 
 func (s Severity) String() string {
 	if int(s) < len(severityNames) && s >= 0 {
@@ -88,44 +90,18 @@ type Finding struct {
 	// Fault is the id of the fault-table row this finding belongs to.
 	Fault string `json:"fault"`
 	// Ref identifies this finding within a report ("driver.modules@ib_core"); consequences name
-	// their causes by Ref. It is the check id and the subject's identity (Key, else Subject.Name),
-	// and stays the same across runs and restarts of the owning processes, so a ticket can quote it.
+	// their causes by Ref. It is the check id and the subject's identity (a key the check gives,
+	// else Subject.Name), and stays the same across runs and restarts of the owning processes, so
+	// a ticket can quote it.
 	Ref string `json:"ref"`
-	// Key is the subject's identity for Ref when Subject.Name holds values that change from run
-	// to run (a process id, a CQ size) or several findings of one check share a subject (kernel
-	// log message families): "mlx5_0/cq:trainer", "mlx5_0/page-alloc". Empty means Subject.Name.
-	Key string `json:"-"`
-	// ExplainedBy lists the Refs of lower-layer findings that explain this one. A finding that is
+	// ExplainedBy lists the Refs of the findings that explain this one, as Build links them (from
+	// the fault table and shared events; what a check sets here is replaced). A finding that is
 	// explained is a consequence, not a root cause.
 	ExplainedBy []string `json:"explained_by,omitempty"`
-	// LogSpan is set on a finding drawn from kernel log lines: when the first and the last of
-	// them were logged. A cause with one links only to consequences on its device, and to those
-	// that are log lines too only within LogLinkWindow (see link).
-	LogSpan *LogSpan `json:"-"`
 	// Limit is set on a skipped finding that could not be judged because of a limit the operator
 	// chose or the run's circumstances allow (no root, a tree without a kernel log, --no-probe):
 	// such a skip does not make the verdict unknown unless --strict asks for certainty.
 	Limit *Limit `json:"limit,omitempty"`
-	// Explains, when not nil, is what this finding can explain ("fault:<row>", "check:<glob>"),
-	// instead of its fault row's list: the row says where the finding belongs, this what it can
-	// cause. An empty, non-nil list explains nothing. Not serialised: links are made before output.
-	Explains []string `json:"-"`
-	// AlsoExplainedBy, when set, names causes ("check:<glob>", "fault:<row>", matched against
-	// the cause) that explain this finding beyond what their fault rows list. It is for a finding
-	// that knows it counts the same event another check judges, which the cause cannot know:
-	// port.counters flagging only link_downed repeats the flaps port.flaps judges, while its
-	// symbol errors would be a fault of their own. Only a cause on the same subject is linked. Not
-	// serialised: links are made before output.
-	AlsoExplainedBy []string `json:"-"`
-	// Probe is set by the runner for findings of a probe (a check that creates verbs resources):
-	// they are evidence and never causes. Not serialised: links are made before output.
-	Probe bool `json:"-"`
-}
-
-// LogSpan is when a finding's kernel log lines were logged, as time since boot (the kernel's
-// clock, comparable between the lines of one boot whether or not the wall-clock time is known).
-type LogSpan struct {
-	First, Last time.Duration
 }
 
 // Limit says why a finding was skipped and how to lift the limit.
@@ -169,16 +145,12 @@ func EvExp(name, observed, expected, source string) Evidence {
 	return Evidence{Name: name, Observed: observed, Expected: expected, Source: source}
 }
 
-func (f *Finding) ref() string {
-	id := f.Key
-	if id == "" {
-		id = f.Subject.Name
-	}
-	return RefOf(f.CheckID, id)
-}
+// DefaultRef is the ref of a finding that was not given one: its check id and subject name.
+// The engine gives every finding its ref, from a key that survives restarts where it has one.
+func (f *Finding) DefaultRef() string { return RefOf(f.CheckID, f.Subject.Name) }
 
 // RefOf is the ref of check checkID's finding whose key (or, without one, subject name) is key:
-// the one place refs are built, for a check that links to another check's finding itself.
+// the one place refs are built.
 func RefOf(checkID, key string) string {
 	if key == "" {
 		return checkID
@@ -190,15 +162,7 @@ func RefOf(checkID, key string) string {
 func (f Finding) MarshalJSON() ([]byte, error) {
 	type plain Finding
 	if f.Ref == "" {
-		f.Ref = f.ref()
+		f.Ref = f.DefaultRef()
 	}
 	return json.Marshal(plain(f))
-}
-
-// layerOf returns the layer name of a check id ("pcie.link" -> "pcie").
-func layerOf(checkID string) string {
-	if i := strings.IndexByte(checkID, '.'); i > 0 {
-		return checkID[:i]
-	}
-	return checkID
 }

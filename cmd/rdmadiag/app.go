@@ -23,6 +23,8 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/nldev"
 	"github.com/rdmadiag/rdmadiag/internal/snapshot"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
+	"github.com/rdmadiag/rdmadiag/report/render"
 )
 
 // App is the CLI with its dependencies injected, so tests run it in-process with a fixed clock.
@@ -51,6 +53,10 @@ type App struct {
 	// Commit and BuildDate identify the build (`rdmadiag version`, the report's tool); "" when
 	// unknown.
 	Commit, BuildDate string
+
+	// judged, when set, is given every report `check` builds, before it is rendered, and its
+	// findings as the engine linked them (with the events they were drawn from), for tests.
+	judged func(*report.Report, []engine.Finding)
 
 	// jsonErrors is set once the command's format is known to be json: a fatal error then prints
 	// a JSON error document on stdout too.
@@ -122,7 +128,7 @@ func (a *App) Execute(ctx context.Context, args []string) int {
 		c = report.ExitUsage
 	}
 	if a.jsonErrors {
-		report.RenderError(a.Stdout, report.Tool{Name: "rdmadiag", Version: a.Version, Commit: a.Commit}, err, c)
+		render.RenderError(a.Stdout, report.Tool{Name: "rdmadiag", Version: a.Version, Commit: a.Commit}, err, c)
 	}
 	return c
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
+	"github.com/rdmadiag/rdmadiag/report/render"
 )
 
 const (
@@ -63,7 +65,7 @@ func (a *App) checkCmd() *cobra.Command {
 		},
 	}
 	f.src.flags(c)
-	f.register(c, "table", report.Formats(), "output format: "+strings.Join(report.Formats(), ", ")+
+	f.register(c, "table", render.Formats(), "output format: "+strings.Join(render.Formats(), ", ")+
 		" (npd and nagios map the exit codes onto their protocols: see \"Formats for fleet engines\")",
 		"write the report to this file instead of stdout, atomically (temporary file in the same "+
 			"directory, then rename), mode 0644: for node_exporter's textfile collector")
@@ -131,7 +133,7 @@ func (f *checkFlags) validate() error {
 }
 
 func (a *App) runCheck(ctx context.Context, f *checkFlags) error {
-	render, err := report.Lookup(f.format)
+	render, err := render.Lookup(f.format)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -204,12 +206,16 @@ func (a *App) judge(ctx context.Context, f *checkFlags, prog *progress) (*report
 		d := math.Round(a.Now().Sub(started).Seconds()*1000) / 1000
 		tool.DurationSeconds = &d
 	}
-	return report.BuildWith(findings, report.DefaultFaults(), tool, hi, report.BuildOptions{
+	rep, linked := engine.BuildLinked(findings, engine.DefaultFaults(), tool, hi, engine.BuildOptions{
 		Strict:      f.strict,
 		Interrupted: ctx.Err() != nil,
 		NotRun:      notRun,
 		NotSelected: len(a.Registry.All()) - len(selected),
-	}), nil
+	})
+	if a.judged != nil {
+		a.judged(rep, linked)
+	}
+	return rep, nil
 }
 
 // probeLimits keeps the probes out of a run that cannot or may not create verbs resources and

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/render"
 )
 
 // complete runs the shell completion request the bash, zsh and fish scripts make and returns the
@@ -32,8 +33,8 @@ func TestFlagValuesComplete(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"check", "--format", ""}, report.Formats()},
-		{[]string{"demo", "--format", ""}, report.Formats()},
+		{[]string{"check", "--format", ""}, render.Formats()},
+		{[]string{"demo", "--format", ""}, render.Formats()},
 		{[]string{"list", "--format", ""}, []string{"table", "json"}},
 		{[]string{"fleet", "--format", ""}, []string{"table", "json"}},
 		{[]string{"inventory", "--format", ""}, []string{"table", "json"}},

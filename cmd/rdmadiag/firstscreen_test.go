@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/render"
 )
 
 // screenLines is the height of the terminal the first screen is judged on (80x24).
@@ -20,7 +20,7 @@ func TestFirstScreenAnswers(t *testing.T) {
 	rootLine := regexp.MustCompile(`^ +\d+\. (CRITICAL|WARNING|UNKNOWN) `)
 	for name, r := range goldenReports(t) {
 		var b bytes.Buffer
-		if err := report.RenderTable(&b, r, report.RenderOptions{Width: goldenWidth}); err != nil {
+		if err := render.RenderTable(&b, r, render.RenderOptions{Width: goldenWidth}); err != nil {
 			t.Fatal(err)
 		}
 		lines := strings.Split(b.String(), "\n")
@@ -53,10 +53,10 @@ func TestFirstScreenAnswers(t *testing.T) {
 func TestAllListsEveryFinding(t *testing.T) {
 	row := regexp.MustCompile(`^│ .* │ (OK|INFO|SKIPPED|UNKNOWN|WARNING|CRITICAL) +│ `)
 	for name, r := range goldenReports(t) {
-		for _, o := range []report.RenderOptions{{All: true}, {Verbose: true}} {
+		for _, o := range []render.RenderOptions{{All: true}, {Verbose: true}} {
 			o.Width = goldenWidth
 			var b bytes.Buffer
-			if err := report.RenderTable(&b, r, o); err != nil {
+			if err := render.RenderTable(&b, r, o); err != nil {
 				t.Fatal(err)
 			}
 			n := 0
@@ -81,7 +81,7 @@ func TestFirstScreenOfKnownFixtures(t *testing.T) {
 			t.Fatalf("no fixture %s", name)
 		}
 		var b bytes.Buffer
-		report.RenderTable(&b, r, report.RenderOptions{Width: goldenWidth})
+		render.RenderTable(&b, r, render.RenderOptions{Width: goldenWidth})
 		first := strings.Join(strings.SplitN(b.String(), "\n", screenLines+1)[:screenLines], "\n")
 		for i, f := range r.RootCauses() {
 			if want := fmt.Sprintf("%d. %s %s (%s)", i+1, strings.ToUpper(f.Severity.String()), f.Subject, f.CheckID); !strings.Contains(first, want) {

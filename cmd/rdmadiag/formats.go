@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/render"
+	"github.com/rdmadiag/rdmadiag/report/words"
 )
 
 // formatsHelp documents what the formats for fleet engines change besides the output.
@@ -35,7 +37,7 @@ func (f *checkFlags) exitFor(rep *report.Report) int {
 		}
 		return report.ExitUnknown // unknown, interrupted: not known to be healthy, not a problem found
 	case "nagios":
-		_, code := report.NagiosStatus(v)
+		_, code := render.NagiosStatus(v)
 		return code
 	}
 	return rep.Summary.ExitCode
@@ -59,11 +61,11 @@ func interruptedExit(format string) int {
 func (a *App) noReport(f *checkFlags, err error) error {
 	switch f.format {
 	case "nagios":
-		text := strings.ReplaceAll(report.OneLine(err.Error()), "|", "/")
-		fmt.Fprintf(a.Stdout, "RDMADIAG UNKNOWN - %s\n", report.Truncate(text, 160))
+		text := strings.ReplaceAll(words.OneLine(err.Error()), "|", "/")
+		fmt.Fprintf(a.Stdout, "RDMADIAG UNKNOWN - %s\n", words.Truncate(text, 160))
 		return &exitError{code: report.ExitUnknown, err: err}
 	case "npd":
-		io.WriteString(a.Stdout, report.Truncate("rdmadiag: "+report.OneLine(err.Error()), report.NPDMaxOutput)+"\n")
+		io.WriteString(a.Stdout, words.Truncate("rdmadiag: "+words.OneLine(err.Error()), render.NPDMaxOutput)+"\n")
 	}
 	return err
 }

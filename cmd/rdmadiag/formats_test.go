@@ -18,6 +18,7 @@ import (
 
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/render"
 )
 
 func fixture(name string) string {
@@ -119,8 +120,8 @@ func checkLine(t *testing.T, format, out, want string) {
 		t.Errorf("%s: want exactly one line, got %q", format, out)
 		return
 	}
-	if format == "npd" && (len(line) > report.NPDMaxOutput || !utf8.ValidString(line)) {
-		t.Errorf("npd: %d bytes (max %d) or invalid UTF-8: %q", len(line), report.NPDMaxOutput, line)
+	if format == "npd" && (len(line) > render.NPDMaxOutput || !utf8.ValidString(line)) {
+		t.Errorf("npd: %d bytes (max %d) or invalid UTF-8: %q", len(line), render.NPDMaxOutput, line)
 	}
 	if strings.HasSuffix(want, " ") {
 		if !strings.HasPrefix(line, want) {
@@ -265,14 +266,14 @@ var nagiosRE = regexp.MustCompile(`^RDMADIAG (OK|WARNING|CRITICAL|UNKNOWN) - [^|
 func TestFleetFormatsAgreeWithTheVerdictOnEveryFixture(t *testing.T) {
 	npdCode := map[string]int{"healthy": 0, "warning": 0, "critical": 1, "unknown": 3}
 	nagios := map[string]string{"healthy": "OK", "warning": "WARNING", "critical": "CRITICAL", "unknown": "UNKNOWN"}
-	render := func(t *testing.T, format string, r *report.Report) (string, int) {
+	renderFmt := func(t *testing.T, format string, r *report.Report) (string, int) {
 		t.Helper()
-		fn, err := report.Lookup(format)
+		fn, err := render.Lookup(format)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var b bytes.Buffer
-		if err := fn(&b, r, report.RenderOptions{}); err != nil {
+		if err := fn(&b, r, render.RenderOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		return b.String(), (&checkFlags{outputFlags: outputFlags{format: format}, npdThreshold: "critical"}).exitFor(r)
@@ -288,19 +289,19 @@ func TestFleetFormatsAgreeWithTheVerdictOnEveryFixture(t *testing.T) {
 				t.Fatal(err)
 			}
 			v := r.Summary.Verdict
-			out, code := render(t, "npd", &r)
+			out, code := renderFmt(t, "npd", &r)
 			line := strings.TrimSuffix(out, "\n")
-			if code != npdCode[v] || len(line) > report.NPDMaxOutput || strings.Contains(line, "\n") || !utf8.ValidString(line) {
+			if code != npdCode[v] || len(line) > render.NPDMaxOutput || strings.Contains(line, "\n") || !utf8.ValidString(line) {
 				t.Errorf("npd (verdict %s): exit %d, %d bytes: %q", v, code, len(line), line)
 			}
-			out, code = render(t, "nagios", &r)
+			out, code = renderFmt(t, "nagios", &r)
 			m := nagiosRE.FindStringSubmatch(out)
 			c := r.Summary.Counts
 			if m == nil || m[1] != nagios[v] || code != r.Summary.ExitCode ||
 				m[2] != strconv.Itoa(c["critical"]) || m[3] != strconv.Itoa(c["warning"]) || m[4] != strconv.Itoa(c["unknown"]) {
 				t.Errorf("nagios (verdict %s, exit %d): exit %d, %q", v, r.Summary.ExitCode, code, out)
 			}
-			out, code = render(t, "prometheus", &r)
+			out, code = renderFmt(t, "prometheus", &r)
 			mfs := parseExposition(t, out)
 			if code != r.Summary.ExitCode {
 				t.Errorf("prometheus: exit %d, want %d", code, r.Summary.ExitCode)

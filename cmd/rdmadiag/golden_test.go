@@ -15,6 +15,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under fixtures/sysfs/*/")
@@ -257,7 +258,7 @@ func pinFaults(t *testing.T, out string) string {
 // exactly the rows of the embedded fault table that its findings belong to (tested here once;
 // the goldens pin only the ids).
 func TestReportCarriesItsFaultRows(t *testing.T) {
-	table := report.DefaultFaults()
+	table := engine.DefaultFaults()
 	for _, s := range scenarios(t) {
 		out, _, _ := run(t, append([]string{"check", "--snapshot", s.snapshot, "--format", "json"}, s.args...)...)
 		var rep report.Report

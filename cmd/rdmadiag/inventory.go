@@ -18,6 +18,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/internal/observe"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/render"
 )
 
 // reportInventory turns the run's shared inventory into the report's typed inventory section.
@@ -208,10 +209,10 @@ func writeInventoryTable(w *bytes.Buffer, hi report.HostInfo, h *host.Host, widt
 		fmt.Fprintf(w, "%s\nno RDMA devices: %s\n", strings.Join(head, ", "), noDevicesReason(h))
 		return
 	}
-	for _, l := range report.Wrap(fmt.Sprintf("%s: %d RDMA device(s)", strings.Join(head, ", "), n), width) {
+	for _, l := range render.Wrap(fmt.Sprintf("%s: %d RDMA device(s)", strings.Join(head, ", "), n), width) {
 		fmt.Fprintln(w, l)
 	}
-	report.RenderInventoryTable(w, hi.Inventory, width)
+	render.RenderInventoryTable(w, hi.Inventory, width)
 }
 
 // noDevicesReason says why /sys/class/infiniband lists nothing, as driver.devices does.

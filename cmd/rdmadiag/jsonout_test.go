@@ -13,6 +13,7 @@ import (
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // With --format json a run that ends before there is a report still prints one JSON document on
@@ -170,7 +171,7 @@ func TestListJSON(t *testing.T) {
 	if len(l.Checks) != len(reg) {
 		t.Fatalf("%d checks listed, %d registered", len(l.Checks), len(reg))
 	}
-	faults := report.DefaultFaults()
+	faults := engine.DefaultFaults()
 	probes := 0
 	for i, c := range l.Checks {
 		if c.ID != reg[i].ID || c.Probe != reg[i].Probe || c.Fault != reg[i].Fault || c.Layer != reg[i].Layer() {

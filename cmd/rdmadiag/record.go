@@ -19,6 +19,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/snapshot"
 	"github.com/rdmadiag/rdmadiag/internal/tempdir"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/render"
 )
 
 func (a *App) recordCmd() *cobra.Command {
@@ -162,7 +163,7 @@ func (a *App) listCmd() *cobra.Command {
 		Use:   "list",
 		Short: "List the checks with their layer and what they look at",
 		Long: "List every check: its id (for --only and --skip), its layer, what it looks at, its row of the fault\n" +
-			"table (report/faults.json) and whether it is a verbs probe. --format json prints the document\n" +
+			"table (report/engine/faults.json) and whether it is a verbs probe. --format json prints the document\n" +
 			"described by report/list-schema.json.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -179,7 +180,7 @@ func (a *App) listCmd() *cobra.Command {
 				for _, c := range a.Registry.All() {
 					l.Checks = append(l.Checks, report.ListedCheck{ID: c.ID, Layer: c.Layer(), Description: c.Description, Fault: c.Fault, Probe: c.Probe})
 				}
-				if err := report.RenderCheckList(&buf, l); err != nil {
+				if err := render.RenderCheckList(&buf, l); err != nil {
 					return err
 				}
 				return o.write(a, buf.Bytes())
@@ -239,7 +240,7 @@ func (a *App) demoCmd() *cobra.Command {
 			return a.runCheck(cmd.Context(), f)
 		},
 	}
-	o.register(c, "table", report.Formats(), "output format: "+strings.Join(report.Formats(), ", "),
+	o.register(c, "table", render.Formats(), "output format: "+strings.Join(render.Formats(), ", "),
 		"write the report to this file instead of stdout")
 	return c
 }

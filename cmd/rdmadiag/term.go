@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/render"
 )
 
 // getenv reads the environment the App was given (os.Getenv unless a test fixes it).
@@ -22,7 +22,7 @@ func (a *App) getenv(key string) string {
 }
 
 // tableWidth is the width the table is laid out for: COLUMNS when set, else the terminal's when
-// stdout is one, else report.DefaultWidth (piped, or written to a file).
+// stdout is one, else render.DefaultWidth (piped, or written to a file).
 func (a *App) tableWidth(toFile bool) int {
 	if n, err := strconv.Atoi(strings.TrimSpace(a.getenv("COLUMNS"))); err == nil && n > 0 {
 		return n
@@ -32,7 +32,7 @@ func (a *App) tableWidth(toFile bool) int {
 			return n
 		}
 	}
-	return report.DefaultWidth
+	return render.DefaultWidth
 }
 
 // utf8Locale reports whether the locale's character set is UTF-8, looked up as setlocale(3)
@@ -66,8 +66,8 @@ func (a *App) colorOn(noColor, toFile bool) bool {
 }
 
 // renderOptions are the table's looks for this terminal.
-func (a *App) renderOptions(noColor, toFile bool) report.RenderOptions {
-	return report.RenderOptions{Color: a.colorOn(noColor, toFile), Width: a.tableWidth(toFile), ASCII: !a.utf8Locale()}
+func (a *App) renderOptions(noColor, toFile bool) render.RenderOptions {
+	return render.RenderOptions{Color: a.colorOn(noColor, toFile), Width: a.tableWidth(toFile), ASCII: !a.utf8Locale()}
 }
 
 // terminalWidth is the number of columns of the terminal f is, 0 when it is none.
@@ -92,7 +92,7 @@ type progress struct {
 }
 
 func (a *App) newProgress() *progress {
-	p := &progress{w: a.Stderr, on: a.StderrIsTerminal, suffix: "...", width: report.DefaultWidth}
+	p := &progress{w: a.Stderr, on: a.StderrIsTerminal, suffix: "...", width: render.DefaultWidth}
 	if a.utf8Locale() {
 		p.suffix = "…"
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/mattn/go-runewidth"
 
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/render"
 )
 
 // widest is the display width of the longest line of s.
@@ -73,7 +74,7 @@ func TestTableFitsTheTerminal(t *testing.T) {
 		overall := 0
 		for name, r := range reports {
 			var b bytes.Buffer
-			if err := report.RenderTable(&b, r, o); err != nil {
+			if err := render.RenderTable(&b, r, o); err != nil {
 				t.Fatal(err)
 			}
 			w, line := widest(b.String())
@@ -172,7 +173,7 @@ func TestASCIILocale(t *testing.T) {
 	o.Verbose = true
 	for name, r := range goldenReports(t) {
 		var b bytes.Buffer
-		if err := report.RenderTable(&b, r, o); err != nil {
+		if err := render.RenderTable(&b, r, o); err != nil {
 			t.Fatal(err)
 		}
 		if i := bytes.IndexFunc(b.Bytes(), func(r rune) bool { return r >= 0x80 }); i >= 0 {

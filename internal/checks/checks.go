@@ -13,6 +13,7 @@ import (
 
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // Check is one registered check. Layer is derived from the id ("pcie.link" -> "pcie").
@@ -26,7 +27,7 @@ type Check struct {
 	Probe bool
 	// Run returns the findings. An error means the check could not run at all; the runner turns it
 	// into one "unknown" finding that carries the error text.
-	Run func(ctx context.Context, env *Env) ([]report.Finding, error)
+	Run func(ctx context.Context, env *Env) ([]engine.Finding, error)
 	// Fault is the fault-table row used for the "unknown" finding when Run fails.
 	Fault string
 	// VerbsDevices marks checks that ask Host.VerbsDevices (libibverbs opens every device). A run

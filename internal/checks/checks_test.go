@@ -15,10 +15,11 @@ import (
 
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
-func ok(_ context.Context, _ *Env) ([]report.Finding, error) {
-	return []report.Finding{{Subject: report.Subject{Kind: "host"}, Severity: report.OK, Summary: "fine"}}, nil
+func ok(_ context.Context, _ *Env) ([]engine.Finding, error) {
+	return []engine.Finding{{Finding: report.Finding{Subject: report.Subject{Kind: "host"}, Severity: report.OK, Summary: "fine"}}}, nil
 }
 
 func testRegistry() *Registry {
@@ -89,11 +90,11 @@ func TestRunTurnsFailuresIntoUnknown(t *testing.T) {
 	env := NewEnv(h, Options{})
 	cs := []Check{
 		{ID: "pcie.link", Fault: "pcie-interface", Run: ok},
-		{ID: "qp.state", Fault: "qp-context", Run: func(context.Context, *Env) ([]report.Finding, error) {
+		{ID: "qp.state", Fault: "qp-context", Run: func(context.Context, *Env) ([]engine.Finding, error) {
 			return nil, errors.New("netlink: boom")
 		}},
-		{ID: "cq.depth", Fault: "cq-eq", Run: func(context.Context, *Env) ([]report.Finding, error) {
-			var fs []report.Finding
+		{ID: "cq.depth", Fault: "cq-eq", Run: func(context.Context, *Env) ([]engine.Finding, error) {
+			var fs []engine.Finding
 			_ = fs[len(fs)] // a bug in a check: index out of range
 			return nil, nil
 		}},
@@ -127,7 +128,7 @@ func TestRunEndsAtTheDeadlineWhateverAReadDoes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocked := Check{ID: "firmware.version", Fault: "firmware", Run: func(context.Context, *Env) ([]report.Finding, error) {
+	blocked := Check{ID: "firmware.version", Fault: "firmware", Run: func(context.Context, *Env) ([]engine.Finding, error) {
 		_, err := h.ReadFile("/sys/class/infiniband/mlx5_0/fw_ver")
 		return nil, err
 	}}
@@ -142,7 +143,7 @@ func TestRunEndsAtTheDeadlineWhateverAReadDoes(t *testing.T) {
 	if len(fs) != 2 {
 		t.Fatalf("findings: %+v", fs)
 	}
-	var got report.Finding
+	var got engine.Finding
 	for _, f := range fs {
 		if f.CheckID == "firmware.version" {
 			got = f
@@ -162,7 +163,7 @@ func TestRunEndsAtTheDeadlineWhateverAReadDoes(t *testing.T) {
 
 // A check that returns no finding at all is finished, not cut short.
 func TestRunKeepsEmptyResults(t *testing.T) {
-	empty := Check{ID: "qp.state", Fault: "qp-context", Run: func(context.Context, *Env) ([]report.Finding, error) { return nil, nil }}
+	empty := Check{ID: "qp.state", Fault: "qp-context", Run: func(context.Context, *Env) ([]engine.Finding, error) { return nil, nil }}
 	if fs := Run(context.Background(), &Env{}, []Check{empty}, 1); len(fs) != 0 {
 		t.Errorf("findings: %+v", fs)
 	}
@@ -171,7 +172,7 @@ func TestRunKeepsEmptyResults(t *testing.T) {
 // A permission refusal is a limit of an unprivileged live run (skipped, with how to lift it), but
 // a failure when root meets it.
 func TestPermissionRefusalWithoutRootIsALimit(t *testing.T) {
-	refused := Check{ID: "qp.state", Fault: "qp-context", Run: func(context.Context, *Env) ([]report.Finding, error) {
+	refused := Check{ID: "qp.state", Fault: "qp-context", Run: func(context.Context, *Env) ([]engine.Finding, error) {
 		return nil, &os.PathError{Op: "open", Path: "/sys/x", Err: syscall.EACCES}
 	}}
 	for _, tc := range []struct {
@@ -221,11 +222,11 @@ func TestFactComputedOncePerRun(t *testing.T) {
 // probe for a cause; findings of other checks stay unmarked.
 func TestRunMarksProbes(t *testing.T) {
 	cs := []Check{
-		{ID: "qp.loopback_probe", Fault: "qp-context", Probe: true, Run: func(context.Context, *Env) ([]report.Finding, error) {
-			return []report.Finding{{Severity: report.Critical}}, nil
+		{ID: "qp.loopback_probe", Fault: "qp-context", Probe: true, Run: func(context.Context, *Env) ([]engine.Finding, error) {
+			return []engine.Finding{{Finding: report.Finding{Severity: report.Critical}}}, nil
 		}},
-		{ID: "port.state", Fault: "port-link", Run: func(context.Context, *Env) ([]report.Finding, error) {
-			return []report.Finding{{Severity: report.Critical}}, nil
+		{ID: "port.state", Fault: "port-link", Run: func(context.Context, *Env) ([]engine.Finding, error) {
+			return []engine.Finding{{Finding: report.Finding{Severity: report.Critical}}}, nil
 		}},
 	}
 	for _, f := range Run(context.Background(), &Env{}, cs, 2) {
@@ -241,7 +242,7 @@ func TestBlockedChecksDoNotStarveTheRest(t *testing.T) {
 	old := SlotHold
 	SlotHold = 20 * time.Millisecond
 	defer func() { SlotHold = old }()
-	block := func(ctx context.Context, _ *Env) ([]report.Finding, error) {
+	block := func(ctx context.Context, _ *Env) ([]engine.Finding, error) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}
@@ -272,7 +273,7 @@ func TestRunReportsCutShortChecks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	summaries := func(fs []report.Finding) string {
+	summaries := func(fs []engine.Finding) string {
 		var got []string
 		for _, f := range fs {
 			got = append(got, f.CheckID+" "+f.Severity.String()+" "+f.Summary)
@@ -281,13 +282,13 @@ func TestRunReportsCutShortChecks(t *testing.T) {
 	}
 	// The inventory read whole; the end comes in the loop over its devices.
 	ctx, cancel := context.WithCancelCause(context.Background())
-	loop := Check{ID: "port.counters", Fault: "port-link", Run: func(ctx context.Context, env *Env) ([]report.Finding, error) {
-		var out []report.Finding
+	loop := Check{ID: "port.counters", Fault: "port-link", Run: func(ctx context.Context, env *Env) ([]engine.Finding, error) {
+		var out []engine.Finding
 		for _, d := range env.Inventory().Devices {
 			if ctx.Err() != nil {
 				return out, CutShort(ctx)
 			}
-			out = append(out, report.Finding{Subject: report.Subject{Kind: "device", Name: d.Name}, Severity: report.OK, Summary: "judged " + d.Name})
+			out = append(out, engine.Finding{Finding: report.Finding{Subject: report.Subject{Kind: "device", Name: d.Name}, Severity: report.OK, Summary: "judged " + d.Name}})
 			cancel(errors.New("--timeout 1s reached"))
 		}
 		return out, nil
@@ -302,7 +303,7 @@ func TestRunReportsCutShortChecks(t *testing.T) {
 	env := NewEnv(h, Options{})
 	env.Bind(ctx)
 	env.Inventory()
-	fin := judgedWhole(ctx, env, loop, []report.Finding{{Summary: "no device"}})
+	fin := judgedWhole(ctx, env, loop, []engine.Finding{{Finding: report.Finding{Summary: "no device"}}})
 	if got, want := summaries(fin), "port.counters unknown could not check: did not finish: --timeout 1s reached; the inventory was cut short: 0 of 2 RDMA devices read"; got != want {
 		t.Errorf("findings\n%s\nwant\n%s", got, want)
 	}

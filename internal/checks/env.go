@@ -18,6 +18,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
 	"github.com/rdmadiag/rdmadiag/internal/optfile"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // Options are the verdict-changing settings of a run. They come from flags; checks read them from
@@ -249,15 +250,15 @@ var SlotHold = 2 * time.Second
 // "unknown" finding saying why; the others are unaffected. When ctx ends (the deadline, Ctrl-C) Run returns within Grace whatever a check is
 // doing: a check still running becomes "unknown" with the cause of the end (context.Cause) and
 // the reads it may be blocked in; its goroutine is left behind. Order is made deterministic later
-// by report.Build.
-func Run(ctx context.Context, env *Env, cs []Check, parallel int) []report.Finding {
+// by engine.Build.
+func Run(ctx context.Context, env *Env, cs []Check, parallel int) []engine.Finding {
 	if parallel < 1 {
 		parallel = 1
 	}
 	env.Bind(ctx)
 	type result struct {
 		i   int
-		fs  []report.Finding
+		fs  []engine.Finding
 		ran bool
 	}
 	for _, c := range cs {
@@ -293,7 +294,7 @@ func Run(ctx context.Context, env *Env, cs []Check, parallel int) []report.Findi
 			}
 			// A check still running after SlotHold is waiting on the host (a wedged device's
 			// sysfs file, a FIFO): it gives its slot back so that the checks behind it run.
-			fin := make(chan []report.Finding, 1)
+			fin := make(chan []engine.Finding, 1)
 			go func() { fin <- judgedWhole(ctx, env, c, runOne(ctx, env, c)) }()
 			select {
 			case fs := <-fin:
@@ -305,7 +306,7 @@ func Run(ctx context.Context, env *Env, cs []Check, parallel int) []report.Findi
 			}
 		}()
 	}
-	results := make([][]report.Finding, len(cs))
+	results := make([][]engine.Finding, len(cs))
 	finished := make([]bool, len(cs))
 	var grace <-chan time.Time
 	ctxDone := ctx.Done()
@@ -323,7 +324,7 @@ func Run(ctx context.Context, env *Env, cs []Check, parallel int) []report.Findi
 			n = len(cs)
 		}
 	}
-	var all []report.Finding
+	var all []engine.Finding
 	for i, r := range results {
 		start := len(all)
 		if !finished[i] {
@@ -342,9 +343,9 @@ func Run(ctx context.Context, env *Env, cs []Check, parallel int) []report.Findi
 // judgedWhole keeps the findings of a check unless it returned after the run's end with the
 // inventory cut short: it may then have judged only the devices read, and says nothing of the
 // others, so it is reported as cut short.
-func judgedWhole(ctx context.Context, env *Env, c Check, fs []report.Finding) []report.Finding {
+func judgedWhole(ctx context.Context, env *Env, c Check, fs []engine.Finding) []engine.Finding {
 	if ctx.Err() != nil && env.inventoryCut() != nil {
-		return []report.Finding{unfinished(ctx, env, c)}
+		return []engine.Finding{unfinished(ctx, env, c)}
 	}
 	return fs
 }
@@ -356,7 +357,7 @@ func CutShort(ctx context.Context) error { return fmt.Errorf("cut short: %w", co
 // unfinished is the finding of a check that the run's end cut short: what ended the run, and
 // where the host was still blocked, so that a wedged device or a planted FIFO is named; and the
 // inventory, when its discovery was cut short too.
-func unfinished(ctx context.Context, env *Env, c Check) report.Finding {
+func unfinished(ctx context.Context, env *Env, c Check) engine.Finding {
 	why := "did not finish: " + context.Cause(ctx).Error()
 	if err := env.inventoryCut(); err != nil {
 		why += "; " + strings.TrimSuffix(err.Error(), ": "+context.Cause(ctx).Error())
@@ -378,12 +379,12 @@ func unfinished(ctx context.Context, env *Env, c Check) report.Finding {
 	return f
 }
 
-func runOne(ctx context.Context, env *Env, c Check) (fs []report.Finding) {
+func runOne(ctx context.Context, env *Env, c Check) (fs []engine.Finding) {
 	defer func() {
 		if p := recover(); p != nil {
 			// A bug in one check must not take the report down with it; the stack goes into the
 			// evidence so that the bug can be fixed from a pasted ticket.
-			fs = []report.Finding{unknown(c, fmt.Errorf("internal error: %v", p), firstLines(string(debug.Stack()), 12))}
+			fs = []engine.Finding{unknown(c, fmt.Errorf("internal error: %v", p), firstLines(string(debug.Stack()), 12))}
 		}
 	}()
 	out, err := c.Run(ctx, env)
@@ -436,15 +437,15 @@ func privilegeLimit(env *Env, err error) string {
 	return "run as root (or with the capability the refused read needs: CAP_SYS_ADMIN for sysfs, CAP_NET_ADMIN for admin netlink)"
 }
 
-func unknown(c Check, err error, stack string) report.Finding {
-	f := report.Finding{
+func unknown(c Check, err error, stack string) engine.Finding {
+	f := engine.Finding{Finding: report.Finding{
 		CheckID:  c.ID,
 		Layer:    c.Layer(),
 		Subject:  report.Subject{Kind: "host"},
 		Severity: report.Unknown,
 		Summary:  "could not check: " + err.Error(),
 		Fault:    c.Fault,
-	}
+	}}
 	if stack != "" {
 		f.Evidence = []report.Evidence{{Name: "stack", Observed: stack}}
 	}

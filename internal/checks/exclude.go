@@ -3,7 +3,7 @@ package checks
 import (
 	"github.com/rdmadiag/rdmadiag/internal/devsel"
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
-	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // apply leaves the excluded devices out of the inventory every check reads, so that no check
@@ -45,7 +45,7 @@ func deviceNames(d *inventory.Device) []string {
 // dropExcluded removes the findings about an excluded device that checks reading other sources
 // than the inventory (the kernel log, PCI functions, netlink dumps) still made: a finding whose
 // subject is the device or its PCI function.
-func (e *Env) dropExcluded(fs []report.Finding) []report.Finding {
+func (e *Env) dropExcluded(fs []engine.Finding) []engine.Finding {
 	if e.Opts.Select.Empty() {
 		return fs
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // SecondReading is the one rule every check that judges growth over --interval follows: it waits
@@ -24,13 +25,13 @@ func (env *Env) SecondReading(ctx context.Context, what string) (bool, error) {
 
 // IntervalNotApplied is the skipped finding of a check asked for --interval on a host that holds
 // one reading (nil otherwise): what is judged since boot only, and how to have the growth judged.
-func IntervalNotApplied(env *Env, what string) []report.Finding {
+func IntervalNotApplied(env *Env, what string) []engine.Finding {
 	if env.Opts.Interval <= 0 || env.Host == nil || env.Host.Repeatable() {
 		return nil
 	}
 	iv := env.Opts.Interval
-	f := report.Finding{Subject: report.Subject{Kind: "host", Name: "interval"}, Severity: report.Skipped,
+	f := engine.Finding{Finding: report.Finding{Subject: report.Subject{Kind: "host", Name: "interval"}, Severity: report.Skipped,
 		Summary:  fmt.Sprintf("--interval %s not applied to %s: a %s holds one reading, so they are judged since boot only", iv, what, env.Host.Kind()),
-		Evidence: []report.Evidence{report.Ev("interval", iv.String(), "--interval")}}
-	return []report.Finding{f.SkippedBy(report.LimitLiveOnly, "run rdmadiag check --interval on the host itself")}
+		Evidence: []report.Evidence{report.Ev("interval", iv.String(), "--interval")}}}
+	return []engine.Finding{f.SkippedBy(report.LimitLiveOnly, "run rdmadiag check --interval on the host itself")}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/snapshot"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // kernelLogChecks are the checks that read the kernel log; the first five judge (part of)
@@ -37,7 +38,7 @@ func fixtureHost(t *testing.T, fixture string, kind host.Kind, klog func() ([]by
 	return h2
 }
 
-func runChecks(t *testing.T, h *host.Host, ids ...string) (*checks.Env, []report.Finding) {
+func runChecks(t *testing.T, h *host.Host, ids ...string) (*checks.Env, []engine.Finding) {
 	t.Helper()
 	cs, err := checks.Default.Select(ids, nil, true)
 	if err != nil {

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/render"
+	"github.com/rdmadiag/rdmadiag/report/words"
 )
 
 var now = time.Date(2026, 5, 6, 7, 0, 0, 0, time.UTC)
@@ -176,7 +178,7 @@ func TestVerdictsAndFailed(t *testing.T) {
 // that could not be checked, with the document's own message, not a report that failed to decode.
 func TestErrorDocument(t *testing.T) {
 	var doc bytes.Buffer
-	if err := report.RenderError(&doc, report.Tool{Name: "rdmadiag", Version: "test"},
+	if err := render.RenderError(&doc, report.Tool{Name: "rdmadiag", Version: "test"},
 		errors.New("open snapshot h.tar.gz: unexpected EOF"), 3); err != nil {
 		t.Fatal(err)
 	}
@@ -628,7 +630,7 @@ func TestWithSubjectAsTheReport(t *testing.T) {
 			}
 			var d findingDoc
 			d.Subject.Kind, d.Subject.Name, d.Subject.Device, d.Summary = f.Subject.Kind, f.Subject.Name, f.Subject.Device, f.Summary
-			if got, want := withSubject(&d), f.ShortText(1<<20); got != want {
+			if got, want := withSubject(&d), words.ShortText(&f, 1<<20); got != want {
 				t.Errorf("%s: %s: %q, the report writes %q", g, f.CheckID, got, want)
 			}
 			n++

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/words"
 )
 
 // WriteJSON writes the result as one indented JSON document.
@@ -120,18 +120,18 @@ func WriteTable(w io.Writer, r *Result) error {
 		fmt.Fprintf(&b, "\nFleet: NEEDS ATTENTION (exit %d)\n", r.ExitCode)
 	}
 	// Empty last cells leave the aligned columns' padding at the end of a line. Every line is
-	// neutralised (report.Printable) whatever field of a report it shows: the reports are the
+	// neutralised (words.Printable) whatever field of a report it shows: the reports are the
 	// hosts' word, and a terminal escape or a bidi override in one would act on the reader.
 	out := bufio.NewWriter(w)
 	for line := range bytes.Lines(b.Bytes()) {
-		out.WriteString(report.Printable(string(bytes.TrimRight(line, " \n"))))
+		out.WriteString(words.Printable(string(bytes.TrimRight(line, " \n"))))
 		out.WriteByte('\n')
 	}
 	return out.Flush()
 }
 
 // cell is a tabwriter cell: a tab or a line break from a report would split it.
-func cell(s string) string { return report.Printable(s) }
+func cell(s string) string { return words.Printable(s) }
 
 func listSection(b io.Writer, l List) {
 	if l.Count == 0 {
@@ -164,9 +164,9 @@ func hostsText(l List, detail bool) string {
 
 func fmtG(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
-// oneLine shortens text, neutralised (report.Printable), to n runes.
+// oneLine shortens text, neutralised (words.Printable), to n runes.
 func oneLine(s string, n int) string {
-	s = report.Printable(s)
+	s = words.Printable(s)
 	r := []rune(s)
 	if len(r) > n {
 		return string(r[:n]) + "..."

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/words"
 )
 
 // No field of a report reaches the fleet's text view as a control character, a bidirectional
@@ -28,7 +29,7 @@ func TestTextViewNeutralisesHostileStrings(t *testing.T) {
 		t.Errorf("invalid UTF-8:\n%q", out.String())
 	}
 	for i, l := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
-		if report.HasUnprintable(l) {
+		if words.HasUnprintable(l) {
 			t.Errorf("line %d holds a raw control or bidi character: %q", i+1, l)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/snapshot"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // Fixture returns the path of a scenario's snapshot under fixtures/sysfs/, from any package.
@@ -47,7 +48,7 @@ func repoRoot() string {
 
 // Run opens a snapshot (a fixture name or a path) and runs the checks whose ids match the
 // given terms (layers, ids or globs), returning their findings as the runner produces them.
-func Run(t testing.TB, snap string, opts checks.Options, terms ...string) []report.Finding {
+func Run(t testing.TB, snap string, opts checks.Options, terms ...string) []engine.Finding {
 	t.Helper()
 	if !strings.ContainsAny(snap, "/.") {
 		snap = Fixture(t, snap)
@@ -100,9 +101,9 @@ func RecordWithDevlink(t testing.TB, fixture string, dl host.NetlinkConn) string
 
 // Find returns the findings of one check on one subject name ("" = any subject). A "*" in the
 // subject matches any text, for names that carry values a new lab recording changes (pids).
-func Find(fs []report.Finding, checkID, subject string) []report.Finding {
+func Find(fs []engine.Finding, checkID, subject string) []engine.Finding {
 	re := regexp.MustCompile("^" + strings.ReplaceAll(regexp.QuoteMeta(subject), `\*`, ".*") + "$")
-	var out []report.Finding
+	var out []engine.Finding
 	for _, f := range fs {
 		if f.CheckID == checkID && (subject == "" || re.MatchString(f.Subject.Name)) {
 			out = append(out, f)
@@ -112,7 +113,7 @@ func Find(fs []report.Finding, checkID, subject string) []report.Finding {
 }
 
 // Evidence returns the observed value of a named evidence item, and whether it exists.
-func Evidence(f report.Finding, name string) (string, bool) {
+func Evidence(f engine.Finding, name string) (string, bool) {
 	for _, e := range f.Evidence {
 		if e.Name == name {
 			return e.Observed, true
@@ -123,7 +124,7 @@ func Evidence(f report.Finding, name string) (string, bool) {
 
 // One returns the single finding of a check on a subject (see Find for "*"), failing the test
 // when there is none or more than one.
-func One(t testing.TB, fs []report.Finding, checkID, subject string) report.Finding {
+func One(t testing.TB, fs []engine.Finding, checkID, subject string) engine.Finding {
 	t.Helper()
 	got := Find(fs, checkID, subject)
 	if len(got) != 1 {
@@ -133,7 +134,7 @@ func One(t testing.TB, fs []report.Finding, checkID, subject string) report.Find
 }
 
 // WantSeverity reports an error when a finding's severity is not want.
-func WantSeverity(t testing.TB, f report.Finding, want report.Severity) {
+func WantSeverity(t testing.TB, f engine.Finding, want report.Severity) {
 	t.Helper()
 	if f.Severity != want {
 		t.Errorf("%s@%s: severity %s, want %s (%s)", f.CheckID, f.Subject.Name, f.Severity, want, f.Summary)
@@ -141,7 +142,7 @@ func WantSeverity(t testing.TB, f report.Finding, want report.Severity) {
 }
 
 // WantEvidence reports an error unless an evidence item of that name contains the text.
-func WantEvidence(t testing.TB, f report.Finding, name, contains string) {
+func WantEvidence(t testing.TB, f engine.Finding, name, contains string) {
 	t.Helper()
 	var seen []string
 	for _, e := range f.Evidence {
@@ -157,7 +158,7 @@ func WantEvidence(t testing.TB, f report.Finding, name, contains string) {
 
 // WantEvidenceIs reports an error unless an evidence item of that name is exactly want, for
 // values a substring would not pin down (a count of "4" is also in "14").
-func WantEvidenceIs(t testing.TB, f report.Finding, name, want string) {
+func WantEvidenceIs(t testing.TB, f engine.Finding, name, want string) {
 	t.Helper()
 	var seen []string
 	for _, e := range f.Evidence {
@@ -176,7 +177,7 @@ func WantEvidenceIs(t testing.TB, f report.Finding, name, want string) {
 // called instead of sleeping the interval, with the tree's root, to change counter files as a
 // busy device would; nil leaves them as they are. The snapshot's driver statistics
 // (ethtool/*.json) are answered too; netlink, devlink and the kernel log are not.
-func RunLive(t testing.TB, fixture string, opts checks.Options, between func(root string), terms ...string) []report.Finding {
+func RunLive(t testing.TB, fixture string, opts checks.Options, between func(root string), terms ...string) []engine.Finding {
 	t.Helper()
 	dir := t.TempDir()
 	snap := Fixture(t, fixture)

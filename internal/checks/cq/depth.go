@@ -9,6 +9,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/checks/rdmares"
 	"github.com/rdmadiag/rdmadiag/internal/nldev"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func init() {
@@ -187,7 +188,7 @@ func JudgeDepth(cqs []nldev.CQ, comm func(pid uint32) string, flag int64, prof *
 const derivedNote = "not derived: netlink's plain dumps say how many QPs use a CQ but not their queue sizes; " +
 	"--raw-contexts reads them from the drivers' raw contexts (root; mlx5, hns)"
 
-func runDepth(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+func runDepth(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 	prof := env.Opts.WRProfile
 	t := rdmares.CQs(env)
 	if t.Err != nil {
@@ -202,14 +203,14 @@ func runDepth(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 	if env.Opts.RawContexts {
 		derived = deriveAll(env)
 	}
-	var out []report.Finding
+	var out []engine.Finding
 	for _, d := range t.Devices {
 		subj := rdmares.DevSubject(env, d.Dev.Name)
 		src := rdmares.Source("CQ", d.Dev.Name)
 		if d.Err != nil {
-			out = append(out, report.Finding{Subject: subj, Severity: report.Unknown,
+			out = append(out, engine.Finding{Finding: report.Finding{Subject: subj, Severity: report.Unknown,
 				Summary:  fmt.Sprintf("%s: CQ table could not be read: %v", d.Dev.Name, d.Err),
-				Evidence: []report.Evidence{report.Ev("CQ dump", d.Err.Error(), src)}})
+				Evidence: []report.Evidence{report.Ev("CQ dump", d.Err.Error(), src)}}})
 			continue
 		}
 		der := derived[d.Dev.Index]
@@ -239,20 +240,20 @@ func runDepth(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 		}
 		switch {
 		case r.Total == 0:
-			out = append(out, report.Finding{Subject: subj, Severity: report.OK,
-				Summary: d.Dev.Name + ": no CQs to judge", Evidence: []report.Evidence{report.Ev("CQs", "0", src)}})
+			out = append(out, engine.Finding{Finding: report.Finding{Subject: subj, Severity: report.OK,
+				Summary: d.Dev.Name + ": no CQs to judge", Evidence: []report.Evidence{report.Ev("CQs", "0", src)}}})
 		case r.Judged == 0:
-			out = append(out, report.Finding{Subject: subj, Severity: report.Skipped,
+			out = append(out, engine.Finding{Finding: report.Finding{Subject: subj, Severity: report.Skipped,
 				Summary: fmt.Sprintf("%s: %d CQ(s) not judged: the work-request concurrency is unknown (declare it with "+
 					"--wr-concurrency N or --wr-profile FILE)", d.Dev.Name, r.Total),
 				Evidence: []report.Evidence{
 					report.Ev("CQ depths (cqe)", depths, src),
 					concNote,
-				}})
+				}}})
 		case len(r.Under) == 0:
-			f := report.Finding{Subject: subj, Severity: report.OK,
+			f := engine.Finding{Finding: report.Finding{Subject: subj, Severity: report.OK,
 				Summary:  fmt.Sprintf("%s: %d CQ(s) judged, none smaller than the work requests that can complete on it", d.Dev.Name, r.Judged),
-				Evidence: []report.Evidence{report.Ev("CQ depths (cqe)", depths, src)}}
+				Evidence: []report.Evidence{report.Ev("CQ depths (cqe)", depths, src)}}}
 			if flag > 0 || prof != nil {
 				f.Evidence = append(f.Evidence, report.Ev("concurrency", declaredSummary(flag, prof), "options"))
 			}
@@ -296,7 +297,7 @@ func depthBasis(g *DepthGroup) string {
 	return "capacity"
 }
 
-func underFinding(env *checks.Env, dev string, g *DepthGroup, owner, src string) report.Finding {
+func underFinding(env *checks.Env, dev string, g *DepthGroup, owner, src string) engine.Finding {
 	subj := rdmares.DevSubject(env, dev)
 	subj.Kind = "cq"
 	subj.Name = fmt.Sprintf("%s %s cqe %d", dev, owner, g.CQE)
@@ -304,7 +305,7 @@ func underFinding(env *checks.Env, dev string, g *DepthGroup, owner, src string)
 		return underCapacityFinding(subj, dev, g, owner, src)
 	}
 	rec := Recommended(g.Concurrency.N)
-	return report.Finding{Subject: subj, Severity: report.Critical,
+	return engine.Finding{Finding: report.Finding{Subject: subj, Severity: report.Critical,
 		Summary: fmt.Sprintf("%s: %d CQ(s) of %s hold %d completions but %d work requests can be outstanding: the CQ "+
 			"overruns, completions are lost and the CQ and its QPs go to error", dev, len(g.CQNs), owner, g.CQE, g.Concurrency.N),
 		Evidence: []report.Evidence{
@@ -318,7 +319,7 @@ func underFinding(env *checks.Env, dev string, g *DepthGroup, owner, src string)
 		Remediation: fmt.Sprintf("Create these CQs with at least %d entries (ibv_create_cq cqe >= %d: twice the %d outstanding "+
 			"work requests, rounded up to a power of two), or cap the application's outstanding work requests at %d. "+
 			"If the concurrency declared is wrong, correct --wr-concurrency/--wr-profile.", rec, rec, g.Concurrency.N, g.CQE),
-	}
+	}}
 }
 
 // cqnList formats CQ numbers like the QP lists: sorted, at most 32, then a count.
@@ -327,7 +328,7 @@ func cqnList(n []uint32) string { return rdmares.NumList(n) }
 // underCapacityFinding is a CQ smaller than what its QPs can hold: an overrun if the application
 // fills its queues, which many applications never do (see Capacity), hence a warning; info when
 // only the upper bound of WQE-block-counted send queues exceeds it.
-func underCapacityFinding(subj report.Subject, dev string, g *DepthGroup, owner, src string) report.Finding {
+func underCapacityFinding(subj report.Subject, dev string, g *DepthGroup, owner, src string) engine.Finding {
 	c := g.Concurrency
 	n := c.Cap.Exact
 	holds := fmt.Sprintf("the %d QP queue(s) attached can hold %d work requests", c.Cap.QPs, n)
@@ -343,7 +344,7 @@ func underCapacityFinding(subj report.Subject, dev string, g *DepthGroup, owner,
 	// Capacity is already the most that can complete: the CQ needs to hold it, no headroom
 	// factor on top (that rule is for a declared concurrency).
 	rec := nextPow2(n)
-	return report.Finding{Subject: subj, Severity: g.Severity,
+	return engine.Finding{Finding: report.Finding{Subject: subj, Severity: g.Severity,
 		Summary: fmt.Sprintf("%s: %d CQ(s) of %s hold %d completions but %s: if the application keeps them full, the CQ "+
 			"overruns and it and its QPs go to error", dev, len(g.CQNs), owner, g.CQE+1, holds),
 		Evidence: []report.Evidence{
@@ -356,7 +357,7 @@ func underCapacityFinding(subj report.Subject, dev string, g *DepthGroup, owner,
 		Remediation: fmt.Sprintf("If the application can have all %d work requests outstanding, create these CQs with at least %d "+
 			"entries (ibv_create_cq cqe >= %d). If it limits its outstanding requests itself (UCX, libfabric and most MPI "+
 			"transports do), declare that limit with --wr-concurrency or --wr-profile, which is judged instead.", n, rec, rec),
-	}
+	}}
 }
 
 // nextPow2 is the smallest power of two at or above n (n > 0).

@@ -13,6 +13,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // vnicCounters are the mlx5 vnic reporter's diagnose counters that mean a CQ or EQ already
@@ -37,7 +38,7 @@ var vnicContext = []string{"total_error_queues", "invalid_command", "quota_excee
 // devlinkFindings judges the devlink health of every mlx5 device: the firmware reporters (fw,
 // fw_fatal), the netdev queue reporters (tx, rx) and the vnic counters. Devices of other drivers
 // have no such reporters and get no finding.
-func devlinkFindings(env *checks.Env) []report.Finding {
+func devlinkFindings(env *checks.Env) []engine.Finding {
 	var devs []*inventory.Device
 	for _, d := range env.Inventory().Devices {
 		if d.PCI != nil && d.PCI.Driver == "mlx5_core" {
@@ -54,8 +55,8 @@ func devlinkFindings(env *checks.Env) []report.Finding {
 		reps, err = c.Reporters()
 	}
 	if err != nil {
-		f := report.Finding{Subject: report.Subject{Kind: "host", Name: "devlink health"},
-			Evidence: []report.Evidence{report.Ev("devlink", err.Error(), "netlink:devlink")}}
+		f := engine.Finding{Finding: report.Finding{Subject: report.Subject{Kind: "host", Name: "devlink health"},
+			Evidence: []report.Evidence{report.Ev("devlink", err.Error(), "netlink:devlink")}}}
 		switch {
 		case errors.Is(err, devlink.ErrNoDevlink):
 			f.Severity = report.Skipped
@@ -68,20 +69,20 @@ func devlinkFindings(env *checks.Env) []report.Finding {
 			f.Summary = "devlink health could not be read: " + err.Error()
 			f.Remediation = "Run `devlink health show` and `devlink health diagnose pci/<BDF> reporter vnic` by hand."
 		}
-		return []report.Finding{f}
+		return []engine.Finding{f}
 	}
 	present := map[devlink.Handle]bool{}
 	for _, h := range handles {
 		present[h] = true
 	}
-	var out []report.Finding
+	var out []engine.Finding
 	for _, d := range devs {
 		h := devlink.PCI(d.PCI.BDF)
 		subj := rdmares.DevSubject(env, d.Name)
 		if !present[h] {
 			subj.Name = d.Name + " devlink health"
-			out = append(out, report.Finding{Subject: subj, Severity: report.Skipped,
-				Summary: fmt.Sprintf("skipped: %s: no devlink instance %s, so its health reporters cannot be read", d.Name, h)})
+			out = append(out, engine.Finding{Finding: report.Finding{Subject: subj, Severity: report.Skipped,
+				Summary: fmt.Sprintf("skipped: %s: no devlink instance %s, so its health reporters cannot be read", d.Name, h)}})
 			continue
 		}
 		var mine []devlink.Reporter
@@ -105,7 +106,7 @@ func reporterLine(r devlink.Reporter) string {
 }
 
 // reporterFindings judges the firmware reporters and the queue reporters of one device.
-func reporterFindings(subj report.Subject, d *inventory.Device, reps []devlink.Reporter) []report.Finding {
+func reporterFindings(subj report.Subject, d *inventory.Device, reps []devlink.Reporter) []engine.Finding {
 	var fw, queues []devlink.Reporter
 	for _, r := range reps {
 		switch r.Name {
@@ -115,7 +116,7 @@ func reporterFindings(subj report.Subject, d *inventory.Device, reps []devlink.R
 			queues = append(queues, r)
 		}
 	}
-	var out []report.Finding
+	var out []engine.Finding
 	if len(fw) > 0 {
 		// fw counts health syndromes and missed heartbeats of the firmware (health.c: "FW
 		// syndrome reported", "FW miss counter reported"); fw_fatal counts fatal errors, each
@@ -124,7 +125,7 @@ func reporterFindings(subj report.Subject, d *inventory.Device, reps []devlink.R
 		// benign, and the counts start at driver load, so any error on this node is critical: it
 		// explains failures above it, and a node that hit one is likely to hit it again during
 		// the next run.
-		f := report.Finding{Subject: subj, Fault: "firmware-health", Severity: report.OK}
+		f := engine.Finding{Finding: report.Finding{Subject: subj, Fault: "firmware-health", Severity: report.OK}}
 		f.Subject.Name = d.Name + " devlink health fw"
 		var bad []string
 		for _, r := range fw {
@@ -148,7 +149,7 @@ func reporterFindings(subj report.Subject, d *inventory.Device, reps []devlink.R
 		// They matter to an RDMA host through its TCP/IP traffic (job bootstrap, storage), so
 		// errors are a warning: worth a look, no reason alone to drain the node.
 		sort.SliceStable(queues, func(i, j int) bool { return queues[i].Port < queues[j].Port })
-		f := report.Finding{Subject: subj, Severity: report.OK}
+		f := engine.Finding{Finding: report.Finding{Subject: subj, Severity: report.OK}}
 		f.Subject.Name = d.Name + " devlink health tx/rx"
 		var bad []string
 		for _, r := range queues {
@@ -174,8 +175,8 @@ func reporterFindings(subj report.Subject, d *inventory.Device, reps []devlink.R
 }
 
 // vnicFinding reads the vnic reporter's counters through DIAGNOSE, which needs CAP_NET_ADMIN.
-func vnicFinding(c *devlink.Client, subj report.Subject, d *inventory.Device, reps []devlink.Reporter) report.Finding {
-	f := report.Finding{Subject: subj}
+func vnicFinding(c *devlink.Client, subj report.Subject, d *inventory.Device, reps []devlink.Reporter) engine.Finding {
+	f := engine.Finding{Finding: report.Finding{Subject: subj}}
 	f.Subject.Name = d.Name + " devlink health vnic"
 	h := devlink.PCI(d.PCI.BDF)
 	src := "netlink:devlink HEALTH_REPORTER_DIAGNOSE " + h.String() + " vnic"

@@ -11,6 +11,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/devlink/dltest"
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func TestErrorsDevlinkFixture(t *testing.T) {
@@ -37,7 +38,7 @@ func TestErrorsDevlinkFixture(t *testing.T) {
 
 // variant runs cq.errors on the fw-devlink files with another devlink answer, recorded first so
 // that the recorder's questions are the check's.
-func variant(t *testing.T, dl host.NetlinkConn) []report.Finding {
+func variant(t *testing.T, dl host.NetlinkConn) []engine.Finding {
 	t.Helper()
 	return checktest.Run(t, checktest.RecordWithDevlink(t, "fw-devlink", dl), checks.Options{}, "cq.errors")
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/kevent"
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func init() {
@@ -23,7 +24,7 @@ func init() {
 	})
 }
 
-func runErrors(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+func runErrors(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 	inv := env.Inventory()
 	if inv.Absent != nil || len(inv.Devices) == 0 {
 		return rdmares.NoDevices(), nil
@@ -33,11 +34,11 @@ func runErrors(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 	return append(kernelLogFindings(env), devlinkFindings(env)...), nil
 }
 
-func kernelLogFindings(env *checks.Env) []report.Finding {
+func kernelLogFindings(env *checks.Env) []engine.Finding {
 	inv := env.Inventory()
 	ke, err := env.KernelEvents()
 	if err != nil {
-		return []report.Finding{checks.KernelLogFinding(err, "past CQ overruns and EQ errors")}
+		return []engine.Finding{checks.KernelLogFinding(err, "past CQ overruns and EQ errors")}
 	}
 	klog := ke.Log
 	byDev := map[string][]kevent.Event{}
@@ -49,14 +50,14 @@ func kernelLogFindings(env *checks.Env) []report.Finding {
 			unattributed = append(unattributed, e)
 		}
 	}
-	var out []report.Finding
+	var out []engine.Finding
 	for _, d := range inv.Devices {
 		evs := byDev[d.Name]
 		subj := rdmares.DevSubject(env, d.Name)
 		if len(evs) == 0 {
-			out = append(out, report.Finding{Subject: subj, Severity: report.OK,
+			out = append(out, engine.Finding{Finding: report.Finding{Subject: subj, Severity: report.OK,
 				Summary:  d.Name + ": no CQ overrun or EQ error in the kernel log",
-				Evidence: []report.Evidence{report.EvExp("CQ/EQ error records", "0", "0", klog.Cite)}})
+				Evidence: []report.Evidence{report.EvExp("CQ/EQ error records", "0", "0", klog.Cite)}}})
 			continue
 		}
 		out = append(out, eventFinding(subj, d.Name, evs, klog))
@@ -87,7 +88,7 @@ func meaning(e kevent.Event) string {
 	return e.Sig.What
 }
 
-func eventFinding(subj report.Subject, dev string, evs []kevent.Event, klog *kmsg.Log) report.Finding {
+func eventFinding(subj report.Subject, dev string, evs []kevent.Event, klog *kmsg.Log) engine.Finding {
 	cite := klog.Cite
 	sev := report.Warning
 	counts := map[string]int{}
@@ -106,9 +107,9 @@ func eventFinding(subj report.Subject, dev string, evs []kevent.Event, klog *kms
 	for _, m := range order {
 		kinds = append(kinds, fmt.Sprintf("%s x%d", m, counts[m]))
 	}
-	f := report.Finding{Subject: subj, Severity: sev,
+	f := engine.Finding{Finding: report.Finding{Subject: subj, Severity: sev,
 		Summary: fmt.Sprintf("%s: the kernel logged %d CQ/EQ error(s): %s", dev, len(evs), strings.Join(kinds, ", ")),
-	}
+	}}
 	const maxShown = 10
 	for i, e := range evs {
 		if i == maxShown {
@@ -117,7 +118,7 @@ func eventFinding(subj report.Subject, dev string, evs []kevent.Event, klog *kms
 		}
 		f.Evidence = append(f.Evidence, report.Ev(e.Sig.ID, klog.Quote(e.Record), cite))
 	}
-	f.LogSpan = &report.LogSpan{First: evs[0].Record.Since(), Last: evs[len(evs)-1].Record.Since()}
+	f.LogSpan = &engine.LogSpan{First: evs[0].Record.Since(), Last: evs[len(evs)-1].Record.Since()}
 	f.Remediation = "A CQ overrun means an application (or kernel consumer) let more completions pile up than its CQ holds: " +
 		"the CQ and the QPs completing into it are dead until recreated. Size CQs to at least the outstanding work " +
 		"requests with headroom (see cq.depth with --wr-concurrency), poll faster, or signal fewer sends. Access " +

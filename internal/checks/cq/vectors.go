@@ -14,6 +14,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/observe"
 	"github.com/rdmadiag/rdmadiag/internal/procirq"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func init() {
@@ -65,7 +66,7 @@ func traffic(h *host.Host, d *inventory.Device) (uint64, bool) {
 	return total, ok
 }
 
-func runVectors(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
+func runVectors(ctx context.Context, env *checks.Env) ([]engine.Finding, error) {
 	inv := env.Inventory()
 	if inv.Absent != nil || len(inv.Devices) == 0 {
 		return rdmares.NoDevices(), nil
@@ -86,11 +87,11 @@ func runVectors(ctx context.Context, env *checks.Env) ([]report.Finding, error) 
 		tx     uint64
 		txOK   bool
 	}
-	var out []report.Finding
+	var out []engine.Finding
 	var pending []state
 	for _, d := range inv.Devices {
 		subj := rdmares.DevSubject(env, d.Name)
-		f := report.Finding{Subject: subj, Severity: report.OK}
+		f := engine.Finding{Finding: report.Finding{Subject: subj, Severity: report.OK}}
 		var notes []string
 		if v, ok := verbsDevs[d.Name]; ok && v.Error == "" {
 			f.Evidence = append(f.Evidence, report.EvExp("num_comp_vectors", fmt.Sprint(v.NumCompVectors), "at least 1", "verbs:ibv_open_device "+d.Name))
@@ -100,9 +101,8 @@ func runVectors(ctx context.Context, env *checks.Env) ([]report.Finding, error) 
 				f.Remediation = "The driver registered no completion EQs: look for interrupt allocation failures in the kernel log " +
 					"(dmesg | grep -i -e msi -e irq) and the firmware/driver findings; reload the driver."
 				// The driver layer sees the same fault from /proc/interrupts; when it ran and found it,
-				// this is its consequence rather than a second root cause (the report keeps the link
-				// only if that finding exists).
-				f.ExplainedBy = append(f.ExplainedBy, report.RefOf("driver.interrupts", d.Name))
+				// the fault table's observation makes this its consequence, not a second root cause.
+				f.Observation = "no-completion-vector"
 			} else {
 				notes = append(notes, fmt.Sprintf("%d completion vector(s)", v.NumCompVectors))
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func init() {
@@ -28,7 +29,7 @@ func init() {
 const builtInDrivers = "CONFIG_MLX5_INFINIBAND=y for ConnectX, CONFIG_INFINIBAND_IRDMA=y for Intel E810/X722, " +
 	"CONFIG_INFINIBAND_BNXT_RE=y for Broadcom, CONFIG_INFINIBAND_EFA=y for AWS EFA"
 
-func runDevices(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+func runDevices(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 	inv := env.Inventory()
 	p := sharedPresence(env)
 	if inv.Absent != nil {
@@ -36,30 +37,30 @@ func runDevices(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 		if errors.Is(inv.Absent, fs.ErrNotExist) {
 			reason = inventory.ClassDir + " does not exist: ib_core is not loaded or the kernel has no RDMA support"
 		}
-		return []report.Finding{{
+		return []engine.Finding{{Finding: report.Finding{
 			Subject:     report.Subject{Kind: "host"},
 			Severity:    report.Critical,
 			Summary:     "no RDMA device: " + reason,
 			Evidence:    []report.Evidence{report.EvExp("rdma devices", "none", "at least one", inventory.ClassDir)},
 			Remediation: absentClassFix(p),
-		}}, nil
+		}}}, nil
 	}
 	if len(inv.Devices) == 0 {
-		return []report.Finding{{
+		return []engine.Finding{{Finding: report.Finding{
 			Subject:     report.Subject{Kind: "host"},
 			Severity:    report.Critical,
 			Summary:     "no RDMA device registered: " + inventory.ClassDir + " is empty",
 			Evidence:    []report.Evidence{report.EvExp("rdma devices", "none", "at least one", inventory.ClassDir)},
 			Remediation: noDeviceFix(p),
-		}}, nil
+		}}}, nil
 	}
-	var out []report.Finding
+	var out []engine.Finding
 	for _, d := range inv.Devices {
-		f := report.Finding{
+		f := engine.Finding{Finding: report.Finding{
 			Subject:  report.Subject{Kind: "device", Name: d.Name, Device: d.Name},
 			Severity: report.OK,
 			Summary:  describe(d),
-		}
+		}}
 		f.Evidence = append(f.Evidence, report.Ev("node_type", d.NodeType, inventory.ClassDir+"/"+d.Name+"/node_type"))
 		if d.PCI != nil {
 			f.Subject.PCI = d.PCI.BDF

@@ -12,6 +12,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/procirq"
 	"github.com/rdmadiag/rdmadiag/internal/relit"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func init() {
@@ -29,7 +30,7 @@ func init() {
 // eq.c. Group 1 is the vector kind, group 2 the PCI function.
 var mlx5IRQName = relit.MustCompile(`^mlx5_(comp|combined|async|cmd_eq|async_eq|pages_eq|ctrl)[0-9]*@pci:([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])$`)
 
-func runInterrupts(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+func runInterrupts(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 	devOf := map[string]string{}
 	seen := map[string]bool{}
 	var mlx5 []string
@@ -50,14 +51,14 @@ func runInterrupts(_ context.Context, env *checks.Env) ([]report.Finding, error)
 		}
 	}
 	if len(mlx5) == 0 {
-		return []report.Finding{{Subject: report.Subject{Kind: "host", Name: "interrupts"}, Severity: report.Skipped,
-			Summary: "no mlx5 device: interrupt vectors are only checked for mlx5 (their names are documented)"}}, nil
+		return []engine.Finding{{Finding: report.Finding{Subject: report.Subject{Kind: "host", Name: "interrupts"}, Severity: report.Skipped,
+			Summary: "no mlx5 device: interrupt vectors are only checked for mlx5 (their names are documented)"}}}, nil
 	}
 	const src = procirq.Path
 	irqs := observe.Interrupts.Get(env)
 	if nh := env.Host.Lacks(host.PartInterrupts); irqs.Err != nil && nh != nil {
-		f := report.Finding{Subject: report.Subject{Kind: "host", Name: "interrupts"}, Summary: "interrupt vectors not counted: " + nh.Reason}
-		return []report.Finding{f.SkippedBy(report.LimitSource, nh.Lift)}, nil
+		f := engine.Finding{Finding: report.Finding{Subject: report.Subject{Kind: "host", Name: "interrupts"}, Summary: "interrupt vectors not counted: " + nh.Reason}}
+		return []engine.Finding{f.SkippedBy(report.LimitSource, nh.Lift)}, nil
 	}
 	if irqs.Err != nil {
 		return nil, irqs.Err
@@ -83,10 +84,10 @@ func runInterrupts(_ context.Context, env *checks.Env) ([]report.Finding, error)
 		}
 	}
 	sort.Strings(mlx5)
-	var out []report.Finding
+	var out []engine.Finding
 	for _, bdf := range mlx5 {
 		dev := devOf[bdf]
-		f := report.Finding{Subject: report.Subject{Kind: "device", Name: dev, Device: dev, PCI: bdf}}
+		f := engine.Finding{Finding: report.Finding{Subject: report.Subject{Kind: "device", Name: dev, Device: dev, PCI: bdf}}}
 		if dev == "" {
 			f.Subject = report.Subject{Kind: "pci", Name: bdf, PCI: bdf}
 			dev = "mlx5_core function"

@@ -11,6 +11,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/kmod"
 	"github.com/rdmadiag/rdmadiag/internal/observe"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func init() {
@@ -60,22 +61,22 @@ var vendorOptions = map[string]string{
 	"siw":       "CONFIG_RDMA_SIW",
 }
 
-func runKernelConfig(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+func runKernelConfig(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 	cfg, src, err := sharedKernelConfig(env)
 	subj := report.Subject{Kind: "host", Name: "kernel"}
 	if errors.Is(err, fs.ErrNotExist) {
-		return []report.Finding{{
+		return []engine.Finding{{Finding: report.Finding{
 			Subject:  subj,
 			Severity: report.Skipped,
 			Summary:  "kernel build configuration not available (tried " + strings.TrimPrefix(err.Error(), fs.ErrNotExist.Error()+": ") + ")",
 			Remediation: "Not a fault. To let rdmadiag check it, load the configs module (modprobe configs) " +
 				"or install the kernel's config file in /boot.",
-		}}, nil
+		}}}, nil
 	}
 	if err != nil {
 		return nil, err // names the file
 	}
-	var out []report.Finding
+	var out []engine.Finding
 	// A kernel without loadable-module support cannot have an option set to m, so its fixes ask
 	// for built-in options.
 	val, modular := "m", configModular(cfg)
@@ -85,18 +86,18 @@ func runKernelConfig(_ context.Context, env *checks.Env) ([]report.Finding, erro
 	judge := func(opt, why, fix string, sev report.Severity) {
 		v := cfg.State(opt)
 		if v == "y" || v == "m" {
-			out = append(out, report.Finding{Subject: report.Subject{Kind: "host", Name: opt}, Severity: report.OK,
+			out = append(out, engine.Finding{Finding: report.Finding{Subject: report.Subject{Kind: "host", Name: opt}, Severity: report.OK,
 				Summary:  fmt.Sprintf("%s=%s", opt, v),
-				Evidence: []report.Evidence{report.EvExp(opt, v, "y or m", src)}})
+				Evidence: []report.Evidence{report.EvExp(opt, v, "y or m", src)}}})
 			return
 		}
-		out = append(out, report.Finding{
+		out = append(out, engine.Finding{Finding: report.Finding{
 			Subject:     report.Subject{Kind: "host", Name: opt},
 			Severity:    sev,
 			Summary:     fmt.Sprintf("%s is not set: %s", opt, why),
 			Evidence:    []report.Evidence{report.EvExp(opt, "not set", "y or m", src)},
 			Remediation: fix,
-		})
+		}})
 	}
 	ibFix := "Boot a kernel built with CONFIG_INFINIBAND=m (every distribution kernel has it; custom and cloud-minimal kernels may not), " +
 		"or on Ubuntu install linux-modules-extra-$(uname -r)."
@@ -112,9 +113,9 @@ func runKernelConfig(_ context.Context, env *checks.Env) ([]report.Finding, erro
 	judge("CONFIG_INFINIBAND_ADDR_TRANS", "no RDMA CM: RoCE and IP-addressed connections (librdmacm, NVMe-oF, SMB Direct) cannot be made",
 		"Boot a kernel built with CONFIG_INFINIBAND_ADDR_TRANS=y.", report.Warning)
 	if cfg.State("CONFIG_PCIEAER") == "" {
-		out = append(out, report.Finding{Subject: report.Subject{Kind: "host", Name: "CONFIG_PCIEAER"}, Severity: report.Info,
+		out = append(out, engine.Finding{Finding: report.Finding{Subject: report.Subject{Kind: "host", Name: "CONFIG_PCIEAER"}, Severity: report.Info,
 			Summary:  "CONFIG_PCIEAER is not set: PCIe errors are not counted (aer_dev_* files are absent), so the PCIe layer cannot see them",
-			Evidence: []report.Evidence{report.EvExp("CONFIG_PCIEAER", "not set", "y", src)}})
+			Evidence: []report.Evidence{report.EvExp("CONFIG_PCIEAER", "not set", "y", src)}}})
 	}
 	seen := map[string]bool{}
 	for _, d := range env.Inventory().Devices {

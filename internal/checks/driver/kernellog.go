@@ -10,6 +10,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/kevent"
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func init() {
@@ -49,10 +50,10 @@ type logGroup struct {
 // gets its first groups one by one and the rest in one folded finding.
 const maxGroupsPerKind = 12
 
-func runKernelLog(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+func runKernelLog(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 	ke, err := env.KernelEvents()
 	if err != nil {
-		return []report.Finding{checks.KernelLogFinding(err, "RDMA fault signatures")}, nil
+		return []engine.Finding{checks.KernelLogFinding(err, "RDMA fault signatures")}, nil
 	}
 	klog := ke.Log
 	recs, skipped := klog.Records, klog.Skipped
@@ -77,16 +78,16 @@ func runKernelLog(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 		matches = append(matches, ev)
 	}
 	if len(matches) == 0 && len(unknown) == 0 {
-		f := report.Finding{Subject: subj, Severity: report.OK,
+		f := engine.Finding{Finding: report.Finding{Subject: subj, Severity: report.OK,
 			Summary:  fmt.Sprintf("kernel log: %d record(s) read, no RDMA fault signature", len(recs)),
-			Evidence: []report.Evidence{report.Ev("records", fmt.Sprint(len(recs)), klog.Cite), report.Ev("unparsed records", fmt.Sprint(skipped), klog.Cite)}}
+			Evidence: []report.Evidence{report.Ev("records", fmt.Sprint(len(recs)), klog.Cite), report.Ev("unparsed records", fmt.Sprint(skipped), klog.Cite)}}}
 		if quiet > 0 {
 			f.Evidence = append(f.Evidence, report.Ev("known benign lines", fmt.Sprint(quiet), klog.Cite))
 		}
-		return []report.Finding{f}, nil
+		return []engine.Finding{f}, nil
 	}
 	events, merged := healthEvents(matches)
-	var out []report.Finding
+	var out []engine.Finding
 	for _, ev := range events {
 		out = append(out, eventFinding(ev, klog))
 	}
@@ -240,7 +241,7 @@ const maxEventLines = 12
 // eventFinding turns one firmware-health event into one finding: the worst of its lines decides
 // the severity, except that a recovery that succeeded after the last critical line makes the
 // event history (a warning), as the kernel reset the device and it runs again.
-func eventFinding(ev *healthEvent, klog *kmsg.Log) report.Finding {
+func eventFinding(ev *healthEvent, klog *kmsg.Log) engine.Finding {
 	cite := klog.Cite
 	first, last := ev.recs[0], ev.recs[len(ev.recs)-1]
 	sev := report.Info
@@ -304,7 +305,7 @@ func eventFinding(ev *healthEvent, klog *kmsg.Log) report.Finding {
 			fault, worst = m.Sig.Fault, m.Sig.Sev
 		}
 	}
-	f := report.Finding{Severity: sev, Fault: fault, Remediation: fix}
+	f := engine.Finding{Finding: report.Finding{Severity: sev, Fault: fault, Remediation: fix}}
 	if ev.dev != "" {
 		f.Subject = report.Subject{Kind: "device", Name: ev.dev, Device: ev.dev, PCI: ev.bdf}
 	} else {
@@ -313,7 +314,7 @@ func eventFinding(ev *healthEvent, klog *kmsg.Log) report.Finding {
 	f.Key = f.Subject.Name + "/" + ev.family + "-event"
 	f.Summary = fmt.Sprintf("%s: %s (%d log lines %s): %s",
 		f.Subject.Name, headline, len(ev.recs), klog.Between(first, last), strings.Join(texts, "; "))
-	f.LogSpan = &report.LogSpan{First: first.Since(), Last: last.Since()}
+	f.LogSpan = &engine.LogSpan{First: first.Since(), Last: last.Since()}
 	var ids []string
 	seen := map[string]bool{}
 	for _, m := range ev.members {
@@ -352,11 +353,11 @@ func rdmaFramesFollow(recs []kmsg.Record, i int) bool {
 	return false
 }
 
-func groupFinding(g *logGroup, recovered []kmsg.Record, klog *kmsg.Log, inv *inventory.Inventory) report.Finding {
+func groupFinding(g *logGroup, recovered []kmsg.Record, klog *kmsg.Log, inv *inventory.Inventory) engine.Finding {
 	cite := klog.Cite
 	s := g.sig
 	first, last := g.recs[0], g.recs[len(g.recs)-1]
-	f := report.Finding{Severity: s.Sev, Fault: s.Fault, Remediation: s.Fix}
+	f := engine.Finding{Finding: report.Finding{Severity: s.Sev, Fault: s.Fault, Remediation: s.Fix}}
 	switch {
 	case g.dev != "":
 		f.Subject = report.Subject{Kind: "device", Name: g.dev, Device: g.dev, PCI: g.bdf}
@@ -408,7 +409,7 @@ func groupFinding(g *logGroup, recovered []kmsg.Record, klog *kmsg.Log, inv *inv
 	default:
 		f.Summary = fmt.Sprintf("%s: %s, %d times %s", where, what, len(g.recs), klog.Between(first, last))
 	}
-	f.LogSpan = &report.LogSpan{First: first.Since(), Last: last.Since()}
+	f.LogSpan = &engine.LogSpan{First: first.Since(), Last: last.Since()}
 	f.Evidence = []report.Evidence{
 		report.Ev("signature", s.ID, cite),
 		report.Ev("count", fmt.Sprint(len(g.recs)), cite),
@@ -475,7 +476,7 @@ const (
 // knows, grouped per driver and device: never dropped, as the table cannot know every line. A
 // line the kernel logged at KERN_ERR or worse is a warning; one whose source gave no priority,
 // taken as an error by its words, is information.
-func unrecognisedFindings(evs []kevent.Event, klog *kmsg.Log, inv *inventory.Inventory) []report.Finding {
+func unrecognisedFindings(evs []kevent.Event, klog *kmsg.Log, inv *inventory.Inventory) []engine.Finding {
 	type group struct {
 		driver, layer, dev, bdf string
 		evs                     []kevent.Event
@@ -503,10 +504,10 @@ func unrecognisedFindings(evs []kevent.Event, klog *kmsg.Log, inv *inventory.Inv
 		}
 		g.evs = append(g.evs, ev)
 	}
-	var out []report.Finding
+	var out []engine.Finding
 	for _, key := range order {
 		g := groups[key]
-		f := report.Finding{Severity: report.Info, Fault: layerFault[g.layer]}
+		f := engine.Finding{Finding: report.Finding{Severity: report.Info, Fault: layerFault[g.layer]}}
 		for _, ev := range g.evs {
 			if !ev.Record.NoLevel {
 				f.Severity = report.Warning
@@ -529,7 +530,7 @@ func unrecognisedFindings(evs []kevent.Event, klog *kmsg.Log, inv *inventory.Inv
 		f.Summary = fmt.Sprintf("%s: %s logged an error no signature of rdmadiag knows, %s", f.Subject.Name, g.driver, when)
 		f.Remediation = "Read the quoted lines and the ones around them (dmesg): the driver reported an error this tool does not classify; " +
 			"search the text in the driver's source or its vendor's knowledge base, and report it to rdmadiag so that it gets a signature."
-		f.LogSpan = &report.LogSpan{First: first.Since(), Last: last.Since()}
+		f.LogSpan = &engine.LogSpan{First: first.Since(), Last: last.Since()}
 		f.Evidence = []report.Evidence{report.Ev("signature", "unrecognised", klog.Cite), report.Ev("count", fmt.Sprint(len(g.evs)), klog.Cite)}
 		seen := map[string]bool{}
 		for _, ev := range g.evs {

@@ -11,13 +11,14 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/checks/checktest"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // TestKernelLogFamilies runs the check on a host whose log holds whole published events: each
 // family becomes one finding tied to its device, and benign or foreign lines stay quiet.
 func TestKernelLogFamilies(t *testing.T) {
 	fs := checktest.Run(t, "drv-klog-families", checks.Options{}, "driver.kernel_log")
-	byKey := map[string]report.Finding{}
+	byKey := map[string]engine.Finding{}
 	for _, f := range fs {
 		sig, _ := checktest.Evidence(f, "signature")
 		if _, dup := byKey[f.Subject.Name+"|"+sig]; dup {
@@ -70,7 +71,7 @@ func TestKernelLogFamilies(t *testing.T) {
 	}
 }
 
-func keys(m map[string]report.Finding) []string {
+func keys(m map[string]engine.Finding) []string {
 	var out []string
 	for k := range m {
 		out = append(out, k)
@@ -90,7 +91,7 @@ func TestFamilySplitsAfterSilence(t *testing.T) {
 	if err := os.WriteFile(snap, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var tx []report.Finding
+	var tx []engine.Finding
 	for _, f := range checktest.Run(t, snap, checks.Options{}, "driver.kernel_log") {
 		if sig, _ := checktest.Evidence(f, "signature"); familyOf(t, sig) == "tx-timeout" {
 			tx = append(tx, f)
@@ -122,7 +123,7 @@ func TestGroupsPerKindAreBounded(t *testing.T) {
 	if err := os.WriteFile(snap, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	per := map[string][]report.Finding{}
+	per := map[string][]engine.Finding{}
 	for _, f := range checktest.Run(t, snap, checks.Options{}, "driver.kernel_log") {
 		sig, _ := checktest.Evidence(f, "signature")
 		if fam := familyOf(t, sig); fam != "" {

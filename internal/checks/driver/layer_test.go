@@ -11,11 +11,12 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // bySignature returns the kernel-log findings of one signature.
-func bySignature(fs []report.Finding, id string) []report.Finding {
-	var out []report.Finding
+func bySignature(fs []engine.Finding, id string) []engine.Finding {
+	var out []engine.Finding
 	for _, f := range checktest.Find(fs, "driver.kernel_log", "") {
 		if v, _ := checktest.Evidence(f, "signature"); v == id {
 			out = append(out, f)
@@ -25,8 +26,8 @@ func bySignature(fs []report.Finding, id string) []report.Finding {
 }
 
 // rootCauses builds the report the CLI would and returns its root-cause refs.
-func rootCauses(fs []report.Finding) []string {
-	return report.Build(fs, report.DefaultFaults(), report.Tool{}, report.HostInfo{}).Summary.RootCauses
+func rootCauses(fs []engine.Finding) []string {
+	return engine.Build(fs, engine.DefaultFaults(), report.Tool{}, report.HostInfo{}).Summary.RootCauses
 }
 
 func TestNoIBCore(t *testing.T) {
@@ -149,7 +150,7 @@ func TestMlx5Health(t *testing.T) {
 		t.Errorf("%d kernel-log root causes on mlx5_0, want 1: %v", n, rootCauses(fs))
 	}
 	// The firmware fatal error explains mlx5_0's port being down.
-	rep := report.Build(fs, report.DefaultFaults(), report.Tool{}, report.HostInfo{})
+	rep := engine.Build(fs, engine.DefaultFaults(), report.Tool{}, report.HostInfo{})
 	for _, f := range rep.Findings {
 		if f.CheckID == "port.state" && f.Subject.Name == "mlx5_0/1" && len(f.ExplainedBy) == 0 {
 			t.Errorf("mlx5_0/1 down is not explained by the firmware health findings")
@@ -291,8 +292,8 @@ func TestModuleStates(t *testing.T) {
 	}
 	// A missing connection manager belongs with the modules but explains nothing.
 	f = checktest.One(t, fs, "driver.modules", "rdma_cm")
-	if f.Severity != report.Warning || f.Fault != "driver-module" || f.Explains == nil || len(f.Explains) != 0 {
-		t.Errorf("rdma_cm: %s %s explains %v", f.Severity, f.Fault, f.Explains)
+	if f.Severity != report.Warning || f.Fault != "driver-module" || f.Observation != "connection-manager-missing" {
+		t.Errorf("rdma_cm: %s %s observation %q", f.Severity, f.Fault, f.Observation)
 	}
 	f = checktest.One(t, fs, "driver.modules", "mlx5_core")
 	if f.Severity != report.Info || !strings.Contains(f.Summary, "24.10-1.1.4") {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // A module that fails to load for a symbol it cannot resolve ("Unknown symbol", "disagrees
@@ -85,9 +86,13 @@ func runningStack(env *checks.Env) string {
 	return ""
 }
 
+// outsideTheStack is the observation (report/engine/faults.json) of a failed load of a module that is not
+// part of the RDMA stack: it costs that module alone, so it explains no other finding.
+const outsideTheStack = "outside-the-stack"
+
 // moduleLoadFailure grades a module's failed load: critical for the RDMA stack's own modules,
 // a warning naming the stack mismatch and its rebuild for a consumer of ib_core.
-func moduleLoadFailure(env *checks.Env, f report.Finding, g *logGroup) report.Finding {
+func moduleLoadFailure(env *checks.Env, f engine.Finding, g *logGroup) engine.Finding {
 	name := g.module
 	var syms, rdma []string
 	// The loader's lines name the module, then the symbol (kevent core.json module-load).
@@ -115,7 +120,7 @@ func moduleLoadFailure(env *checks.Env, f report.Finding, g *logGroup) report.Fi
 		// Not an RDMA symbol: the module misses another module's export (a GPU driver's, a
 		// kernel's). It still is not the RDMA stack.
 		f.Severity = report.Warning
-		f.Explains = []string{}
+		f.Observation = outsideTheStack
 		return f
 	}
 	what, rebuild := "a consumer of ib_core", "its package or DKMS module"
@@ -127,8 +132,9 @@ func moduleLoadFailure(env *checks.Env, f report.Finding, g *logGroup) report.Fi
 		against += " (" + stack + ")"
 	}
 	f.Severity = report.Warning
-	// A consumer's failure costs its own transport, not the devices: it explains nothing else.
-	f.Explains = []string{}
+	// A consumer's failure costs its own transport, not the devices: it explains nothing else
+	// (the fault table's observation).
+	f.Observation = outsideTheStack
 	f.Summary = fmt.Sprintf("%s: %s cannot load: it was built against %s (%d RDMA symbol(s) it cannot resolve: %s); only it is lost, the RDMA devices are not affected",
 		name, what, against, len(rdma), strings.Join(firstN(rdma, 4), ", "))
 	f.Remediation = fmt.Sprintf("Rebuild or reinstall %s for the running RDMA stack: %s; with MLNX_OFED/DOCA-OFED build it against its headers "+

@@ -10,6 +10,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/kmod"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func init() {
@@ -32,14 +33,14 @@ var vendorPairs = map[string]string{
 	"qed":       "qedr",
 }
 
-func runModules(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+func runModules(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 	const src = procModules
 	p := sharedPresence(env)
 	mods := p.mods
-	var out []report.Finding
+	var out []engine.Finding
 	if p.parseErr != nil {
-		out = append(out, report.Finding{Subject: report.Subject{Kind: "file", Name: src}, Severity: report.Unknown,
-			Summary: "part of /proc/modules could not be parsed: " + p.parseErr.Error()})
+		out = append(out, engine.Finding{Finding: report.Finding{Subject: report.Subject{Kind: "file", Name: src}, Severity: report.Unknown,
+			Summary: "part of /proc/modules could not be parsed: " + p.parseErr.Error()}})
 	}
 	inv := env.Inventory()
 	// A module that is stuck or misses a dependency gets that finding instead of an OK "loaded":
@@ -54,7 +55,7 @@ func runModules(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 			broken[name] = true
 		}
 	}
-	present := func(out []report.Finding, name string) []report.Finding {
+	present := func(out []engine.Finding, name string) []engine.Finding {
 		if broken[name] {
 			return out
 		}
@@ -100,9 +101,9 @@ func runModules(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 		if core == "ice" || core == "i40e" || core == "qed" {
 			// These Ethernet drivers are common on hosts that never use RDMA on them; without an
 			// RDMA device expected there, a missing RDMA module is only worth a note.
-			out = append(out, report.Finding{Subject: report.Subject{Kind: "module", Name: ib}, Severity: report.Info,
+			out = append(out, engine.Finding{Finding: report.Finding{Subject: report.Subject{Kind: "module", Name: ib}, Severity: report.Info,
 				Summary:  fmt.Sprintf("%s is %s without %s: its functions offer no RDMA (fine unless RDMA is expected on them)", core, p.state(core), ib),
-				Evidence: p.checked(ib)})
+				Evidence: p.checked(ib)}})
 			continue
 		}
 		f := p.missing(ib, report.Critical, fmt.Sprintf("%s is %s, but its functions have no RDMA device", core, p.state(core)),
@@ -137,10 +138,11 @@ func runModules(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 			continue
 		}
 		// A module like the others (driver-module row), but a missing connection manager breaks
-		// connection setup only, which no check here observes: it explains nothing, so that it is
-		// never taken for the cause of device, uverbs or port findings.
+		// connection setup only, which no check here observes: the fault table's observation
+		// makes it explain nothing, so that it is never taken for the cause of device, uverbs or
+		// port findings.
 		f := p.missing(m.name, report.Warning, m.why, p.loadFix([]string{m.name}, "modprobe "+m.name))
-		f.Explains = []string{}
+		f.Observation = "connection-manager-missing"
 		out = append(out, f)
 	}
 	ib := false
@@ -171,11 +173,11 @@ func runModules(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 			if m.State == "Unloading" {
 				why = "its exit has not returned (a process still holding the device, or a firmware command that hangs during teardown)"
 			}
-			out = append(out, report.Finding{Subject: mod(name), Severity: report.Critical,
+			out = append(out, engine.Finding{Finding: report.Finding{Subject: mod(name), Severity: report.Critical,
 				Summary:  fmt.Sprintf("%s is stuck in state %s: %s", name, m.State, why),
 				Evidence: []report.Evidence{report.EvExp("state", m.State, "Live", src)},
 				Remediation: "Look for hung-task and command-timeout messages in the kernel log and for processes holding the RDMA devices (lsof /dev/infiniband/*); " +
-					"a module stuck this way cannot be reloaded, so the host needs a reboot."})
+					"a module stuck this way cannot be reloaded, so the host needs a reboot."}})
 		}
 	}
 	out = append(out, deps...)
@@ -183,7 +185,7 @@ func runModules(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 	if m, ok := mods["mlx5_core"]; ok {
 		ver, verr := env.Host.ReadString("/sys/module/mlx5_core/version")
 		ofed := mods.Has("mlx_compat") || (verr == nil && ver != "") || strings.Contains(m.Taints, "O")
-		f := report.Finding{Subject: mod("mlx5_core"), Severity: report.Info}
+		f := engine.Finding{Finding: report.Finding{Subject: mod("mlx5_core"), Severity: report.Info}}
 		if ofed {
 			f.Summary = fmt.Sprintf("mlx5 driver is MLNX_OFED/DOCA-OFED %s (out-of-tree)", orNone(ver))
 		} else {
@@ -226,8 +228,8 @@ var needs = map[string][]string{
 	"rdma_rxe": {"ib_core"}, "siw": {"ib_core"},
 }
 
-func dependencyFindings(p *presence, mods kmod.Modules, src string) []report.Finding {
-	var out []report.Finding
+func dependencyFindings(p *presence, mods kmod.Modules, src string) []engine.Finding {
+	var out []engine.Finding
 	for _, name := range slices.Sorted(maps.Keys(rdmaModules(mods))) {
 		var missing []string
 		for _, dep := range needs[name] {
@@ -238,11 +240,11 @@ func dependencyFindings(p *presence, mods kmod.Modules, src string) []report.Fin
 		if len(missing) == 0 {
 			continue
 		}
-		out = append(out, report.Finding{Subject: report.Subject{Kind: "module", Name: name}, Severity: report.Critical,
+		out = append(out, engine.Finding{Finding: report.Finding{Subject: report.Subject{Kind: "module", Name: name}, Severity: report.Critical,
 			Summary: fmt.Sprintf("%s is loaded without %s, which it needs: the module stack is inconsistent", name, strings.Join(missing, ", ")),
 			Evidence: []report.Evidence{report.Ev(name, "loaded", src),
 				report.EvExp("missing dependencies", strings.Join(missing, ", "), "loaded", src)},
-			Remediation: "Unload the RDMA modules and load them the normal way (modprobe -r " + name + "; modprobe " + name + "), so modprobe loads what they depend on; do not insmod modules from another driver stack."})
+			Remediation: "Unload the RDMA modules and load them the normal way (modprobe -r " + name + "; modprobe " + name + "), so modprobe loads what they depend on; do not insmod modules from another driver stack."}})
 	}
 	return out
 }
@@ -252,7 +254,7 @@ func dependencyFindings(p *presence, mods kmod.Modules, src string) []report.Fin
 // mlnx-ofa_kernel package builds its own drivers/infiniband/core, i.e. ib_core, ib_uverbs and
 // rdma_cm, next to mlx5_core and mlx5_ib), so a mixture means a half-installed or half-removed
 // OFED, which is what makes "Unknown symbol" and "disagrees about version of symbol" load failures.
-func taintFindings(mods kmod.Modules, src string) []report.Finding {
+func taintFindings(mods kmod.Modules, src string) []engine.Finding {
 	var oot, inbox []string
 	for _, name := range slices.Sorted(maps.Keys(rdmaModules(mods))) {
 		if strings.Contains(mods[name].Taints, "O") {
@@ -264,16 +266,16 @@ func taintFindings(mods kmod.Modules, src string) []report.Finding {
 	if len(oot) == 0 {
 		return nil
 	}
-	f := report.Finding{Subject: report.Subject{Kind: "module", Name: "rdma stack"}, Severity: report.Info,
+	f := engine.Finding{Finding: report.Finding{Subject: report.Subject{Kind: "module", Name: "rdma stack"}, Severity: report.Info,
 		Summary:  fmt.Sprintf("%d RDMA module(s) are out-of-tree (MLNX_OFED/DOCA-OFED): %s", len(oot), strings.Join(oot, ", ")),
-		Evidence: []report.Evidence{report.Ev("out-of-tree", strings.Join(oot, ", "), src)}}
+		Evidence: []report.Evidence{report.Ev("out-of-tree", strings.Join(oot, ", "), src)}}}
 	if len(inbox) > 0 {
 		f.Severity = report.Warning
 		f.Summary = fmt.Sprintf("in-box and out-of-tree RDMA modules are mixed: %s in-box, %s out-of-tree: a half-installed driver stack", strings.Join(inbox, ", "), strings.Join(oot, ", "))
 		f.Evidence = append(f.Evidence, report.EvExp("in-box", strings.Join(inbox, ", "), "none (one driver stack)", src))
 		f.Remediation = "Reinstall MLNX_OFED/DOCA-OFED for the running kernel (or remove it completely to use the in-box stack), run depmod -a, and reboot."
 	}
-	return []report.Finding{f}
+	return []engine.Finding{f}
 }
 
 // moduleLog returns the kernel log lines a module printed about itself ("mlx5_ib: ..."), at most

@@ -15,6 +15,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/nldev"
 	"github.com/rdmadiag/rdmadiag/internal/nldev/nltest"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func parseMods(t *testing.T, s string) kmod.Modules {
@@ -119,7 +120,7 @@ func mlx5Devices(tree map[string]string, n int) {
 	}
 }
 
-func runModulesCheck(t *testing.T, env *checks.Env) []report.Finding {
+func runModulesCheck(t *testing.T, env *checks.Env) []engine.Finding {
 	t.Helper()
 	cs, err := checks.Default.Select([]string{"driver.modules"}, nil, true)
 	if err != nil {
@@ -129,7 +130,7 @@ func runModulesCheck(t *testing.T, env *checks.Env) []report.Finding {
 }
 
 // noModprobe fails the test if any finding asks for modprobe, which cannot work on the host.
-func noModprobe(t *testing.T, fs []report.Finding) {
+func noModprobe(t *testing.T, fs []engine.Finding) {
 	t.Helper()
 	for _, f := range fs {
 		if strings.Contains(f.Remediation, "modprobe") {

@@ -15,6 +15,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/kmod"
 	"github.com/rdmadiag/rdmadiag/internal/observe"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // A module is judged missing only when nothing it provides is present. /proc/modules lists
@@ -454,12 +455,12 @@ func absence(err error) string {
 // presentFinding is the finding for a module shown present: ok when listed, built in by
 // /sys/module or the config; info when only its work shows it, naming that work. ok is false
 // when nothing shows the module.
-func (p *presence) presentFinding(name string) (report.Finding, bool) {
+func (p *presence) presentFinding(name string) (engine.Finding, bool) {
 	ps := p.proofs(name)
 	if len(ps) == 0 {
-		return report.Finding{}, false
+		return engine.Finding{}, false
 	}
-	f := report.Finding{Subject: report.Subject{Kind: "module", Name: name}, Severity: report.OK}
+	f := engine.Finding{Finding: report.Finding{Subject: report.Subject{Kind: "module", Name: name}, Severity: report.OK}}
 	for _, pr := range ps {
 		f.Evidence = append(f.Evidence, pr.ev)
 	}
@@ -514,8 +515,8 @@ func (p *presence) listEvidence(name string) report.Evidence {
 // means; fix is how to get it on a kernel that can load it (see loadFix). When the module list
 // could not be had on a kernel that loads modules, the finding says what was and was not
 // checked instead of calling the module absent.
-func (p *presence) missing(name string, sev report.Severity, why, fix string) report.Finding {
-	f := report.Finding{Subject: report.Subject{Kind: "module", Name: name}, Severity: sev, Remediation: fix}
+func (p *presence) missing(name string, sev report.Severity, why, fix string) engine.Finding {
+	f := engine.Finding{Finding: report.Finding{Subject: report.Subject{Kind: "module", Name: name}, Severity: sev, Remediation: fix}}
 	f.Evidence = p.checked(name)
 	switch p.list {
 	case listRead:
@@ -644,34 +645,34 @@ func withValue(syms []string, v string) string {
 // listFindings says what the module list is worth on this host: nothing when it was read;
 // otherwise whether the kernel cannot load modules at all or the list is only missing here, and
 // what the module findings rest on instead.
-func (p *presence) listFindings() []report.Finding {
+func (p *presence) listFindings() []engine.Finding {
 	subj := report.Subject{Kind: "file", Name: procModules}
 	const instead = "modules are judged by /sys/module, the kernel config and what they registered"
 	srcProc := procModules + " (proc_modules_init, kernel/module/procfs.c)"
 	switch p.list {
 	case listNoModules:
-		return []report.Finding{{Subject: subj, Severity: report.Info,
+		return []engine.Finding{{Finding: report.Finding{Subject: subj, Severity: report.Info,
 			Summary: "the kernel has no loadable-module support (CONFIG_MODULES is not set): only built-in drivers exist; " + instead,
 			Evidence: []report.Evidence{report.Ev(procModules, "absent", srcProc),
-				report.EvExp("CONFIG_MODULES", "not set", "y on a kernel that loads modules", p.cfgSrc)}}}
+				report.EvExp("CONFIG_MODULES", "not set", "y on a kernel that loads modules", p.cfgSrc)}}}}
 	case listAbsent:
-		return []report.Finding{{Subject: subj, Severity: report.Info,
+		return []engine.Finding{{Finding: report.Finding{Subject: subj, Severity: report.Info,
 			Summary: "the kernel has no loadable-module support (no /proc/modules, which every kernel built with CONFIG_MODULES has): only built-in drivers exist; " + instead,
 			Evidence: []report.Evidence{report.Ev(procModules, "absent", srcProc),
-				report.Ev("kernel config", "not available: "+strings.TrimPrefix(p.cfgErr.Error(), fs.ErrNotExist.Error()+": "), "/proc/config.gz, /boot/config-<release>")}}}
+				report.Ev("kernel config", "not available: "+strings.TrimPrefix(p.cfgErr.Error(), fs.ErrNotExist.Error()+": "), "/proc/config.gz, /boot/config-<release>")}}}}
 	case listNotCaptured:
-		f := report.Finding{Subject: subj,
+		f := engine.Finding{Finding: report.Finding{Subject: subj,
 			Summary:  "/proc/modules is not in this capture: " + instead + " only",
-			Evidence: []report.Evidence{report.Ev(procModules, "not in the source", srcProc)}}
+			Evidence: []report.Evidence{report.Ev(procModules, "not in the source", srcProc)}}}
 		if p.cfg != nil {
 			f.Summary = "/proc/modules is not in this capture although the kernel config has module support: " + instead + " only"
 			f.Evidence = append(f.Evidence, report.Ev("module support", modularWhy(p.cfg), p.cfgSrc))
 		}
-		return []report.Finding{f.SkippedBy(report.LimitSource, "record the host with rdmadiag record, which captures "+procModules)}
+		return []engine.Finding{f.SkippedBy(report.LimitSource, "record the host with rdmadiag record, which captures "+procModules)}
 	case listUnreadable:
-		return []report.Finding{{Subject: subj, Severity: report.Unknown,
+		return []engine.Finding{{Finding: report.Finding{Subject: subj, Severity: report.Unknown,
 			Summary:  "/proc/modules could not be read: " + p.listErr.Error() + "; " + instead + " only",
-			Evidence: []report.Evidence{report.Ev(procModules, "unreadable: "+p.listErr.Error(), procModules)}}}
+			Evidence: []report.Evidence{report.Ev(procModules, "unreadable: "+p.listErr.Error(), procModules)}}}}
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/kevent"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func init() {
@@ -79,7 +80,7 @@ func readHex16(env *checks.Env, p string) (uint16, error) {
 	return uint16(v), nil
 }
 
-func runRegistration(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+func runRegistration(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 	const bus = "/sys/bus/pci/devices"
 	h := env.Host
 	bdfs, err := h.ReadDir(bus)
@@ -95,7 +96,7 @@ func runRegistration(_ context.Context, env *checks.Env) ([]report.Finding, erro
 	}
 	ke, logErr := env.KernelEvents()
 	p := sharedPresence(env)
-	var out []report.Finding
+	var out []engine.Finding
 	for _, bdf := range bdfs {
 		dir := path.Join(bus, bdf)
 		ven, err1 := readHex16(env, dir+"/vendor")
@@ -123,7 +124,7 @@ func runRegistration(_ context.Context, env *checks.Env) ([]report.Finding, erro
 			report.EvExp("driver", orNone(drv), fn.core, dir+"/driver"),
 			report.EvExp("rdma device", orNone(strings.Join(names, ",")), "one registered by "+fn.rdma, dir+"/infiniband"),
 		}
-		f := report.Finding{Subject: subj, Evidence: ev}
+		f := engine.Finding{Finding: report.Finding{Subject: subj, Evidence: ev}}
 		isVF := fn.vf || h.Exists(dir+"/physfn")
 		switch {
 		case len(names) > 0:
@@ -183,8 +184,8 @@ func runRegistration(_ context.Context, env *checks.Env) ([]report.Finding, erro
 		out = append(out, f)
 	}
 	if len(out) == 0 {
-		out = append(out, report.Finding{Subject: report.Subject{Kind: "host", Name: "pci"}, Severity: report.Skipped,
-			Summary: "no PCI function of a family that always registers an RDMA device (ConnectX, EFA); software devices and optional-RDMA Ethernet NICs are judged by driver.modules and driver.devices"})
+		out = append(out, engine.Finding{Finding: report.Finding{Subject: report.Subject{Kind: "host", Name: "pci"}, Severity: report.Skipped,
+			Summary: "no PCI function of a family that always registers an RDMA device (ConnectX, EFA); software devices and optional-RDMA Ethernet NICs are judged by driver.modules and driver.devices"}})
 	}
 	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/checks/checktest"
 	"github.com/rdmadiag/rdmadiag/internal/snapshot"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // copyTree unpacks a fixture and returns its root/ as a --root tree without the named paths: a
@@ -29,7 +30,7 @@ func copyTree(t *testing.T, fixture string, drop ...string) string {
 	return root
 }
 
-func runTree(t *testing.T, root string, terms ...string) []report.Finding {
+func runTree(t *testing.T, root string, terms ...string) []engine.Finding {
 	t.Helper()
 	h, err := snapshot.OpenRoot(root)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func init() {
@@ -39,18 +40,18 @@ var providers = map[string]string{
 // "unlimited" (rdma-core's /etc/security/limits.d/rdma.conf).
 const memlockMin = 64 << 20
 
-func runUserVerbs(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+func runUserVerbs(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 	inv := env.Inventory()
 	if len(inv.Devices) == 0 {
-		return []report.Finding{{Subject: report.Subject{Kind: "host", Name: "user verbs"}, Severity: report.Skipped,
-			Summary: "no RDMA device, so no user-space verbs to check (see driver.devices)"}}, nil
+		return []engine.Finding{{Finding: report.Finding{Subject: report.Subject{Kind: "host", Name: "user verbs"}, Severity: report.Skipped,
+			Summary: "no RDMA device, so no user-space verbs to check (see driver.devices)"}}}, nil
 	}
 	h := env.Host
 	facts, ferr := h.Facts()
-	var out []report.Finding
+	var out []engine.Finding
 	if ferr != nil {
-		out = append(out, report.Finding{Subject: report.Subject{Kind: "host", Name: "user verbs"}, Severity: report.Unknown,
-			Summary: "process facts (character devices, libraries, memlock) unavailable: " + ferr.Error()})
+		out = append(out, engine.Finding{Finding: report.Finding{Subject: report.Subject{Kind: "host", Name: "user verbs"}, Severity: report.Unknown,
+			Summary: "process facts (character devices, libraries, memlock) unavailable: " + ferr.Error()}})
 	}
 	p := sharedPresence(env)
 	for _, d := range inv.Devices {
@@ -66,8 +67,8 @@ func runUserVerbs(_ context.Context, env *checks.Env) ([]report.Finding, error) 
 	return out, nil
 }
 
-func charDevFinding(env *checks.Env, d *inventory.Device, facts *host.Facts, p *presence) report.Finding {
-	f := report.Finding{Subject: report.Subject{Kind: "chardev", Name: d.Name + " uverbs", Device: d.Name}}
+func charDevFinding(env *checks.Env, d *inventory.Device, facts *host.Facts, p *presence) engine.Finding {
+	f := engine.Finding{Finding: report.Finding{Subject: report.Subject{Kind: "chardev", Name: d.Name + " uverbs", Device: d.Name}}}
 	if d.PCI != nil {
 		f.Subject.PCI = d.PCI.BDF
 	}
@@ -179,8 +180,8 @@ func registeredUverbs(env *checks.Env, d *inventory.Device) (string, string) {
 	return "", ""
 }
 
-func libibverbsFinding(facts *host.Facts, lack *host.NotHeld) report.Finding {
-	f := report.Finding{Subject: report.Subject{Kind: "library", Name: "libibverbs.so.1"}}
+func libibverbsFinding(facts *host.Facts, lack *host.NotHeld) engine.Finding {
+	f := engine.Finding{Finding: report.Finding{Subject: report.Subject{Kind: "library", Name: "libibverbs.so.1"}}}
 	for _, l := range facts.Libraries {
 		if l.Name == "libibverbs.so.1" && l.Path != "" {
 			f.Severity = report.OK
@@ -201,7 +202,7 @@ func libibverbsFinding(facts *host.Facts, lack *host.NotHeld) report.Finding {
 	return f
 }
 
-func providerFindings(h *host.Host, inv *inventory.Inventory, facts *host.Facts) []report.Finding {
+func providerFindings(h *host.Host, inv *inventory.Inventory, facts *host.Facts) []engine.Finding {
 	users := map[string][]string{}
 	for _, d := range inv.Devices {
 		if p, ok := providers[d.Driver]; ok {
@@ -213,9 +214,9 @@ func providerFindings(h *host.Host, inv *inventory.Inventory, facts *host.Facts)
 		names = append(names, p)
 	}
 	sort.Strings(names)
-	var out []report.Finding
+	var out []engine.Finding
 	for _, p := range names {
-		f := report.Finding{Subject: report.Subject{Kind: "library", Name: "provider " + p}}
+		f := engine.Finding{Finding: report.Finding{Subject: report.Subject{Kind: "library", Name: "provider " + p}}}
 		if len(users[p]) == 1 {
 			f.Subject.Device = users[p][0]
 		}
@@ -287,8 +288,8 @@ func providerFindings(h *host.Host, inv *inventory.Inventory, facts *host.Facts)
 	return out
 }
 
-func memlockFinding(facts *host.Facts) report.Finding {
-	f := report.Finding{Subject: report.Subject{Kind: "host", Name: "RLIMIT_MEMLOCK"}}
+func memlockFinding(facts *host.Facts) engine.Finding {
+	f := engine.Finding{Finding: report.Finding{Subject: report.Subject{Kind: "host", Name: "RLIMIT_MEMLOCK"}}}
 	show := func(v uint64) string {
 		if v == ^uint64(0) {
 			return "unlimited"

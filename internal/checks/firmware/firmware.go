@@ -14,6 +14,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/internal/optfile"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func init() {
@@ -77,15 +78,15 @@ func identity(d *inventory.Device) []report.Evidence {
 	return ev
 }
 
-func noDevices(inv *inventory.Inventory) []report.Finding {
+func noDevices(inv *inventory.Inventory) []engine.Finding {
 	if len(inv.Devices) > 0 {
 		return nil
 	}
-	return []report.Finding{{Subject: report.Subject{Kind: "host"}, Severity: report.Skipped,
-		Summary: "skipped: no RDMA device to check (see driver.devices)"}}
+	return []engine.Finding{{Finding: report.Finding{Subject: report.Subject{Kind: "host"}, Severity: report.Skipped,
+		Summary: "skipped: no RDMA device to check (see driver.devices)"}}}
 }
 
-func runVersion(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+func runVersion(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 	inv := env.Inventory()
 	if f := noDevices(inv); f != nil {
 		return f, nil
@@ -102,15 +103,15 @@ func runVersion(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 			break
 		}
 	}
-	var out []report.Finding
+	var out []engine.Finding
 	for _, d := range inv.Devices {
 		out = append(out, judgeVersion(env, m, d))
 	}
 	return out, nil
 }
 
-func judgeVersion(env *checks.Env, m *Matrix, d *inventory.Device) report.Finding {
-	f := report.Finding{Subject: devSubject(d)}
+func judgeVersion(env *checks.Env, m *Matrix, d *inventory.Device) engine.Finding {
+	f := engine.Finding{Finding: report.Finding{Subject: devSubject(d)}}
 	if d.Software() {
 		f.Severity = report.Skipped
 		f.Summary = fmt.Sprintf("skipped: %s is a software device (%s) and has no firmware", d.Name, orNone(d.Driver))
@@ -197,7 +198,7 @@ func needWord(n *Neighbour) string {
 
 // judgeRow sets the verdict of a parsed firmware version against the matrix row for its family
 // and driver (found says whether there is one); f already carries the identity evidence.
-func judgeRow(f *report.Finding, d *inventory.Device, v Version, fam Family, drv Driver, row Entry, found bool, mismatch string, nb bounds) {
+func judgeRow(f *engine.Finding, d *inventory.Device, v Version, fam Family, drv Driver, row Entry, found bool, mismatch string, nb bounds) {
 	reflash := "Query the card (mlxfwmanager --query -d " + d.PCI.BDF + ") and reflash the image for its PSID."
 	// A VF runs its PF's firmware: the card is flashed and reset through the PF.
 	bdf := d.PCI.BDF
@@ -386,7 +387,7 @@ type group struct {
 	devs []*inventory.Device
 }
 
-func runConsistency(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+func runConsistency(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 	inv := env.Inventory()
 	if f := noDevices(inv); f != nil {
 		return f, nil
@@ -397,7 +398,7 @@ func runConsistency(_ context.Context, env *checks.Env) ([]report.Finding, error
 	}
 	groups := map[string]*group{}
 	var keys []string
-	var out []report.Finding
+	var out []engine.Finding
 	for _, d := range inv.Devices {
 		// VFs report their PF's firmware; software devices have none.
 		if d.Software() || d.PCI.IsVF() {
@@ -426,8 +427,8 @@ func runConsistency(_ context.Context, env *checks.Env) ([]report.Finding, error
 		}
 	}
 	if len(out) == 0 {
-		out = append(out, report.Finding{Subject: report.Subject{Kind: "host"}, Severity: report.Skipped,
-			Summary: "skipped: no hardware RDMA device (software devices and VFs have no firmware of their own)"})
+		out = append(out, engine.Finding{Finding: report.Finding{Subject: report.Subject{Kind: "host"}, Severity: report.Skipped,
+			Summary: "skipped: no hardware RDMA device (software devices and VFs have no firmware of their own)"}})
 	}
 	return out, nil
 }
@@ -479,13 +480,13 @@ func nameGroups(groups map[string]*group) {
 	}
 }
 
-func judgeGroup(g *group) report.Finding {
+func judgeGroup(g *group) engine.Finding {
 	// The board (PSID) is part of what makes cards identical, so only the firmware can differ.
 	fws := map[string][]string{}
 	for _, d := range g.devs {
 		fws[d.FWVer] = append(fws[d.FWVer], d.Name)
 	}
-	f := report.Finding{Subject: report.Subject{Kind: "host", Name: g.name}}
+	f := engine.Finding{Finding: report.Finding{Subject: report.Subject{Kind: "host", Name: g.name}}}
 	for _, d := range g.devs {
 		f.Evidence = append(f.Evidence, report.Ev(d.Name, fmt.Sprintf("fw %s, PSID %s", orNone(d.FWVer), orNone(d.BoardID)), classPath(d, "{fw_ver,board_id}")))
 	}
@@ -559,8 +560,8 @@ func describeSplit(m map[string][]string) string {
 	return strings.Join(parts, " vs ")
 }
 
-func judgePolicy(p *optfile.FirmwarePolicy, from string, d *inventory.Device) report.Finding {
-	f := report.Finding{Subject: report.Subject{Kind: "device", Name: d.Name + " policy", Device: d.Name, PCI: d.PCI.BDF}, Evidence: identity(d)}
+func judgePolicy(p *optfile.FirmwarePolicy, from string, d *inventory.Device) engine.Finding {
+	f := engine.Finding{Finding: report.Finding{Subject: report.Subject{Kind: "device", Name: d.Name + " policy", Device: d.Name, PCI: d.PCI.BDF}, Evidence: identity(d)}}
 	if !p.Allows(d.BoardID) {
 		f.Severity = report.Warning
 		f.Summary = fmt.Sprintf("%s: PSID %s is not among the fleet's allowed PSIDs", d.Name, orNone(d.BoardID))

@@ -15,6 +15,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/internal/optfile"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func TestParseVersion(t *testing.T) {
@@ -290,7 +291,7 @@ func TestMatrixCoverage(t *testing.T) {
 	}
 }
 
-func find(t *testing.T, fs []report.Finding, id, subject string) report.Finding {
+func find(t *testing.T, fs []engine.Finding, id, subject string) engine.Finding {
 	t.Helper()
 	got := checktest.Find(fs, id, subject)
 	if len(got) != 1 {
@@ -480,7 +481,7 @@ func TestJudgeRow(t *testing.T) {
 			}
 			fam, _ := FamilyOf(v.Major)
 			row, ok := tc.m.Lookup(fam.Major, tc.drv)
-			var f report.Finding
+			var f engine.Finding
 			var matched *Entry
 			if ok {
 				matched = &row

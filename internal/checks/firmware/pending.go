@@ -12,6 +12,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // mlx5 devlink info (drivers/net/ethernet/mellanox/mlx5/core/devlink.c, mlx5_devlink_info_get;
@@ -43,7 +44,7 @@ func newDevlinkView(h *host.Host) *devlinkView {
 
 // unavailable turns a failed instance listing into the finding for one device: skipped when
 // devlink is simply not there (kernel without it, not recorded), unknown when asking failed.
-func (v *devlinkView) unavailable(f report.Finding, d *inventory.Device) report.Finding {
+func (v *devlinkView) unavailable(f engine.Finding, d *inventory.Device) engine.Finding {
 	switch {
 	case errors.Is(v.err, devlink.ErrNoDevlink):
 		f.Severity = report.Skipped
@@ -60,15 +61,15 @@ func (v *devlinkView) unavailable(f report.Finding, d *inventory.Device) report.
 	return f
 }
 
-func runPending(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+func runPending(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 	inv := env.Inventory()
 	if f := noDevices(inv); f != nil {
 		return f, nil
 	}
 	var view *devlinkView
-	var out []report.Finding
+	var out []engine.Finding
 	for _, d := range inv.Devices {
-		f := report.Finding{Subject: devSubject(d)}
+		f := engine.Finding{Finding: report.Finding{Subject: devSubject(d)}}
 		switch {
 		case d.Software():
 			f.Severity = report.Skipped
@@ -90,7 +91,7 @@ func runPending(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 	return out, nil
 }
 
-func judgePending(v *devlinkView, d *inventory.Device, f report.Finding) report.Finding {
+func judgePending(v *devlinkView, d *inventory.Device, f engine.Finding) engine.Finding {
 	if v.err != nil {
 		return v.unavailable(f, d)
 	}

@@ -12,9 +12,10 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/devlink/dltest"
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
-func pendingOf(t *testing.T, fs []report.Finding, dev string) report.Finding {
+func pendingOf(t *testing.T, fs []engine.Finding, dev string) engine.Finding {
 	t.Helper()
 	got := checktest.Find(fs, "firmware.pending", dev)
 	if len(got) != 1 {
@@ -42,7 +43,7 @@ func TestPendingOnDevlinkFixture(t *testing.T) {
 }
 
 // runOnDevlink runs firmware.pending on the fixture's files with another devlink answer.
-func runOnDevlink(t *testing.T, dl host.NetlinkConn) []report.Finding {
+func runOnDevlink(t *testing.T, dl host.NetlinkConn) []engine.Finding {
 	t.Helper()
 	return checktest.Run(t, checktest.RecordWithDevlink(t, fixtureName, dl), checks.Options{}, "firmware.pending")
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
 	"github.com/rdmadiag/rdmadiag/internal/observe"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // CorrectableWarnSinceBoot is the count of correctable AER errors since boot above which a
@@ -55,7 +56,7 @@ func aerLines(ke *checks.KernelEvents, bdfs []string) []kmsg.Record {
 	return out
 }
 
-func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
+func runAER(ctx context.Context, env *checks.Env) ([]engine.Finding, error) {
 	inv := env.Inventory()
 	if f := noDevices(inv); f != nil {
 		return f, nil
@@ -95,7 +96,6 @@ func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 		}
 	}
 	anyPresent := false
-	var logOnly []int // findings known only from the kernel log
 	for i, it := range items {
 		s := first[i]
 		lines := aerLines(klog.events, []string{s.BDF})
@@ -104,15 +104,16 @@ func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 				// No counters (no AER capability, as the lab's virtio endpoint), but the kernel
 				// logged AER events for it: that is the only evidence there is, so report it.
 				anyPresent = true
-				logOnly = append(logOnly, len(out))
-				out = append(out, report.Finding{
+				// The lines of an endpoint without AER ("can't recover", "device recovery
+				// failed") are the kernel handling an error reported to its root port: the
+				// events say which, so that the report links them to the counters' finding.
+				out = append(out, engine.Finding{Finding: report.Finding{
 					Subject:     report.Subject{Kind: "pci", Name: s.BDF, Device: it.t.Device(), PCI: s.BDF},
 					Severity:    report.Warning,
 					Summary:     fmt.Sprintf("%s: no AER counters, but the kernel log has %d AER/link line(s) for it", s.BDF, len(lines)),
 					Evidence:    append([]report.Evidence{report.Ev("aer_dev_* files", "absent", s.node.Dir)}, klog.evidence("kernel log", lines, 5)...),
 					Remediation: "Read the kernel log lines: a failed recovery or a link down means the function may have lost transactions; reseat or replace the card if they recur.",
-					LogSpan:     checks.LogSpan(lines),
-				})
+				}, LogSpan: checks.LogSpan(lines), Events: aerLogEvents(it.t, lines)})
 			}
 			continue
 		}
@@ -125,23 +126,22 @@ func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 	}
 	if !anyPresent {
 		for _, t := range ts {
-			f := report.Finding{
+			f := engine.Finding{Finding: report.Finding{
 				Subject:  t.subject(),
 				Severity: report.Skipped,
 				Summary:  fmt.Sprintf("skipped: no AER counters on %s or its upstream ports (kernel without CONFIG_PCIEAER, or no AER capability on the path)", t.BDF),
 				Evidence: append(viaEvidence(t), report.Ev("aer_dev_* files", "absent", t.Nodes[0].Dir)),
-			}
+			}}
 			if lines := aerLines(klog.events, bdfList(t)); len(lines) > 0 {
 				f.Severity = report.Warning
 				f.Summary = fmt.Sprintf("%s: no AER counters, but the kernel log has %d AER/link lines for the path", t.BDF, len(lines))
 				f.Evidence = append(f.Evidence, klog.evidence("kernel log", lines, 5)...)
 				f.Remediation = "Read the kernel log lines: uncorrectable errors or link downs mean reseat the card or replace card/riser; see the fault table's PCIe row."
-				logOnly = append(logOnly, len(out))
+				f.Events = aerLogEvents(t, lines)
 			}
 			out = append(out, f)
 		}
 	}
-	linkLogOnly(out, logOnly)
 	// The counters are judged without the log; only its AER and link-down lines are missing.
 	if klog.err != nil {
 		out = append(out, checks.KernelLogFinding(klog.err, "AER and link-down lines"))
@@ -149,28 +149,15 @@ func runAER(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 	return out, nil
 }
 
-// linkLogOnly marks a function known only from the kernel log (no AER counters of its own) as a
-// consequence of uncorrectable errors counted on its path: the log lines of an endpoint without
-// AER ("can't recover", "device recovery failed") are the kernel handling the upstream error.
-func linkLogOnly(out []report.Finding, logOnly []int) {
-	for _, i := range logOnly {
-		for j := range out {
-			if out[j].Severity == report.Critical && out[j].Subject.Device == out[i].Subject.Device && i != j {
-				out[i].ExplainedBy = append(out[i].ExplainedBy, report.RefOf("pcie.aer", out[j].Subject.Name))
-			}
-		}
-	}
-}
-
 // judgeAER judges one function's AER counters; logLines is the evidence of its kernel log lines.
-func judgeAER(t *target, s aerSnap, later *aerSnap, interval time.Duration, logLines []report.Evidence) report.Finding {
+func judgeAER(t *target, s aerSnap, later *aerSnap, interval time.Duration, logLines []report.Evidence) engine.Finding {
 	role := "function"
 	if s.BDF != t.BDF {
 		role = "upstream port of " + t.BDF
 	}
-	f := report.Finding{
+	f := engine.Finding{Finding: report.Finding{
 		Subject: report.Subject{Kind: "pci", Name: s.BDF, Device: t.Device(), PCI: s.BDF},
-	}
+	}, Events: aerEvents(t, s)}
 	if s.BDF == t.BDF {
 		f.Evidence = viaEvidence(t)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/internal/observe"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // ProbeMeasures is what the verbs loopback probe measures against this layer's budget. The probe
@@ -29,6 +30,9 @@ type Budget struct {
 	UsableGbps float64
 	// Limit names the narrowest link: "8 GT/s x8 at 0000:3a:00.0".
 	Limit string
+	// LimitPort is the BDF of the narrowest link's downstream port (root or switch downstream
+	// port): the link's identity, shared by every function below it.
+	LimitPort string
 	// PortGbps is the sum of the active ports' rates; MaxPortGbps the fastest one.
 	PortGbps, MaxPortGbps float64
 	// Ports describes each port counted ("mlx5_0/1 200 Gb/s ACTIVE").
@@ -67,11 +71,11 @@ func pathBudget(h *host.Host, t *target) (Budget, []error) {
 	for _, l := range pairLinks(states) {
 		v := judgeLink(l)
 		if v.GBps == 0 {
-			b.UsableGbps, b.Limit = 0, "unknown at "+l.Port.BDF
+			b.UsableGbps, b.Limit, b.LimitPort = 0, "unknown at "+l.Port.BDF, l.Port.BDF
 			break
 		}
 		if b.Limit == "" || v.GBps < b.UsableGbps {
-			b.UsableGbps, b.Limit = v.GBps, v.Trained+" at "+l.Port.BDF
+			b.UsableGbps, b.Limit, b.LimitPort = v.GBps, v.Trained+" at "+l.Port.BDF, l.Port.BDF
 		}
 	}
 	return b, errs
@@ -151,7 +155,7 @@ type measured struct {
 	linkErrs, portErrs []error
 }
 
-func runBandwidth(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+func runBandwidth(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 	inv := env.Inventory()
 	if f := noDevices(inv); f != nil {
 		return f, nil
@@ -224,10 +228,10 @@ func sharedLinks(bdfs []string, vf []bool) [][]int {
 
 // judgeBandwidth judges one function's budget against the active ports it carries: its own
 // and, when it shares its link with sibling functions, theirs too.
-func judgeBandwidth(m *measured, sibs []*measured) report.Finding {
+func judgeBandwidth(m *measured, sibs []*measured) engine.Finding {
 	t, b := m.t, m.b
 	errs := append(append([]error(nil), m.linkErrs...), m.portErrs...)
-	f := report.Finding{Subject: t.subject(), Evidence: viaEvidence(t)}
+	f := engine.Finding{Finding: report.Finding{Subject: t.subject(), Evidence: viaEvidence(t)}}
 	usable := fmt.Sprintf("%.1f Gb/s (%s)", b.UsableGbps, b.Limit)
 	f.Evidence = append(f.Evidence, report.Ev("usable PCIe bandwidth", usable, t.Nodes[0].Dir))
 	f.Evidence = append(f.Evidence, b.Ports...)
@@ -299,11 +303,6 @@ func judgeBandwidth(m *measured, sibs []*measured) report.Finding {
 		}
 		f.Remediation = fmt.Sprintf("Expect at most %.0f Gb/s across the ports of %s together (one PCIe link); for line rate on all ports the path must train at least %s.",
 			b.UsableGbps, strings.Join(fns, " and "), neededLink(demand))
-		// One link, one problem: the lowest function's finding is the root cause and its
-		// siblings' findings, which judge the same link, point at it.
-		if all[0] != m {
-			f.ExplainedBy = []string{"pcie.bandwidth@" + all[0].t.subject().Name}
-		}
 	case b.UsableGbps < b.PortGbps:
 		// Dual-port cards are often cabled for redundancy, not for both ports at line rate,
 		// so the sum exceeding the budget is a warning, not a failure.
@@ -324,6 +323,11 @@ func judgeBandwidth(m *measured, sibs []*measured) report.Finding {
 	default:
 		f.Severity = report.OK
 		f.Summary = fmt.Sprintf("%s (%s): %.1f Gb/s usable PCIe bandwidth covers the %g Gb/s of the active ports", t.BDF, t.deviceNames(), b.UsableGbps, b.PortGbps)
+	}
+	// One link, one problem: the finding is drawn from the narrowest link, whose identity the
+	// siblings' findings and pcie.link's carry too, and the report makes one root cause of them.
+	if f.Severity >= report.Warning && b.LimitPort != "" {
+		f.Events = []string{linkEvent(b.LimitPort)}
 	}
 	return f
 }

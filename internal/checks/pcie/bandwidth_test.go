@@ -14,6 +14,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/checks/checktest"
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // A dual-port ConnectX-6 Dx: each 100 Gb/s port is its own PF, both on one Gen3 x16 link
@@ -36,15 +37,23 @@ func TestDualPFSharedLink(t *testing.T) {
 		if !strings.Contains(bw.Summary, "shares with "+tc.sib) || !strings.Contains(bw.Remediation, "Gen4 x16") {
 			t.Errorf("%s: the warning must name the sibling and the link both ports need: %q / %q", tc.bdf, bw.Summary, bw.Remediation)
 		}
-		// One link, one root cause: the second function's warning points at the first's.
-		if want := map[string]string{"0000:3b:00.1": "pcie.bandwidth@0000:3b:00.0"}[tc.bdf]; strings.Join(bw.ExplainedBy, ",") != want {
-			t.Errorf("%s: explained by %v, want %q", tc.bdf, bw.ExplainedBy, want)
-		}
 		link := checktest.One(t, fs, "pcie.link", tc.bdf)
 		checktest.WantSeverity(t, link, report.Warning)
 		if !strings.Contains(link.Summary, "slot limits the card") {
 			t.Errorf("%s: link %q", tc.bdf, link.Summary)
 		}
+		// One link, one problem: every finding about it carries the link's identity, its
+		// downstream port.
+		for _, x := range []engine.Finding{bw, link} {
+			if strings.Join(x.Events, ",") != "pcie-link:0000:3a:00.0" {
+				t.Errorf("%s %s: events %v", x.CheckID, tc.bdf, x.Events)
+			}
+		}
+	}
+	// ...which the report makes one root cause.
+	r := engine.Build(fs, engine.DefaultFaults(), report.Tool{}, report.HostInfo{})
+	if len(r.Summary.RootCauses) != 1 {
+		t.Errorf("one shared link, root causes %v", r.Summary.RootCauses)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // dmaRecords returns the IOMMU faults and DMA errors the kernel log holds about a function or
@@ -94,7 +95,7 @@ func counterGrowth(before, after []DriverCounter) []DriverCounter {
 	return out
 }
 
-func runDMA(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
+func runDMA(ctx context.Context, env *checks.Env) ([]engine.Finding, error) {
 	inv := env.Inventory()
 	if f := noDevices(inv); f != nil {
 		return f, nil
@@ -164,7 +165,7 @@ func runDMA(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 		}
 	}
 	for i, t := range ts {
-		f := report.Finding{Subject: t.subject(), Evidence: viaEvidence(t)}
+		f := engine.Finding{Finding: report.Finding{Subject: t.subject(), Evidence: viaEvidence(t)}}
 		iommu, dma, logSev := dmaRecords(klog.events, t)
 		var txrx []string
 		grew := false

@@ -10,6 +10,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // gpu is one NVIDIA GPU function: PCI vendor 0x10de (NVIDIA Corporation in pci.ids) with class
@@ -67,8 +68,8 @@ func findGPUs(h *host.Host) gpuList {
 
 // noGPU is the finding of a GPUDirect check on a host without an NVIDIA GPU, or without an RDMA
 // device to pair with one: there is nothing to judge.
-func noGPU(env *checks.Env, l gpuList) []report.Finding {
-	f := report.Finding{Subject: report.Subject{Kind: "host", Name: "gpudirect"}, Severity: report.Skipped}
+func noGPU(env *checks.Env, l gpuList) []engine.Finding {
+	f := engine.Finding{Finding: report.Finding{Subject: report.Subject{Kind: "host", Name: "gpudirect"}, Severity: report.Skipped}}
 	switch {
 	case l.err != nil:
 		f.Summary = "skipped: the PCI device list is unreadable, NVIDIA GPUs not looked for: " + l.err.Error()
@@ -80,7 +81,7 @@ func noGPU(env *checks.Env, l gpuList) []report.Finding {
 	default:
 		return nil
 	}
-	return []report.Finding{f}
+	return []engine.Finding{f}
 }
 
 func hardwareDevices(inv *inventory.Inventory) []*inventory.Device {

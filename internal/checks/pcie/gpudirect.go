@@ -17,6 +17,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/observe"
 	"github.com/rdmadiag/rdmadiag/internal/relit"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func init() {
@@ -40,12 +41,12 @@ const (
 		"translating; set iommu=pt or disable it"
 )
 
-func runGPUDirect(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+func runGPUDirect(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 	l := gpusFact.Get(env)
 	if f := noGPU(env, l); f != nil {
 		return f, nil
 	}
-	return []report.Finding{registrationPath(env, l.gpus), iommuMode(env, l.gpus)}, nil
+	return []engine.Finding{registrationPath(env, l.gpus), iommuMode(env, l.gpus)}, nil
 }
 
 // cond is one requirement of the dma-buf path: met, not met, or unknown, with what was seen.
@@ -132,9 +133,9 @@ func firstLine(s string) string {
 	return strings.TrimSpace(l)
 }
 
-func registrationPath(env *checks.Env, gpus []gpu) report.Finding {
+func registrationPath(env *checks.Env, gpus []gpu) engine.Finding {
 	h := env.Host
-	f := report.Finding{Subject: report.Subject{Kind: "host", Name: "gpudirect"}}
+	f := engine.Finding{Finding: report.Finding{Subject: report.Subject{Kind: "host", Name: "gpudirect"}}}
 	f.Evidence = append(f.Evidence, report.Ev("NVIDIA GPUs", gpuNames(gpus), pciDevices))
 	mods, ok := loadedModules(env, &f)
 	if !ok {
@@ -196,7 +197,7 @@ func registrationPath(env *checks.Env, gpus []gpu) report.Finding {
 // /proc), /sys/module/<name> shows each loaded module the judgement needs (module_add_kobject,
 // kernel/module/sysfs.c; the nvidia modules are never built in). ok is false when f is the
 // finding already (unknown).
-func loadedModules(env *checks.Env, f *report.Finding) (kmod.Modules, bool) {
+func loadedModules(env *checks.Env, f *engine.Finding) (kmod.Modules, bool) {
 	h := env.Host
 	l := observe.Modules.Get(env)
 	if err := l.ReadErr; err != nil && errors.Is(err, fs.ErrNotExist) && h.Lacks(host.PartModules) != nil {
@@ -297,9 +298,9 @@ func dmabufConds(h *host.Host, drv nvidiaDriver) []cond {
 // iommuMode judges the IOMMU on the path of GPU peer traffic. With the IOMMU translating, a
 // NIC's peer writes to GPU memory go through translation (and, where ACS is enabled for
 // isolation, up to the root complex); NVIDIA asks for passthrough or no IOMMU.
-func iommuMode(env *checks.Env, gpus []gpu) report.Finding {
+func iommuMode(env *checks.Env, gpus []gpu) engine.Finding {
 	h := env.Host
-	f := report.Finding{Subject: report.Subject{Kind: "host", Name: "iommu"}}
+	f := engine.Finding{Finding: report.Finding{Subject: report.Subject{Kind: "host", Name: "iommu"}}}
 	units, err := h.ReadDir("/sys/class/iommu")
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		f.Severity = report.Unknown

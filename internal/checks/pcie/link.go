@@ -13,6 +13,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/kevent"
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // linkState is what one function says about its link.
@@ -299,7 +300,7 @@ func (l pcieLog) evidence(name string, recs []kmsg.Record, max int) []report.Evi
 	return ev
 }
 
-func runLink(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+func runLink(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 	inv := env.Inventory()
 	if f := noDevices(inv); f != nil {
 		return f, nil
@@ -316,8 +317,8 @@ func runLink(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 	return out, nil
 }
 
-func judgePath(h *host.Host, t *target, klog pcieLog) report.Finding {
-	f := report.Finding{Subject: t.subject(), Evidence: viaEvidence(t)}
+func judgePath(h *host.Host, t *target, klog pcieLog) engine.Finding {
+	f := engine.Finding{Finding: report.Finding{Subject: t.subject(), Evidence: viaEvidence(t)}}
 	var states []linkState
 	for _, n := range t.Nodes {
 		states = append(states, readLinkState(h, n))
@@ -391,6 +392,7 @@ func judgePath(h *host.Host, t *target, klog pcieLog) report.Finding {
 		// function, is then the only word on the link (a tree made of ibstat and a log).
 		if r, ok := kernelLimited(klog.events, t.BDF); ok {
 			f.Severity = report.Warning
+			f.Events = []string{linkEvent(r.hop)}
 			f.Summary = fmt.Sprintf("%s (%s): the kernel reported the PCIe link limited by %s x%s at %s, below what the card is capable of (%s available, capable of %s)",
 				t.BDF, t.deviceNames(), r.speed, r.width, r.hop, r.avail, r.capable)
 			f.Remediation = fmt.Sprintf("The kernel measured this when the driver probed the card; check current_link_speed/current_link_width of %s on the host. If they still show the lower link, move the card to a slot wired for its full width and speed (the board manual says which slots are x16 and to which CPU), or check the slot's BIOS link setting.", r.hop)
@@ -413,6 +415,9 @@ func judgePath(h *host.Host, t *target, klog pcieLog) report.Finding {
 		for _, v := range vs {
 			if v.Severity >= report.Warning && v.Why != worst.Why {
 				f.Evidence = append(f.Evidence, report.Ev("also", v.Why, ""))
+			}
+			if v.Severity >= report.Warning {
+				f.Events = append(f.Events, linkEvent(v.L.Port.BDF))
 			}
 		}
 		f.Evidence = append(f.Evidence, report.Ev("limiting hop", worst.Trained+fmt.Sprintf(" = %.1f Gb/s usable", worst.GBps), worst.L.Port.Dir))

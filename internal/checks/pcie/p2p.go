@@ -10,6 +10,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func init() {
@@ -94,7 +95,7 @@ func nearest(h *host.Host, t *target, gpus []gpu) placement {
 	return best
 }
 
-func gpuTargets(env *checks.Env) ([]*target, []gpu, []report.Finding) {
+func gpuTargets(env *checks.Env) ([]*target, []gpu, []engine.Finding) {
 	l := gpusFact.Get(env)
 	if f := noGPU(env, l); f != nil {
 		return nil, nil, f
@@ -109,14 +110,14 @@ func gpuTargets(env *checks.Env) ([]*target, []gpu, []report.Finding) {
 	return hw, l.gpus, out
 }
 
-func runAffinity(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+func runAffinity(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 	ts, gpus, out := gpuTargets(env)
 	if gpus == nil {
 		return out, nil
 	}
 	for _, t := range ts {
 		p := nearest(env.Host, t, gpus)
-		f := report.Finding{Subject: t.subject(), Evidence: viaEvidence(t)}
+		f := engine.Finding{Finding: report.Finding{Subject: t.subject(), Evidence: viaEvidence(t)}}
 		f.Evidence = append(f.Evidence,
 			report.Ev("nearest GPU", p.g.BDF+" ("+levelNames[p.level]+")", p.g.Dir),
 			report.EvExp("NUMA node", fmt.Sprintf("NIC %d, GPU %d", t.Devices[0].PCI.NUMANode, p.g.NUMA), "the same", t.Nodes[0].Dir+"/numa_node"),
@@ -143,7 +144,7 @@ func runAffinity(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 	return out, nil
 }
 
-func runACS(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+func runACS(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 	ts, gpus, out := gpuTargets(env)
 	if gpus == nil {
 		return out, nil
@@ -154,9 +155,9 @@ func runACS(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 	return out, nil
 }
 
-func judgeACS(env *checks.Env, t *target, p placement) report.Finding {
+func judgeACS(env *checks.Env, t *target, p placement) engine.Finding {
 	h := env.Host
-	f := report.Finding{Subject: t.subject(), Evidence: viaEvidence(t)}
+	f := engine.Finding{Finding: report.Finding{Subject: t.subject(), Evidence: viaEvidence(t)}}
 	f.Evidence = append(f.Evidence, report.Ev("nearest GPU", p.g.BDF+" ("+levelNames[p.level]+")", p.g.Dir))
 	if p.level != 0 {
 		f.Severity = report.OK

@@ -20,6 +20,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func init() {
@@ -90,10 +91,10 @@ func (t *target) deviceNames() string {
 // resolveTargets maps the inventory's devices onto the PCI functions to judge. Devices with no
 // function to judge become Skipped findings; a device whose function cannot be resolved becomes
 // an Unknown finding.
-func resolveTargets(h *host.Host, inv *inventory.Inventory) ([]*target, []report.Finding) {
+func resolveTargets(h *host.Host, inv *inventory.Inventory) ([]*target, []engine.Finding) {
 	byBDF := map[string]*target{}
 	var order []string
-	var out []report.Finding
+	var out []engine.Finding
 	add := func(d *inventory.Device, dir, via string, netdevs []string) {
 		bdf := path.Base(dir)
 		t, ok := byBDF[bdf]
@@ -121,11 +122,11 @@ func resolveTargets(h *host.Host, inv *inventory.Inventory) ([]*target, []report
 		case d.PCI != nil && d.PCI.IsVF():
 			pf, err := h.Realpath(path.Join(d.PCI.SysPath, "physfn"))
 			if err != nil {
-				out = append(out, report.Finding{
+				out = append(out, engine.Finding{Finding: report.Finding{
 					Subject:  report.Subject{Kind: "pci", Name: d.PCI.BDF, Device: d.Name, PCI: d.PCI.BDF},
 					Severity: report.Unknown,
 					Summary:  fmt.Sprintf("%s is a VF (no link of its own) and its PF cannot be resolved: %v", d.Name, err),
-				})
+				}})
 				continue
 			}
 			add(d, pf, fmt.Sprintf("PF of VF %s (%s)", d.PCI.BDF, d.Name), nds)
@@ -137,12 +138,12 @@ func resolveTargets(h *host.Host, inv *inventory.Inventory) ([]*target, []report
 				dir = netdevPCI(h, d.Parent)
 			}
 			if dir == "" {
-				out = append(out, report.Finding{
+				out = append(out, engine.Finding{Finding: report.Finding{
 					Subject:  report.Subject{Kind: "device", Name: d.Name, Device: d.Name},
 					Severity: report.Skipped,
 					Summary:  fmt.Sprintf("skipped: software device on netdev %s, which has no PCI function", orNone(d.Parent)),
 					Evidence: []report.Evidence{report.Ev("parent netdev", orNone(d.Parent), inventory.ClassDir+"/"+d.Name+"/parent")},
-				})
+				}})
 				continue
 			}
 			add(d, dir, fmt.Sprintf("PCI function of netdev %s under software device %s", d.Parent, d.Name), nds)
@@ -165,12 +166,12 @@ var targetsFact = checks.NewFact("PCIe targets", func(env *checks.Env) resolved 
 
 type resolved struct {
 	ts  []*target
-	out []report.Finding
+	out []engine.Finding
 }
 
 // sharedTargets returns the run's targets (read only) and a copy of the findings about devices
 // that have none, for the caller to append to.
-func sharedTargets(env *checks.Env) ([]*target, []report.Finding) {
+func sharedTargets(env *checks.Env) ([]*target, []engine.Finding) {
 	r := targetsFact.Get(env)
 	return r.ts, slices.Clone(r.out)
 }
@@ -208,15 +209,15 @@ func deviceNetdevs(d *inventory.Device) []string {
 
 // noDevices is the finding every PCIe check gives when there is nothing to judge; the driver
 // layer explains why.
-func noDevices(inv *inventory.Inventory) []report.Finding {
+func noDevices(inv *inventory.Inventory) []engine.Finding {
 	if len(inv.Devices) > 0 {
 		return nil
 	}
-	return []report.Finding{{
+	return []engine.Finding{{Finding: report.Finding{
 		Subject:  report.Subject{Kind: "host"},
 		Severity: report.Skipped,
 		Summary:  "skipped: no RDMA device to check (see driver.devices)",
-	}}
+	}}}
 }
 
 func viaEvidence(t *target) []report.Evidence {

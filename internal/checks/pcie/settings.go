@@ -8,6 +8,7 @@ import (
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func init() {
@@ -34,7 +35,7 @@ const (
 	srcMPS  = "PCI Express Base Specification, Device Control \"Max_Payload_Size\": must not exceed what every function on the path supports; Linux sets it from the path (pci=pcie_bus_safe/perf, drivers/pci/probe.c pcie_bus_configure_settings)"
 )
 
-func runSettings(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+func runSettings(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 	inv := env.Inventory()
 	if f := noDevices(inv); f != nil {
 		return f, nil
@@ -46,8 +47,8 @@ func runSettings(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 	return out, nil
 }
 
-func judgeSettings(env *checks.Env, t *target) report.Finding {
-	f := report.Finding{Subject: t.subject(), Evidence: viaEvidence(t)}
+func judgeSettings(env *checks.Env, t *target) engine.Finding {
+	f := engine.Finding{Finding: report.Finding{Subject: t.subject(), Evidence: viaEvidence(t)}}
 	if t.Devices[0].PCI == nil {
 		// A software device's traffic crosses its parent NIC, but that NIC is no RDMA adapter:
 		// NVIDIA's MaxReadReq guidance is for ConnectX, and an emulated NIC (virtio) reports

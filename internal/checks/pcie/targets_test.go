@@ -7,6 +7,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/checks/checktest"
 	"github.com/rdmadiag/rdmadiag/internal/snapshot"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // The PCIe checks share one resolution of their targets per run; each gets its own copy of the
@@ -26,7 +27,7 @@ func TestTargetsResolvedOncePerRun(t *testing.T) {
 	if len(ts1) != len(ts2) || &ts1[0] != &ts2[0] {
 		t.Error("targets resolved twice in one run")
 	}
-	out1 = append(out1, report.Finding{Summary: "mine"})
+	out1 = append(out1, engine.Finding{Finding: report.Finding{Summary: "mine"}})
 	if len(out2) > 0 && out2[len(out2)-1].Summary == "mine" || len(out1) == len(out2) {
 		t.Errorf("findings shared between callers: %d %d", len(out1), len(out2))
 	}

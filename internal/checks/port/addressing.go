@@ -8,6 +8,7 @@ import (
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func init() {
@@ -19,15 +20,15 @@ func init() {
 	})
 }
 
-func runAddressing(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+func runAddressing(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 	inv := env.Inventory()
 	ports := allPorts(inv)
 	if len(ports) == 0 {
 		return noPorts(inv), nil
 	}
-	var out []report.Finding
+	var out []engine.Finding
 	for _, p := range ports {
-		f := report.Finding{Subject: p.subject()}
+		f := engine.Finding{Finding: report.Finding{Subject: p.subject()}}
 		st, _, err := states(env.Host, p)
 		switch {
 		case err != nil:
@@ -45,7 +46,7 @@ func runAddressing(_ context.Context, env *checks.Env) ([]report.Finding, error)
 	return out, nil
 }
 
-func ibAddressing(env *checks.Env, p portRef, f *report.Finding) {
+func ibAddressing(env *checks.Env, p portRef, f *engine.Finding) {
 	h := env.Host
 	var vals [2]uint32
 	for i, n := range []string{"lid", "sm_lid"} {
@@ -72,7 +73,7 @@ func ibAddressing(env *checks.Env, p portRef, f *report.Finding) {
 	f.Summary = fmt.Sprintf("%s: LID 0x%x, subnet manager at LID 0x%x", p.name(), vals[0], vals[1])
 }
 
-func roceAddressing(env *checks.Env, p portRef, f *report.Finding) {
+func roceAddressing(env *checks.Env, p portRef, f *engine.Finding) {
 	h := env.Host
 	gs, err := gids(h, p)
 	if err != nil {

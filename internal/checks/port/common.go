@@ -10,6 +10,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/internal/observe"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // portRef is one port of one device with its sysfs directory.
@@ -52,15 +53,15 @@ func allPorts(inv *inventory.Inventory) []portRef {
 
 // noPorts is the single finding a port check returns when there is nothing to check; the
 // driver layer explains why there are no devices.
-func noPorts(inv *inventory.Inventory) []report.Finding {
+func noPorts(inv *inventory.Inventory) []engine.Finding {
 	why := "no RDMA device is registered"
 	if inv.Absent != nil {
 		why = "no RDMA device is visible (" + inventory.ClassDir + " is missing)"
 	} else if len(inv.Devices) > 0 {
 		why = "the RDMA devices have no ports"
 	}
-	return []report.Finding{{Subject: report.Subject{Kind: "host"}, Severity: report.Skipped,
-		Summary: "no port to check: " + why + " (see the driver layer)"}}
+	return []engine.Finding{{Finding: report.Finding{Subject: report.Subject{Kind: "host"}, Severity: report.Skipped,
+		Summary: "no port to check: " + why + " (see the driver layer)"}}}
 }
 
 // states reads state and phys_state now, through the inventory's parser; errors name the file.

@@ -14,6 +14,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func init() {
@@ -170,7 +171,7 @@ func readCounters(h *host.Host, p portRef, shared bool) reading {
 	return r
 }
 
-func runCounters(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
+func runCounters(ctx context.Context, env *checks.Env) ([]engine.Finding, error) {
 	inv := env.Inventory()
 	ports := allPorts(inv)
 	if len(ports) == 0 {
@@ -218,7 +219,7 @@ func runCounters(ctx context.Context, env *checks.Env) ([]report.Finding, error)
 // notAvailable says which counters the function does not provide ("N/A (no PMA)"): they are
 // not available by design, not unreadable, so they make nothing unknown. A VF's link is its
 // PF's link, so the PF port is named where those counters can be read.
-func notAvailable(inv *inventory.Inventory, p portRef, names []string, f *report.Finding) {
+func notAvailable(inv *inventory.Inventory, p portRef, names []string, f *engine.Finding) {
 	where := "this function's driver answers no performance-management queries (no PMA)"
 	if p.dev.PCI != nil && p.dev.PCI.IsVF() {
 		where = "a virtual function has no PMA; its link is its PF's " + p.dev.PCI.PF
@@ -240,13 +241,14 @@ func notAvailable(inv *inventory.Inventory, p portRef, names []string, f *report
 // finding that also flags symbol or integrity errors stays a root cause of its own: those point
 // at the cable or transceiver, which the flap history does not explain. port.flaps explains it
 // only when it is itself a problem (a warning or critical finding on the same device).
-func flapConsequence(alarmed []string) []string {
+// It returns the observation (report/engine/faults.json) that says so, "" when another counter alarmed.
+func flapConsequence(alarmed []string) string {
 	for _, n := range alarmed {
 		if n != "link_downed" {
-			return nil
+			return ""
 		}
 	}
-	return []string{"check:port.flaps"}
+	return "link-downed-only"
 }
 
 // readUptime returns the seconds since boot from /proc/uptime, 0 when unknown.
@@ -272,11 +274,11 @@ func saturated(d counterDef, v uint64) bool {
 
 // unreadable turns failed counters into one Unknown finding for the port: those counters are
 // unknown, the others are still judged (node_exporter#3265: one EINVAL must not hide the rest).
-func unreadable(p portRef, r reading) []report.Finding {
+func unreadable(p portRef, r reading) []engine.Finding {
 	if len(r.failed) == 0 {
 		return nil
 	}
-	f := report.Finding{Subject: p.subject(), Severity: report.Unknown}
+	f := engine.Finding{Finding: report.Finding{Subject: p.subject(), Severity: report.Unknown}}
 	var names []string
 	for k, err := range r.failed {
 		names = append(names, k)
@@ -285,7 +287,7 @@ func unreadable(p portRef, r reading) []report.Finding {
 	sort.Strings(names)
 	sort.Slice(f.Evidence, func(i, j int) bool { return f.Evidence[i].Name < f.Evidence[j].Name })
 	f.Summary = fmt.Sprintf("%s: %d counter(s) unreadable, so unknown: %s", p.name(), len(names), strings.Join(names, ", "))
-	return []report.Finding{f}
+	return []engine.Finding{f}
 }
 
 // span is the time one port.counters finding covers: since boot, one reading judged against
@@ -306,8 +308,8 @@ type counterJudgement struct {
 
 // judge judges one port's counters over a span, from a to b (the same reading since boot); the
 // counters b could not read are one unknown finding next to it.
-func judge(p portRef, s span, a, b reading) []report.Finding {
-	f := report.Finding{Subject: p.subject(), Severity: report.OK}
+func judge(p portRef, s span, a, b reading) []engine.Finding {
+	f := engine.Finding{Finding: report.Finding{Subject: p.subject(), Severity: report.OK}}
 	var alarms, alarmed, notes, unknown []string
 	for _, d := range counterDefs {
 		var c counterJudgement
@@ -342,7 +344,7 @@ func judge(p portRef, s span, a, b reading) []report.Finding {
 		f.Severity = report.Skipped
 		f.Summary = p.name() + ": no error counter available for this port"
 	case len(alarms) > 0:
-		f.AlsoExplainedBy = flapConsequence(alarmed)
+		f.Observation = flapConsequence(alarmed)
 		f.Summary = p.name() + over + ": " + strings.Join(alarms, "; ")
 		f.Remediation = "Watch whether they still grow: rdmadiag check --interval 60s. Symbol errors, link-integrity and buffer-overrun errors point at the cable or transceiver (reseat or replace it, then clear with perfquery -R); link_downed means flaps."
 		if s.interval > 0 {
@@ -360,7 +362,7 @@ func judge(p portRef, s span, a, b reading) []report.Finding {
 	if len(unknown) > 0 {
 		f.Evidence = append(f.Evidence, report.Ev("unknown", strings.Join(unknown, ", "), ""))
 	}
-	return append([]report.Finding{f}, unreadable(p, b)...)
+	return append([]engine.Finding{f}, unreadable(p, b)...)
 }
 
 // judgeBoot judges one reading of a counter: what it counted since boot, per hour of uptime

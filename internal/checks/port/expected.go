@@ -11,6 +11,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // Whether a port that is not up should be is judged from evidence, not assumed: a dual-port
@@ -208,7 +209,7 @@ func logLinkUp(env *checks.Env, p portRef) *upReason {
 // judgeExpected settles a port that has no link: with evidence that it should be up the
 // finding stands as judged; without any it is "not cabled or unused", information, unless no
 // RDMA port of the host is up at all (then the host cannot do RDMA, a warning).
-func judgeExpected(env *checks.Env, p portRef, all []portStateOf, f *report.Finding) {
+func judgeExpected(env *checks.Env, p portRef, all []portStateOf, f *engine.Finding) {
 	var reasons []upReason
 	if r := policyEvidence(env, p); r != nil {
 		reasons = append(reasons, *r)

@@ -14,6 +14,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/kevent"
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func init() {
@@ -83,7 +84,7 @@ type flapSource struct {
 	where string
 }
 
-func runFlaps(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
+func runFlaps(ctx context.Context, env *checks.Env) ([]engine.Finding, error) {
 	inv := env.Inventory()
 	ports := allPorts(inv)
 	if len(ports) == 0 {
@@ -98,7 +99,7 @@ func runFlaps(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 	if logErr == nil {
 		events, klog, cite = linkEvents(ke), ke.Log, ke.Log.Cite
 	}
-	var out []report.Finding
+	var out []engine.Finding
 	if logErr != nil {
 		out = append(out, checks.KernelLogFinding(logErr, "link down/up lines and their times"))
 	}
@@ -249,8 +250,8 @@ func linkDowned(h *host.Host, p portRef) (flapSource, bool, error) {
 }
 
 // judgeFlaps judges one port; klog is nil when the run has no kernel log.
-func judgeFlaps(h *host.Host, p portRef, events []linkEvent, klog *kmsg.Log, cite string, uptimeSec float64) report.Finding {
-	f := report.Finding{Subject: p.subject(), Severity: report.OK}
+func judgeFlaps(h *host.Host, p portRef, events []linkEvent, klog *kmsg.Log, cite string, uptimeSec float64) engine.Finding {
+	f := engine.Finding{Finding: report.Finding{Subject: p.subject(), Severity: report.OK}}
 	haveLog := klog != nil
 	var srcs []flapSource
 	var unreadable []string

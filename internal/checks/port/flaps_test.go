@@ -12,6 +12,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 	"golang.org/x/tools/txtar"
 )
 
@@ -149,7 +150,7 @@ func TestOneFlapOneRootCause(t *testing.T) {
 		{"port-cx7-ib", "mlx5_0/1", []string{"port.counters@mlx5_0/1", "port.flaps@mlx5_0/1"}, nil},
 	} {
 		fs := checktest.Run(t, c.fixture, checks.Options{}, "port.flaps", "port.counters")
-		rep := report.Build(fs, report.DefaultFaults(), report.Tool{}, report.HostInfo{})
+		rep := engine.Build(fs, engine.DefaultFaults(), report.Tool{}, report.HostInfo{})
 		var roots []string
 		for _, r := range rep.Summary.RootCauses {
 			if strings.HasSuffix(r, "@"+c.port) {

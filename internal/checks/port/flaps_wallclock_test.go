@@ -11,11 +11,12 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/checks/checktest"
 	"github.com/rdmadiag/rdmadiag/internal/snapshot"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // flapsOnTree runs port.flaps on the port-flaps fixture's tree with a kern.log in place of its
 // recorded kernel log and an uptime of 30 days: the log's lines carry only syslog times.
-func flapsOnTree(t *testing.T, kernLog string) []report.Finding {
+func flapsOnTree(t *testing.T, kernLog string) []engine.Finding {
 	t.Helper()
 	dir := t.TempDir()
 	if err := snapshot.UnpackFile(checktest.Fixture(t, "port-flaps"), dir); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/observe"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func init() {
@@ -79,7 +80,7 @@ func ethtoolClient(h *host.Host) *ethtoolnl.Client {
 	return nil
 }
 
-func runLinkQuality(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
+func runLinkQuality(ctx context.Context, env *checks.Env) ([]engine.Finding, error) {
 	inv := env.Inventory()
 	ports := allPorts(inv)
 	if len(ports) == 0 {
@@ -87,10 +88,10 @@ func runLinkQuality(ctx context.Context, env *checks.Env) ([]report.Finding, err
 	}
 	h := env.Host
 	c := ethtoolClient(h)
-	var out []report.Finding
+	var out []engine.Finding
 	var todo []*lqPort
 	for _, p := range ports {
-		f := report.Finding{Subject: p.subject()}
+		f := engine.Finding{Finding: report.Finding{Subject: p.subject()}}
 		if p.ib() {
 			f.Severity, f.Summary = report.Skipped, p.name()+" is InfiniBand: its link errors are judged by port.counters (symbol_error, link_error_recovery)"
 			out = append(out, f)
@@ -143,7 +144,7 @@ func runLinkQuality(ctx context.Context, env *checks.Env) ([]report.Finding, err
 	}
 	uptime := readUptime(h)
 	for i, lp := range todo {
-		var f report.Finding
+		var f engine.Finding
 		if second != nil {
 			f = judgeLinkQualityDelta(lp, lp.first, second[i])
 		} else {
@@ -156,7 +157,7 @@ func runLinkQuality(ctx context.Context, env *checks.Env) ([]report.Finding, err
 
 // lqJudgement collects the parts of one port's finding.
 type lqJudgement struct {
-	f        report.Finding
+	f        engine.Finding
 	alarms   []string
 	unknowns []string
 	notes    []string
@@ -236,9 +237,9 @@ func bitsSince(nd observe.NetdevAttrs, stats map[string]uint64, seconds float64)
 	return 0, false
 }
 
-func judgeLinkQualityBoot(lp *lqPort, uptime float64) report.Finding {
+func judgeLinkQualityBoot(lp *lqPort, uptime float64) engine.Finding {
 	nd := lp.netdev.Name
-	j := &lqJudgement{f: report.Finding{Subject: lp.p.subject(), Severity: report.OK}}
+	j := &lqJudgement{f: engine.Finding{Finding: report.Finding{Subject: lp.p.subject(), Severity: report.OK}}}
 	s := lp.first
 	if s.fecErr != nil {
 		j.fecUnavailable(nd, s.fecErr)
@@ -351,11 +352,11 @@ func statDelta(a, b uint64) (uint64, bool) {
 	return b - a, true
 }
 
-func judgeLinkQualityDelta(lp *lqPort, a, b lqSample) report.Finding {
+func judgeLinkQualityDelta(lp *lqPort, a, b lqSample) engine.Finding {
 	nd := lp.netdev.Name
 	iv := b.at.Sub(a.at)
 	span := "over " + iv.Round(time.Millisecond).String()
-	j := &lqJudgement{f: report.Finding{Subject: lp.p.subject(), Severity: report.OK}}
+	j := &lqJudgement{f: engine.Finding{Finding: report.Finding{Subject: lp.p.subject(), Severity: report.OK}}}
 	switch {
 	case a.fecErr != nil:
 		j.fecUnavailable(nd, a.fecErr)
@@ -426,7 +427,7 @@ func counterDelta(a, b map[string]uint64, name string) (uint64, bool) {
 
 // finish writes the summary and fix, and turns a finding nothing could be judged for into a
 // skip held back by the source.
-func (j *lqJudgement) finish(lp *lqPort, span string) report.Finding {
+func (j *lqJudgement) finish(lp *lqPort, span string) engine.Finding {
 	name := fmt.Sprintf("%s (%s)", lp.netdev.Name, lp.p.name())
 	f := j.f
 	switch {

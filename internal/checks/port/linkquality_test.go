@@ -16,6 +16,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/snapshot"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func TestLinkQualityFECErrors(t *testing.T) {
@@ -94,7 +95,7 @@ func newLiveFEC(t *testing.T, fec *ethtoolnl.FEC, errno syscall.Errno) *liveFEC 
 	return l
 }
 
-func (l *liveFEC) run(t *testing.T, iv time.Duration, during func()) report.Finding {
+func (l *liveFEC) run(t *testing.T, iv time.Duration, during func()) engine.Finding {
 	t.Helper()
 	h, err := host.New(host.Options{Root: l.root, Kind: host.KindLive, EthtoolNetlink: l.conn,
 		Ethtool: func(string) (map[string]uint64, error) {

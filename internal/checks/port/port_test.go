@@ -15,6 +15,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/observe"
 	"github.com/rdmadiag/rdmadiag/internal/snapshot"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func TestCX7IB(t *testing.T) {
@@ -232,7 +233,7 @@ func TestEthDownCauses(t *testing.T) {
 		{observe.NetdevAttrs{Name: "ens2", Operstate: "down", AdminUp: &yes}, "ens2 is up but has no link (down)", "cable, transceiver and switch port"},
 		{observe.NetdevAttrs{Name: "ens2", Operstate: "lowerlayerdown"}, "ens2 is lowerlayerdown", "ip link set ens2 up"},
 	} {
-		f := report.Finding{}
+		f := engine.Finding{}
 		judgeEthState(p, down, inventory.PortState{Num: 3, Name: "Disabled"}, []observe.NetdevAttrs{tc.nd}, &f)
 		if f.Severity != report.Critical || !strings.Contains(f.Summary, tc.summary) || !strings.Contains(f.Remediation, tc.fixSubstr) {
 			t.Errorf("%+v: %s %q / %q", tc.nd, f.Severity, f.Summary, f.Remediation)

@@ -9,6 +9,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func init() {
@@ -24,7 +25,7 @@ func init() {
 // can be compared.
 type rateInfo struct {
 	p         portRef
-	f         report.Finding
+	f         engine.Finding
 	raw       inventory.Rate
 	effective float64 // Gb/s; 0 = unknown
 	group     string  // identical-card key; "" = not comparable
@@ -32,7 +33,7 @@ type rateInfo struct {
 
 func gbps(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + " Gb/s" }
 
-func runRate(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+func runRate(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 	inv := env.Inventory()
 	ports := allPorts(inv)
 	if len(ports) == 0 {
@@ -40,10 +41,10 @@ func runRate(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 	}
 	pol := portsPolicy(env.Opts)
 	h := env.Host
-	var out []report.Finding
+	var out []engine.Finding
 	var infos []*rateInfo
 	for _, p := range ports {
-		f := report.Finding{Subject: p.subject()}
+		f := engine.Finding{Finding: report.Finding{Subject: p.subject()}}
 		st, _, err := states(h, p)
 		if err != nil {
 			f.Severity, f.Summary = report.Unknown, p.name()+": port state unreadable, rate not judged: "+err.Error()

@@ -10,6 +10,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/internal/observe"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func init() {
@@ -21,7 +22,7 @@ func init() {
 	})
 }
 
-func runState(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+func runState(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 	inv := env.Inventory()
 	ports := allPorts(inv)
 	if len(ports) == 0 {
@@ -33,7 +34,7 @@ func runState(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 		st, phys, err := states(env.Host, p)
 		all[i] = portStateOf{p: p, ok: err == nil, active: err == nil && st.Num == stateActive && phys.Num == physLinkUp}
 	}
-	var out []report.Finding
+	var out []engine.Finding
 	for _, p := range ports {
 		f := judgeState(env, p, all)
 		if pol != nil && pol.LinkLayer != "" && f.Severity != report.Unknown {
@@ -47,7 +48,7 @@ func runState(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 // judgeLinkLayer holds a port to the policy's link layer. A VPI card (ConnectX-4 and later)
 // runs either protocol per port as its firmware configuration says; one in the wrong mode cannot
 // join the fabric it is cabled to, whatever its state, so the mismatch leads the finding.
-func judgeLinkLayer(from, want string, p portRef, f *report.Finding) {
+func judgeLinkLayer(from, want string, p portRef, f *engine.Finding) {
 	got := p.port.LinkLayer
 	f.Evidence = append(f.Evidence, report.EvExp("policy link_layer", orNone(got), want, "policy "+from+" ports.link_layer"))
 	if got == want {
@@ -69,9 +70,9 @@ func judgeLinkLayer(from, want string, p portRef, f *report.Finding) {
 	}
 }
 
-func judgeState(env *checks.Env, p portRef, all []portStateOf) report.Finding {
+func judgeState(env *checks.Env, p portRef, all []portStateOf) engine.Finding {
 	h := env.Host
-	f := report.Finding{Subject: p.subject()}
+	f := engine.Finding{Finding: report.Finding{Subject: p.subject()}}
 	st, phys, err := states(h, p)
 	if err != nil {
 		f.Severity = report.Unknown
@@ -122,7 +123,7 @@ func judgeState(env *checks.Env, p portRef, all []portStateOf) report.Finding {
 	return f
 }
 
-func judgeIBState(h *host.Host, p portRef, st, phys inventory.PortState, f *report.Finding) {
+func judgeIBState(h *host.Host, p portRef, st, phys inventory.PortState, f *engine.Finding) {
 	lid, _ := p.attr(h, "lid")
 	sm, _ := p.attr(h, "sm_lid")
 	switch {
@@ -149,7 +150,7 @@ func judgeIBState(h *host.Host, p portRef, st, phys inventory.PortState, f *repo
 	}
 }
 
-func judgeEthState(p portRef, st, phys inventory.PortState, nds []observe.NetdevAttrs, f *report.Finding) {
+func judgeEthState(p portRef, st, phys inventory.PortState, nds []observe.NetdevAttrs, f *engine.Finding) {
 	var down, fixes []string
 	for _, nd := range nds {
 		if nd.Operstate == "up" || nd.Operstate == "" {

@@ -16,6 +16,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/internal/optfile"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // The expected topology lives in the port layer: what it states is mostly ports (active ports
@@ -78,7 +79,7 @@ func (t topoPort) describe() string {
 	return fmt.Sprintf("%s ACTIVE at %s", t.p.name(), gbps(t.gbps))
 }
 
-func runTopology(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+func runTopology(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 	inv := env.Inventory()
 	var pol *optfile.TopologyPolicy
 	if env.Opts.Policy != nil {
@@ -104,10 +105,10 @@ func runTopology(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 	}
 	common := append(append([]report.Evidence{}, mgmtEv...), notCounted...)
 	if pol == nil || (pol.Devices == 0 && len(pol.DevicesByDriver) == 0 && len(pol.Ports) == 0) {
-		return []report.Finding{noTopology(env.Opts.PolicyFile, pol != nil, counted, byLL, common)}, nil
+		return []engine.Finding{noTopology(env.Opts.PolicyFile, pol != nil, counted, byLL, common)}, nil
 	}
 	from := "policy " + env.Opts.PolicyFile + " topology"
-	var out []report.Finding
+	var out []engine.Finding
 	if pol.Devices > 0 || len(pol.DevicesByDriver) > 0 {
 		out = append(out, judgeDevices(from, pol, counted, common))
 	}
@@ -233,8 +234,8 @@ func readTopoPort(env *checks.Env, p portRef) topoPort {
 	return t
 }
 
-func noTopology(file string, empty bool, counted []topoDevice, byLL map[string][]topoPort, common []report.Evidence) report.Finding {
-	f := report.Finding{Subject: report.Subject{Kind: "host", Name: "topology"}, Severity: report.Info}
+func noTopology(file string, empty bool, counted []topoDevice, byLL map[string][]topoPort, common []report.Evidence) engine.Finding {
+	f := engine.Finding{Finding: report.Finding{Subject: report.Subject{Kind: "host", Name: "topology"}, Severity: report.Info}}
 	why := "no expected topology stated (no topology section in --policy)"
 	if empty {
 		why = "the topology section of policy " + file + " states nothing to compare"
@@ -260,8 +261,8 @@ func noTopology(file string, empty bool, counted []topoDevice, byLL map[string][
 	return f
 }
 
-func judgeDevices(from string, pol *optfile.TopologyPolicy, counted []topoDevice, common []report.Evidence) report.Finding {
-	f := report.Finding{Subject: report.Subject{Kind: "host", Name: "RDMA devices"}, Severity: report.OK}
+func judgeDevices(from string, pol *optfile.TopologyPolicy, counted []topoDevice, common []report.Evidence) engine.Finding {
+	f := engine.Finding{Finding: report.Finding{Subject: report.Subject{Kind: "host", Name: "RDMA devices"}, Severity: report.OK}}
 	var short []string
 	if pol.Devices > 0 {
 		f.Evidence = append(f.Evidence, report.EvExp("RDMA devices", fmt.Sprint(len(counted)), fmt.Sprintf("at least %d", pol.Devices), from+".devices"))
@@ -302,8 +303,8 @@ func judgeDevices(from string, pol *optfile.TopologyPolicy, counted []topoDevice
 	return f
 }
 
-func judgeLinkLayerPorts(from, ll string, e optfile.PortExpectation, ports []topoPort, common []report.Evidence) report.Finding {
-	f := report.Finding{Subject: report.Subject{Kind: "host", Name: ll + " ports"}, Severity: report.OK}
+func judgeLinkLayerPorts(from, ll string, e optfile.PortExpectation, ports []topoPort, common []report.Evidence) engine.Finding {
+	f := engine.Finding{Finding: report.Finding{Subject: report.Subject{Kind: "host", Name: ll + " ports"}, Severity: report.OK}}
 	src := fmt.Sprintf("%s.ports[%s]", from, ll)
 	var good, bad, unreadable []string
 	activeN := 0

@@ -8,6 +8,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/checks/checktest"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func TestParseDefaultRoutes(t *testing.T) {
@@ -48,7 +49,7 @@ func FuzzParseDefaultRoutes(f *testing.F) {
 	})
 }
 
-func topoFinding(t *testing.T, fs []report.Finding, subject string) report.Finding {
+func topoFinding(t *testing.T, fs []engine.Finding, subject string) engine.Finding {
 	t.Helper()
 	for _, f := range fs {
 		if f.CheckID == "port.topology" && f.Subject.Name == subject {
@@ -56,7 +57,7 @@ func topoFinding(t *testing.T, fs []report.Finding, subject string) report.Findi
 		}
 	}
 	t.Fatalf("no port.topology finding for %q in %+v", subject, fs)
-	return report.Finding{}
+	return engine.Finding{}
 }
 
 // port-cx7-ib holds three ConnectX-7 HCAs: mlx5_0/1 ACTIVE at 400 Gb/s, mlx5_1/1 ACTIVE at

@@ -12,6 +12,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/xcvr"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func init() {
@@ -28,7 +29,7 @@ func moduleSource(nd string) string {
 	return "ethtool netlink MODULE_EEPROM_GET " + nd + " (ethtool -m " + nd + ")"
 }
 
-func runTransceiver(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+func runTransceiver(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 	inv := env.Inventory()
 	ports := allPorts(inv)
 	if len(ports) == 0 {
@@ -36,16 +37,16 @@ func runTransceiver(_ context.Context, env *checks.Env) ([]report.Finding, error
 	}
 	h := env.Host
 	c := ethtoolClient(h)
-	out := make([]report.Finding, 0, len(ports))
+	out := make([]engine.Finding, 0, len(ports))
 	for _, p := range ports {
 		out = append(out, judgeTransceiver(env, c, p))
 	}
 	return out, nil
 }
 
-func judgeTransceiver(env *checks.Env, c *ethtoolnl.Client, p portRef) report.Finding {
+func judgeTransceiver(env *checks.Env, c *ethtoolnl.Client, p portRef) engine.Finding {
 	h := env.Host
-	f := report.Finding{Subject: p.subject()}
+	f := engine.Finding{Finding: report.Finding{Subject: p.subject()}}
 	nds := p.port.Netdevs
 	if len(nds) == 0 && p.dev.Parent != "" {
 		nds = []string{p.dev.Parent}
@@ -264,7 +265,7 @@ func refusalLift(h *host.Host) string {
 // without the answers, or a run (or recording) without the privilege to ask, is a skip held back
 // by that limit (refusalLift says how to lift it), a driver or kernel without module access is
 // information, anything else unknown.
-func moduleUnreadable(f report.Finding, name, src string, err error, active bool, lift string) report.Finding {
+func moduleUnreadable(f engine.Finding, name, src string, err error, active bool, lift string) engine.Finding {
 	en, kernel := ethtoolnl.Errno(err)
 	switch {
 	case kernel && lift != "" && (en == syscall.EPERM || en == syscall.EACCES):

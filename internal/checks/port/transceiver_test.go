@@ -16,9 +16,10 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/snapshot"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
-func wantSummary(t *testing.T, f report.Finding, parts ...string) {
+func wantSummary(t *testing.T, f engine.Finding, parts ...string) {
 	t.Helper()
 	for _, p := range parts {
 		if !strings.Contains(f.Summary, p) {
@@ -130,7 +131,7 @@ func xcvrHost(t *testing.T, m ethtooltest.Model) (*host.Host, string) {
 	return h, root
 }
 
-func runTransceiverOn(t *testing.T, h *host.Host) []report.Finding {
+func runTransceiverOn(t *testing.T, h *host.Host) []engine.Finding {
 	t.Helper()
 	cs, err := checks.Default.Select([]string{"port.transceiver"}, nil, true)
 	if err != nil {

@@ -8,13 +8,14 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/checks/pcie"
 	"github.com/rdmadiag/rdmadiag/internal/probe"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 const src = "verbs"
 
 // base maps what every probe reports; ok is the summary used when the probe passed.
-func base(t target, r probe.Result, what, ok string) report.Finding {
-	f := report.Finding{Subject: t.subject(), Remediation: r.Remedy}
+func base(t target, r probe.Result, what, ok string) engine.Finding {
+	f := engine.Finding{Finding: report.Finding{Subject: t.subject(), Remediation: r.Remedy}}
 	switch r.Status {
 	case probe.Pass:
 		f.Severity, f.Summary = report.OK, ok
@@ -43,7 +44,7 @@ func base(t target, r probe.Result, what, ok string) report.Finding {
 	return f
 }
 
-func driverFinding(t target, r probe.Result) report.Finding {
+func driverFinding(t target, r probe.Result) engine.Finding {
 	f := base(t, r, "verbs open/query", "")
 	a := r.Attrs
 	if a == nil {
@@ -75,7 +76,7 @@ func driverFinding(t target, r probe.Result) report.Finding {
 	return f
 }
 
-func limitsFinding(t target, r probe.LimitsResult) report.Finding {
+func limitsFinding(t target, r probe.LimitsResult) engine.Finding {
 	ok := fmt.Sprintf("%s accepts a QP at its reported limits (max_qp_wr %d, max_sge %d)",
 		t.subject().Name, r.Requested.MaxSendWR, r.Requested.MaxSendSGE)
 	if r.MemoryBound && len(r.Attempts) > 0 {
@@ -145,7 +146,7 @@ func memoryBoundSummary(name string, attempts []probe.LimitAttempt) string {
 	return out
 }
 
-func loopbackFinding(t target, r probe.LoopbackResult) report.Finding {
+func loopbackFinding(t target, r probe.LoopbackResult) engine.Finding {
 	f := base(t, r.Result, "RC loopback", fmt.Sprintf("RC loopback on %s: QP 0x%x reached RTS, RDMA WRITE and SEND completed with intact payloads in %s",
 		t.subject().Name, r.QPN, r.RoundTrip.Round(time.Microsecond)))
 	var steps []string
@@ -175,7 +176,7 @@ func loopbackFinding(t target, r probe.LoopbackResult) report.Finding {
 	return f
 }
 
-func cqFinding(t target, r probe.CQResult) report.Finding {
+func cqFinding(t target, r probe.CQResult) engine.Finding {
 	f := base(t, r.Result, "CQ", fmt.Sprintf("%d of %d signaled work requests completed on a CQ of %d entries", r.Completed, r.Requested, r.Granted))
 	f.Evidence = append(f.Evidence, report.EvExp("completions", fmt.Sprint(r.Completed), fmt.Sprint(r.Requested), src))
 	if o := r.Overrun; o != nil {
@@ -196,7 +197,7 @@ func cqFinding(t target, r probe.CQResult) report.Finding {
 
 // bandwidthFinding judges r; beside is how many other devices' bandwidth probes ran during it
 // (never one whose figure it would disturb, see dmaPath.disturbs).
-func bandwidthFinding(t target, r probe.BandwidthResult, b pcie.Budget, beside int) report.Finding {
+func bandwidthFinding(t target, r probe.BandwidthResult, b pcie.Budget, beside int) engine.Finding {
 	f := base(t, r.Result, "bandwidth", "")
 	if f.Severity == report.OK {
 		f.Summary = fmt.Sprintf("RDMA WRITE loopback on %s: %.2f Gb/s (%d x %d B, %d in flight), latency median %s",

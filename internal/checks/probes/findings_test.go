@@ -10,6 +10,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/probe"
 	"github.com/rdmadiag/rdmadiag/internal/verbs"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 var (
@@ -187,7 +188,7 @@ func TestMeminfoKB(t *testing.T) {
 	}
 }
 
-func hasEvidence(f report.Finding, name string) bool {
+func hasEvidence(f engine.Finding, name string) bool {
 	for _, e := range f.Evidence {
 		if e.Name == name {
 			return true
@@ -196,7 +197,7 @@ func hasEvidence(f report.Finding, name string) bool {
 	return false
 }
 
-func evidenceContains(f report.Finding, name, text string) bool {
+func evidenceContains(f engine.Finding, name, text string) bool {
 	for _, e := range f.Evidence {
 		if e.Name == name && strings.Contains(e.Observed, text) {
 			return true

@@ -27,6 +27,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/probe"
 	"github.com/rdmadiag/rdmadiag/internal/verbs"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func init() {
@@ -127,7 +128,7 @@ func (t target) subject() report.Subject {
 
 // each runs fn on every port (see schedule), or explains why nothing can be probed; what
 // names the probe in the progress line.
-func each(ctx context.Context, env *checks.Env, what string, fn func(ctx context.Context, s *state, t target) report.Finding) ([]report.Finding, error) {
+func each(ctx context.Context, env *checks.Env, what string, fn func(ctx context.Context, s *state, t target) engine.Finding) ([]engine.Finding, error) {
 	// Registered before anything slow (the library's load), so that the bandwidth check, which
 	// waits for the light ones on each device, finds every light check of the run registered.
 	var ph phase
@@ -141,14 +142,14 @@ func each(ctx context.Context, env *checks.Env, what string, fn func(ctx context
 	s := shared(env)
 	inv := env.Inventory()
 	if len(inv.Devices) == 0 {
-		return []report.Finding{{Subject: report.Subject{Kind: "host"}, Severity: report.Skipped,
-			Summary: "no RDMA device to probe"}}, nil
+		return []engine.Finding{{Finding: report.Finding{Subject: report.Subject{Kind: "host"}, Severity: report.Skipped,
+			Summary: "no RDMA device to probe"}}}, nil
 	}
 	if s.err != nil {
-		return []report.Finding{{Subject: report.Subject{Kind: "host"}, Severity: report.Skipped,
+		return []engine.Finding{{Finding: report.Finding{Subject: report.Subject{Kind: "host"}, Severity: report.Skipped,
 			Summary:     "verbs probes not run: " + s.err.Error(),
 			Evidence:    []report.Evidence{report.Ev("libibverbs", s.err.Error(), "dlopen libibverbs.so.1")},
-			Remediation: "install rdma-core's libibverbs and the provider for this NIC (Debian/Ubuntu: apt install libibverbs1 ibverbs-providers; RHEL: dnf install libibverbs)"}}, nil
+			Remediation: "install rdma-core's libibverbs and the provider for this NIC (Debian/Ubuntu: apt install libibverbs1 ibverbs-providers; RHEL: dnf install libibverbs)"}}}, nil
 	}
 	var ts []target
 	for _, d := range inv.Devices {
@@ -157,7 +158,7 @@ func each(ctx context.Context, env *checks.Env, what string, fn func(ctx context
 		}
 	}
 	var started atomic.Int32
-	return schedule(ctx, &s.locks, ph, ts, func(ctx context.Context, t target) report.Finding {
+	return schedule(ctx, &s.locks, ph, ts, func(ctx context.Context, t target) engine.Finding {
 		env.Progressf("%s: probing %s/%d (%d/%d)", what, t.dev.Name, t.port, started.Add(1), len(ts))
 		return fn(ctx, s, t)
 	})
@@ -169,7 +170,7 @@ func each(ctx context.Context, env *checks.Env, what string, fn func(ctx context
 // the busiest device, not with the device count. When ctx ends, probes not yet started are not
 // started (nor waited for: a probe already running ends at its own deadline, which ctx bounds)
 // and the error is ctx's; the findings keep the targets' order.
-func schedule(ctx context.Context, locks *deviceLocks, ph phase, ts []target, probe func(ctx context.Context, t target) report.Finding) ([]report.Finding, error) {
+func schedule(ctx context.Context, locks *deviceLocks, ph phase, ts []target, probe func(ctx context.Context, t target) engine.Finding) ([]engine.Finding, error) {
 	type devRun struct {
 		name string
 		idx  []int // into ts, in order
@@ -185,7 +186,7 @@ func schedule(ctx context.Context, locks *deviceLocks, ph phase, ts []target, pr
 		}
 		r.idx = append(r.idx, i)
 	}
-	results := make([]*report.Finding, len(ts))
+	results := make([]*engine.Finding, len(ts))
 	var wg sync.WaitGroup
 	for _, r := range runs {
 		wg.Add(1)
@@ -209,7 +210,7 @@ func schedule(ctx context.Context, locks *deviceLocks, ph phase, ts []target, pr
 		}()
 	}
 	wg.Wait()
-	out := make([]report.Finding, 0, len(ts))
+	out := make([]engine.Finding, 0, len(ts))
 	for _, f := range results {
 		if f != nil {
 			out = append(out, *f)
@@ -254,34 +255,34 @@ func (l *deviceLocks) lock(ctx context.Context, dev string) (unlock func(), ok b
 	return func() { <-ch }, true
 }
 
-func runDriver(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
-	return each(ctx, env, "driver.verbs_probe", func(ctx context.Context, s *state, t target) report.Finding {
+func runDriver(ctx context.Context, env *checks.Env) ([]engine.Finding, error) {
+	return each(ctx, env, "driver.verbs_probe", func(ctx context.Context, s *state, t target) engine.Finding {
 		return driverFinding(t, probe.Device(ctx, s.lib, t.dev.Name, t.port, s.options(env)))
 	})
 }
 
-func runLimits(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
-	return each(ctx, env, "firmware.limits_probe", func(ctx context.Context, s *state, t target) report.Finding {
+func runLimits(ctx context.Context, env *checks.Env) ([]engine.Finding, error) {
+	return each(ctx, env, "firmware.limits_probe", func(ctx context.Context, s *state, t target) engine.Finding {
 		return limitsFinding(t, probe.Limits(ctx, s.lib, t.dev.Name, t.port, s.options(env)))
 	})
 }
 
-func runLoopback(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
-	return each(ctx, env, "qp.loopback_probe", func(ctx context.Context, s *state, t target) report.Finding {
+func runLoopback(ctx context.Context, env *checks.Env) ([]engine.Finding, error) {
+	return each(ctx, env, "qp.loopback_probe", func(ctx context.Context, s *state, t target) engine.Finding {
 		return loopbackFinding(t, probe.Loopback(ctx, s.lib, t.dev.Name, t.port, s.options(env)))
 	})
 }
 
-func runCQ(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
-	return each(ctx, env, "cq.completion_probe", func(ctx context.Context, s *state, t target) report.Finding {
+func runCQ(ctx context.Context, env *checks.Env) ([]engine.Finding, error) {
+	return each(ctx, env, "cq.completion_probe", func(ctx context.Context, s *state, t target) engine.Finding {
 		return cqFinding(t, probe.CQ(ctx, s.lib, t.dev.Name, t.port, env.Opts.ProbeCQOverrun, s.options(env)))
 	})
 }
 
 const bandwidthID = "pcie.bandwidth_probe"
 
-func runBandwidth(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
-	return each(ctx, env, bandwidthID, func(ctx context.Context, s *state, t target) report.Finding {
+func runBandwidth(ctx context.Context, env *checks.Env) ([]engine.Finding, error) {
+	return each(ctx, env, bandwidthID, func(ctx context.Context, s *state, t target) engine.Finding {
 		// The PCIe layer's budget (narrowest trained link on the path) is the other ceiling the
 		// loopback is judged against; an error leaves it unknown and the port rate alone counts.
 		b, err := pcie.DeviceBudget(env, t.dev.Name)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func targets(spec ...string) []target {
@@ -26,8 +27,8 @@ func targets(spec ...string) []target {
 	return ts
 }
 
-func finding(t target) report.Finding {
-	return report.Finding{Subject: t.subject(), Severity: report.OK}
+func finding(t target) engine.Finding {
+	return engine.Finding{Finding: report.Finding{Subject: t.subject(), Severity: report.OK}}
 }
 
 // guard bounds a test that would otherwise hang on a scheduling bug; it is never what a test
@@ -38,7 +39,7 @@ func guard(t *testing.T) context.Context {
 	return ctx
 }
 
-func names(fs []report.Finding) []string {
+func names(fs []engine.Finding) []string {
 	var out []string
 	for _, f := range fs {
 		out = append(out, f.Subject.Name)
@@ -51,7 +52,7 @@ func TestScheduleDevicesRunConcurrently(t *testing.T) {
 	bStarted := make(chan struct{})
 	var locks deviceLocks
 	// a's probe returns only once b's has started: it can finish only if the two overlap.
-	fs, err := schedule(context.Background(), &locks, nil, targets("a", "b"), func(ctx context.Context, tg target) report.Finding {
+	fs, err := schedule(context.Background(), &locks, nil, targets("a", "b"), func(ctx context.Context, tg target) engine.Finding {
 		switch tg.dev.Name {
 		case "a":
 			select {
@@ -98,7 +99,7 @@ func TestScheduleSerialisesOneDevice(t *testing.T) {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		_, err := schedule(context.Background(), &locks, nil, targets("a", "a"), func(ctx context.Context, tg target) report.Finding {
+		_, err := schedule(context.Background(), &locks, nil, targets("a", "a"), func(ctx context.Context, tg target) engine.Finding {
 			enter("a")
 			defer leave("a")
 			if tg.port == 1 {
@@ -118,7 +119,7 @@ func TestScheduleSerialisesOneDevice(t *testing.T) {
 	<-firstOnA
 	go func() {
 		defer wg.Done()
-		_, err := schedule(context.Background(), &locks, nil, targets("a", "b"), func(ctx context.Context, tg target) report.Finding {
+		_, err := schedule(context.Background(), &locks, nil, targets("a", "b"), func(ctx context.Context, tg target) engine.Finding {
 			enter(tg.dev.Name)
 			defer leave(tg.dev.Name)
 			if tg.dev.Name == "a" {
@@ -162,14 +163,14 @@ func TestScheduleStopsAtTheRunsEnd(t *testing.T) {
 	var mu sync.Mutex
 	calls := 0
 	type res struct {
-		fs  []report.Finding
+		fs  []engine.Finding
 		err error
 	}
 	first := make(chan res, 1)
 	go func() {
 		// Port 1 of a runs until the run ends (as a probe does at its deadline); port 2 must then
 		// not start.
-		fs, err := schedule(ctx, &locks, nil, targets("a", "a"), func(pctx context.Context, tg target) report.Finding {
+		fs, err := schedule(ctx, &locks, nil, targets("a", "a"), func(pctx context.Context, tg target) engine.Finding {
 			mu.Lock()
 			calls++
 			mu.Unlock()
@@ -187,9 +188,9 @@ func TestScheduleStopsAtTheRunsEnd(t *testing.T) {
 	second := make(chan res, 1)
 	go func() {
 		// Another check waits for device a's lock; the run's end must release it unprobed.
-		fs, err := schedule(ctx, &locks, nil, targets("a"), func(context.Context, target) report.Finding {
+		fs, err := schedule(ctx, &locks, nil, targets("a"), func(context.Context, target) engine.Finding {
 			t.Error("a probe started after the run ended")
-			return report.Finding{}
+			return engine.Finding{}
 		})
 		second <- res{fs, err}
 	}()
@@ -211,9 +212,9 @@ func TestScheduleStopsAtTheRunsEnd(t *testing.T) {
 		t.Errorf("%d probes ran, want 1", calls)
 	}
 	// A run that has already ended starts nothing.
-	fs, err := schedule(ctx, &locks, nil, targets("b", "c"), func(context.Context, target) report.Finding {
+	fs, err := schedule(ctx, &locks, nil, targets("b", "c"), func(context.Context, target) engine.Finding {
 		t.Error("probe started after the end")
-		return report.Finding{}
+		return engine.Finding{}
 	})
 	if len(fs) != 0 || !errors.Is(err, context.Canceled) {
 		t.Errorf("after the end: %d findings, error %v", len(fs), err)
@@ -358,7 +359,7 @@ func TestBandwidthScheduleByPath(t *testing.T) {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		fs, err := schedule(wait, &locks, nil, ts, func(ctx context.Context, tg target) report.Finding {
+		fs, err := schedule(wait, &locks, nil, ts, func(ctx context.Context, tg target) engine.Finding {
 			beside, ok := gate.run(ctx, tg.dev, func(context.Context) {
 				k.enter(tg.dev.Name)
 				bw.enter(tg.dev.Name)
@@ -382,7 +383,7 @@ func TestBandwidthScheduleByPath(t *testing.T) {
 	}()
 	go func() {
 		defer wg.Done()
-		fs, err := schedule(wait, &locks, nil, ts, func(ctx context.Context, tg target) report.Finding {
+		fs, err := schedule(wait, &locks, nil, ts, func(ctx context.Context, tg target) engine.Finding {
 			k.enter(tg.dev.Name)
 			time.Sleep(time.Millisecond)
 			k.leave(tg.dev.Name)
@@ -473,7 +474,7 @@ func TestBandwidthAfterLightProbes(t *testing.T) {
 	bwStarted := make(chan string, 2)
 	bw := make(chan error, 1)
 	go func() {
-		_, err := schedule(wait, &locks, heavy{order}, targets("a", "b"), func(_ context.Context, tg target) report.Finding {
+		_, err := schedule(wait, &locks, heavy{order}, targets("a", "b"), func(_ context.Context, tg target) engine.Finding {
 			mu.Lock()
 			if !lightDone[tg.dev.Name] {
 				t.Errorf("bandwidth probe on %s started before the light probe there finished", tg.dev.Name)
@@ -492,7 +493,7 @@ func TestBandwidthAfterLightProbes(t *testing.T) {
 	go func() {
 		defer light.close()
 		time.Sleep(20 * time.Millisecond)
-		_, err := schedule(wait, &locks, light, targets("a", "b"), func(_ context.Context, tg target) report.Finding {
+		_, err := schedule(wait, &locks, light, targets("a", "b"), func(_ context.Context, tg target) engine.Finding {
 			if tg.dev.Name == "a" {
 				<-release
 			}
@@ -539,9 +540,9 @@ func TestBandwidthAfterLightProbes(t *testing.T) {
 	ended := make(chan struct{})
 	go func() {
 		defer close(ended)
-		fs, err := schedule(ctx, &locks, heavy{order}, targets("c"), func(context.Context, target) report.Finding {
+		fs, err := schedule(ctx, &locks, heavy{order}, targets("c"), func(context.Context, target) engine.Finding {
 			t.Error("a bandwidth probe started after the run ended")
-			return report.Finding{}
+			return engine.Finding{}
 		})
 		if len(fs) != 0 || !errors.Is(err, context.Canceled) {
 			t.Errorf("after the end: %d findings, error %v", len(fs), err)

@@ -8,6 +8,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/checks/rdmares"
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func init() {
@@ -40,7 +41,7 @@ func Level(count, limit int64) report.Severity {
 	return report.OK
 }
 
-func runExhaustion(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+func runExhaustion(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 	t := rdmares.QPs(env)
 	if t.Err != nil {
 		return netlinkUnavailable(env, t.Err), nil
@@ -61,7 +62,7 @@ func runExhaustion(_ context.Context, env *checks.Env) ([]report.Finding, error)
 		verbsNote = "host facts unavailable: " + err.Error()
 	}
 	sums, sumErr := rdmares.Summary(env)
-	var out []report.Finding
+	var out []engine.Finding
 	for _, d := range t.Devices {
 		subj := devSubject(env, d.Dev.Name)
 		src := rdmares.Source("QP", d.Dev.Name)
@@ -81,29 +82,29 @@ func runExhaustion(_ context.Context, env *checks.Env) ([]report.Finding, error)
 			}
 		}
 		if count < 0 {
-			out = append(out, report.Finding{Subject: subj, Severity: report.Unknown, Evidence: ev,
-				Summary: d.Dev.Name + ": QP count unknown: " + d.Err.Error()})
+			out = append(out, engine.Finding{Finding: report.Finding{Subject: subj, Severity: report.Unknown, Evidence: ev,
+				Summary: d.Dev.Name + ": QP count unknown: " + d.Err.Error()}})
 			continue
 		}
 		lim, ok := limits[d.Dev.Name]
 		switch {
 		case !ok:
-			out = append(out, report.Finding{Subject: subj, Severity: report.Skipped, Evidence: ev,
-				Summary: fmt.Sprintf("%s: %d QP(s); device limits unknown (%s), so exhaustion is not judged", d.Dev.Name, count, verbsNote)})
+			out = append(out, engine.Finding{Finding: report.Finding{Subject: subj, Severity: report.Skipped, Evidence: ev,
+				Summary: fmt.Sprintf("%s: %d QP(s); device limits unknown (%s), so exhaustion is not judged", d.Dev.Name, count, verbsNote)}})
 			continue
 		case lim.Error != "" || lim.MaxQP <= 0:
 			why := lim.Error
 			if why == "" {
 				why = fmt.Sprintf("max_qp reported as %d", lim.MaxQP)
 			}
-			out = append(out, report.Finding{Subject: subj, Severity: report.Skipped,
+			out = append(out, engine.Finding{Finding: report.Finding{Subject: subj, Severity: report.Skipped,
 				Evidence: append(ev, report.Ev("verbs query", why, "verbs:ibv_query_device "+d.Dev.Name)),
-				Summary:  fmt.Sprintf("%s: %d QP(s); device limits unknown (%s)", d.Dev.Name, count, why)})
+				Summary:  fmt.Sprintf("%s: %d QP(s); device limits unknown (%s)", d.Dev.Name, count, why)}})
 			continue
 		}
 		ev = append(ev, report.EvExp("QPs / max_qp", fmt.Sprintf("%d / %d (%s)", count, lim.MaxQP, pct(count, lim.MaxQP)),
 			fmt.Sprintf("at most %d%% (warning), %d%% (critical)", warnPct, critPct), "verbs:ibv_query_device "+d.Dev.Name))
-		f := report.Finding{Subject: subj, Severity: Level(count, lim.MaxQP), Evidence: ev}
+		f := engine.Finding{Finding: report.Finding{Subject: subj, Severity: Level(count, lim.MaxQP), Evidence: ev}}
 		switch f.Severity {
 		case report.OK:
 			f.Summary = fmt.Sprintf("%s: %d of %d QPs in use (%s)", d.Dev.Name, count, lim.MaxQP, pct(count, lim.MaxQP))

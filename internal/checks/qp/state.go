@@ -8,6 +8,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/checks/rdmares"
 	"github.com/rdmadiag/rdmadiag/internal/nldev"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func init() {
@@ -22,7 +23,7 @@ func init() {
 // errState selects the states that mean the QP can no longer move data until its owner resets it.
 func errState(s uint8) bool { return s == nldev.QPStateErr || s == nldev.QPStateSQE }
 
-func runState(_ context.Context, env *checks.Env) ([]report.Finding, error) {
+func runState(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 	t := rdmares.QPs(env)
 	if t.Err != nil {
 		return netlinkUnavailable(env, t.Err), nil
@@ -31,20 +32,20 @@ func runState(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 		return noDevices(), nil
 	}
 	owners := rdmares.SharedOwners(env)
-	var out []report.Finding
+	var out []engine.Finding
 	for _, d := range t.Devices {
 		src := rdmares.Source("QP", d.Dev.Name)
 		if d.Err != nil {
-			out = append(out, report.Finding{Subject: devSubject(env, d.Dev.Name), Severity: report.Unknown,
+			out = append(out, engine.Finding{Finding: report.Finding{Subject: devSubject(env, d.Dev.Name), Severity: report.Unknown,
 				Summary:  fmt.Sprintf("%s: QP table could not be read: %v", d.Dev.Name, d.Err),
-				Evidence: []report.Evidence{report.Ev("QP dump", d.Err.Error(), src)}})
+				Evidence: []report.Evidence{report.Ev("QP dump", d.Err.Error(), src)}}})
 			continue
 		}
 		c := Take(d.Objs, errState)
 		if len(c.Groups) == 0 {
-			out = append(out, report.Finding{Subject: devSubject(env, d.Dev.Name), Severity: report.OK,
+			out = append(out, engine.Finding{Finding: report.Finding{Subject: devSubject(env, d.Dev.Name), Severity: report.OK,
 				Summary:  fmt.Sprintf("%s: %d QP(s), none in ERR or SQE", d.Dev.Name, c.Total),
-				Evidence: []report.Evidence{report.EvExp("QPs by state", c.StateCounts(), "no ERR or SQE", src)}})
+				Evidence: []report.Evidence{report.EvExp("QPs by state", c.StateCounts(), "no ERR or SQE", src)}}})
 			continue
 		}
 		for _, g := range c.Groups {
@@ -56,11 +57,11 @@ func runState(_ context.Context, env *checks.Env) ([]report.Finding, error) {
 	return out, nil
 }
 
-func errFinding(env *checks.Env, dev string, g *Group, owner string, c Census, src string) report.Finding {
+func errFinding(env *checks.Env, dev string, g *Group, owner string, c Census, src string) engine.Finding {
 	subj := devSubject(env, dev)
 	subj.Kind = "qp"
 	subj.Name = fmt.Sprintf("%s/%d %s %s", dev, g.Port, owner, nldev.QPStateName(g.State))
-	f := report.Finding{Subject: subj, Severity: report.Warning}
+	f := engine.Finding{Finding: report.Finding{Subject: subj, Severity: report.Warning}}
 	n := len(g.QPNs)
 	state := nldev.QPStateName(g.State)
 	ev := []report.Evidence{

@@ -8,6 +8,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/checks/rdmares"
 	"github.com/rdmadiag/rdmadiag/internal/nldev"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func init() {
@@ -47,10 +48,10 @@ func Stuck(before, after []nldev.QP) []nldev.QP {
 	return out
 }
 
-func runStuck(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
+func runStuck(ctx context.Context, env *checks.Env) ([]engine.Finding, error) {
 	if env.Opts.Interval <= 0 {
-		return []report.Finding{{Subject: report.Subject{Kind: "host"}, Severity: report.Skipped,
-			Summary: "needs two readings: run with --interval (e.g. --interval 10s) to find QPs stuck before RTS"}}, nil
+		return []engine.Finding{{Finding: report.Finding{Subject: report.Subject{Kind: "host"}, Severity: report.Skipped,
+			Summary: "needs two readings: run with --interval (e.g. --interval 10s) to find QPs stuck before RTS"}}}, nil
 	}
 	if skip := checks.IntervalNotApplied(env, "the QP table"); skip != nil {
 		// One reading replayed twice would call every connecting QP stuck.
@@ -75,7 +76,7 @@ func runStuck(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 		after[d.Dev.Index] = d
 	}
 	owners := rdmares.SharedOwners(env)
-	var out []report.Finding
+	var out []engine.Finding
 	for _, d := range first.Devices {
 		src := rdmares.Source("QP", d.Dev.Name)
 		a, ok := after[d.Dev.Index]
@@ -87,23 +88,23 @@ func runStuck(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 			} else if a.Err != nil {
 				why = a.Err.Error()
 			}
-			out = append(out, report.Finding{Subject: devSubject(env, d.Dev.Name), Severity: report.Unknown,
-				Summary: d.Dev.Name + ": stuck QPs not judged: " + why})
+			out = append(out, engine.Finding{Finding: report.Finding{Subject: devSubject(env, d.Dev.Name), Severity: report.Unknown,
+				Summary: d.Dev.Name + ": stuck QPs not judged: " + why}})
 			continue
 		}
 		stuck := Stuck(d.Objs, a.Objs)
 		c := Take(stuck, func(uint8) bool { return true })
 		if len(c.Groups) == 0 {
-			out = append(out, report.Finding{Subject: devSubject(env, d.Dev.Name), Severity: report.OK,
+			out = append(out, engine.Finding{Finding: report.Finding{Subject: devSubject(env, d.Dev.Name), Severity: report.OK,
 				Summary:  fmt.Sprintf("%s: no QP stayed in RESET/INIT/RTR over %s (%d QPs)", d.Dev.Name, env.Opts.Interval, len(a.Objs)),
-				Evidence: []report.Evidence{report.Ev("QPs by state (second reading)", stateCounts(a.Objs), src)}})
+				Evidence: []report.Evidence{report.Ev("QPs by state (second reading)", stateCounts(a.Objs), src)}}})
 			continue
 		}
 		for _, g := range c.Groups {
 			owner := owners.Name(g.PID, g.Kern)
 			subj := devSubject(env, d.Dev.Name)
 			subj.Kind, subj.Name = "qp", fmt.Sprintf("%s/%d %s %s", d.Dev.Name, g.Port, owner, nldev.QPStateName(g.State))
-			out = append(out, report.Finding{Subject: subj, Severity: report.Warning,
+			out = append(out, engine.Finding{Finding: report.Finding{Subject: subj, Severity: report.Warning,
 				Summary: fmt.Sprintf("%s/%d: %d QP(s) of %s stayed in %s for %s: their connections never completed",
 					d.Dev.Name, g.Port, len(g.QPNs), owner, nldev.QPStateName(g.State), env.Opts.Interval),
 				Evidence: []report.Evidence{
@@ -116,7 +117,7 @@ func runStuck(ctx context.Context, env *checks.Env) ([]report.Finding, error) {
 					"(routing, GID/address resolution, a missing subnet manager path), the out-of-band exchange failed, or " +
 					"the application leaks half-built QPs. Check the application's connection logs and rdma res show qp lqpn N; " +
 					"RESET QPs that are never used are a leak that eats into max_qp.",
-			})
+			}})
 		}
 	}
 	return out, nil

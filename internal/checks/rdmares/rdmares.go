@@ -17,6 +17,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/nldev"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // Table is one resource dump per device, in the order the kernel listed the devices.
@@ -229,10 +230,10 @@ func DevSubject(env *checks.Env, dev string) report.Subject {
 // Unavailable is the one finding a netlink-based check returns when the device list cannot be
 // read: skipped when there is no device or this host view holds no netlink answers, unknown
 // otherwise.
-func Unavailable(env *checks.Env, err error) []report.Finding {
-	f := report.Finding{Subject: report.Subject{Kind: "host"}, Severity: report.Unknown,
+func Unavailable(env *checks.Env, err error) []engine.Finding {
+	f := engine.Finding{Finding: report.Finding{Subject: report.Subject{Kind: "host"}, Severity: report.Unknown,
 		Summary:  "RDMA netlink could not be read: " + err.Error(),
-		Evidence: []report.Evidence{report.Ev("nldev device dump", err.Error(), "netlink:GET")}}
+		Evidence: []report.Evidence{report.Ev("nldev device dump", err.Error(), "netlink:GET")}}}
 	inv := env.Inventory()
 	switch {
 	case inv.Absent != nil || len(inv.Devices) == 0:
@@ -245,13 +246,13 @@ func Unavailable(env *checks.Env, err error) []report.Finding {
 		f.Remediation = "Check that ib_core is loaded (lsmod | grep ib_core); any user can open a NETLINK_RDMA socket " +
 			"on an RDMA-enabled kernel."
 	}
-	return []report.Finding{f}
+	return []engine.Finding{f}
 }
 
 // NoDevices is the finding for an empty netlink device list.
-func NoDevices() []report.Finding {
-	return []report.Finding{{Subject: report.Subject{Kind: "host"}, Severity: report.Skipped,
-		Summary: "no RDMA device in the netlink device list (see the driver layer)"}}
+func NoDevices() []engine.Finding {
+	return []engine.Finding{{Finding: report.Finding{Subject: report.Subject{Kind: "host"}, Severity: report.Skipped,
+		Summary: "no RDMA device in the netlink device list (see the driver layer)"}}}
 }
 
 // maxListed bounds the object numbers written into one evidence line; the count says how many more.

@@ -13,7 +13,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/nldev"
 	"github.com/rdmadiag/rdmadiag/internal/nldev/nltest"
-	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // Host describes a test host.
@@ -96,7 +96,7 @@ func (hd Host) Env(t testing.TB, o checks.Options) *checks.Env {
 }
 
 // Run runs the named checks on the host.
-func (hd Host) Run(t testing.TB, o checks.Options, ids ...string) []report.Finding {
+func (hd Host) Run(t testing.TB, o checks.Options, ids ...string) []engine.Finding {
 	t.Helper()
 	cs, err := checks.Default.Select(ids, nil, true)
 	if err != nil {

@@ -1,35 +1,15 @@
-package report
+package render
 
 import (
 	"bytes"
 	"strings"
 	"testing"
 	"unicode/utf8"
-)
 
-func TestPrintable(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"plain text, é 日本 → ok", "plain text, é 日本 → ok"},
-		{"a\nb\r\tc", `a\nb\r\tc`},
-		{"\x1b[31mred\x1b[0m", `\x1b[31mred\x1b[0m`},
-		{"nul\x00 del\x7f", `nul\x00 del\x7f`},
-		{"csi\u009b2J nel\u0085", `csi\u009b2J nel\u0085`},
-		{"evil\u202etxt.exe", `evil\u202etxt.exe`},
-		{"\u2066\u2067\u2068\u2069\u202a\u202b\u202c\u202d", `\u2066\u2067\u2068\u2069\u202a\u202b\u202c\u202d`},
-		{"lrm\u200e rlm\u200f alm\u061c", `lrm\u200e rlm\u200f alm\u061c`},
-		{"line\u2028para\u2029", `line\u2028para\u2029`},
-		{"bad \xff\xfe byte, cut \xe6\x97", `bad \xff\xfe byte, cut \xe6\x97`},
-		{"", ""},
-	} {
-		got := Printable(c.in)
-		if got != c.want {
-			t.Errorf("Printable(%q) = %q, want %q", c.in, got, c.want)
-		}
-		if HasUnprintable(got) || !utf8.ValidString(got) {
-			t.Errorf("Printable(%q) = %q still holds something to neutralise", c.in, got)
-		}
-	}
-}
+	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
+	"github.com/rdmadiag/rdmadiag/report/words"
+)
 
 // hostileStrings is what a hostile tree, snapshot or report can put into any string rdmadiag
 // prints: terminal escapes, C1 controls, line breaks, bidirectional overrides, bytes that are not
@@ -48,27 +28,27 @@ var hostileStrings = []string{
 
 // hostileReport puts s everywhere a host's string reaches a report: subjects, summaries,
 // evidence, fixes, limits, the host's description and the tool's version.
-func hostileReport(s string) *Report {
+func hostileReport(s string) *report.Report {
 	d := 0.5
-	fs := []Finding{
-		{CheckID: "port.state", Severity: Critical, Fault: "port-link", Summary: s + " is DOWN", Remediation: "fix " + s,
-			Subject:  Subject{Kind: "port", Name: "mlx5_0/1" + s, Device: "mlx5_0" + s},
-			Evidence: []Evidence{{Name: "state " + s, Observed: s, Expected: s, Source: "/sys/" + s}}},
-		{CheckID: "pcie.link", Severity: Critical, Fault: "pcie-interface", Summary: "link " + s,
-			Subject: Subject{Kind: "pci", Name: "0000:3b:00.0" + s, Device: "mlx5_1"}},
-		{CheckID: "cq.depth", Severity: Unknown, Fault: "cq-eq", Summary: "could not read " + s,
-			Subject: Subject{Kind: "device", Name: s}},
-		{CheckID: "qp.state", Severity: Warning, Fault: "qp-context", Summary: s,
-			Subject: Subject{Kind: "qp", Name: "mlx5_0/1 pid 1 (" + s + ") ERR", Device: "mlx5_0" + s}},
-		{CheckID: "driver.modules", Severity: Skipped, Fault: "driver-module", Summary: "skipped: " + s,
-			Subject: Subject{Kind: "module", Name: s}, Limit: &Limit{Kind: LimitPrivilege, Lift: "lift " + s}},
-		{CheckID: "driver.devices", Severity: OK, Fault: "rdma-device", Summary: s,
-			Subject: Subject{Kind: "device", Name: "ok" + s}},
+	fs := []report.Finding{
+		{CheckID: "port.state", Severity: report.Critical, Fault: "port-link", Summary: s + " is DOWN", Remediation: "fix " + s,
+			Subject:  report.Subject{Kind: "port", Name: "mlx5_0/1" + s, Device: "mlx5_0" + s},
+			Evidence: []report.Evidence{{Name: "state " + s, Observed: s, Expected: s, Source: "/sys/" + s}}},
+		{CheckID: "pcie.link", Severity: report.Critical, Fault: "pcie-interface", Summary: "link " + s,
+			Subject: report.Subject{Kind: "pci", Name: "0000:3b:00.0" + s, Device: "mlx5_1"}},
+		{CheckID: "cq.depth", Severity: report.Unknown, Fault: "cq-eq", Summary: "could not read " + s,
+			Subject: report.Subject{Kind: "device", Name: s}},
+		{CheckID: "qp.state", Severity: report.Warning, Fault: "qp-context", Summary: s,
+			Subject: report.Subject{Kind: "qp", Name: "mlx5_0/1 pid 1 (" + s + ") ERR", Device: "mlx5_0" + s}},
+		{CheckID: "driver.modules", Severity: report.Skipped, Fault: "driver-module", Summary: "skipped: " + s,
+			Subject: report.Subject{Kind: "module", Name: s}, Limit: &report.Limit{Kind: report.LimitPrivilege, Lift: "lift " + s}},
+		{CheckID: "driver.devices", Severity: report.OK, Fault: "rdma-device", Summary: s,
+			Subject: report.Subject{Kind: "device", Name: "ok" + s}},
 	}
-	return BuildWith(fs, DefaultFaults(), Tool{Name: "rdmadiag", Version: s, DurationSeconds: &d},
-		HostInfo{Source: "snapshot", Hostname: s, KernelRelease: s, Recorded: s, Devices: []string{s, "mlx5_1"},
+	return buildWith(fs, engine.DefaultFaults(), report.Tool{Name: "rdmadiag", Version: s, DurationSeconds: &d},
+		report.HostInfo{Source: "snapshot", Hostname: s, KernelRelease: s, Recorded: s, Devices: []string{s, "mlx5_1"},
 			Unreadable: []string{s}, KernelLog: s},
-		BuildOptions{NotRun: []NotRun{{CheckID: "qp.loopback_probe", Limit: Limit{Kind: LimitLiveOnly, Lift: "lift " + s}}}})
+		engine.BuildOptions{NotRun: []report.NotRun{{CheckID: "qp.loopback_probe", Limit: report.Limit{Kind: report.LimitLiveOnly, Lift: "lift " + s}}}})
 }
 
 // Whatever a host's strings hold, no text format lets a control character, a bidirectional
@@ -81,8 +61,8 @@ func TestHostileStringsInEveryTextFormat(t *testing.T) {
 			t.Errorf("%s: invalid UTF-8", what)
 		}
 		for i, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
-			if HasUnprintable(l) {
-				t.Errorf("%s: line %d holds a raw control or bidi character: %q", what, i+1, Truncate(l, 200))
+			if words.HasUnprintable(l) {
+				t.Errorf("%s: line %d holds a raw control or bidi character: %q", what, i+1, words.Truncate(l, 200))
 				return
 			}
 		}
@@ -112,14 +92,14 @@ func TestHostileStringsInEveryTextFormat(t *testing.T) {
 		line, ok := strings.CutSuffix(b.String(), "\n")
 		text, _, perf := strings.Cut(strings.TrimPrefix(line, "RDMADIAG CRITICAL - "), " | ")
 		if !ok || strings.Contains(line, "\n") || !perf || len(text) > nagiosTextMax || strings.Count(line, "|") != 1 {
-			t.Errorf("string %d: nagios is not one status line of at most %d bytes of text: %q", n, nagiosTextMax, Truncate(b.String(), 300))
+			t.Errorf("string %d: nagios is not one status line of at most %d bytes of text: %q", n, nagiosTextMax, words.Truncate(b.String(), 300))
 		}
 
 		b.Reset()
 		RenderNPD(&b, r, RenderOptions{})
 		clean(t, "npd", b.String())
 		if line, ok := strings.CutSuffix(b.String(), "\n"); !ok || strings.Contains(line, "\n") || len(line) > NPDMaxOutput {
-			t.Errorf("string %d: npd is not one line of at most %d bytes: %q", n, NPDMaxOutput, Truncate(b.String(), 300))
+			t.Errorf("string %d: npd is not one line of at most %d bytes: %q", n, NPDMaxOutput, words.Truncate(b.String(), 300))
 		}
 
 		b.Reset()
@@ -129,8 +109,8 @@ func TestHostileStringsInEveryTextFormat(t *testing.T) {
 		if got := len(mfs["rdmadiag_finding"].GetMetric()); got != len(r.Findings) {
 			t.Errorf("string %d: %d finding samples for %d findings", n, got, len(r.Findings))
 		}
-		if v := labelMap(mfs["rdmadiag_build_info"].GetMetric()[0])["version"]; v != Printable(s) {
-			t.Errorf("string %d: version label %q, want the neutralised %q", n, Truncate(v, 80), Truncate(Printable(s), 80))
+		if v := labelMap(mfs["rdmadiag_build_info"].GetMetric()[0])["version"]; v != words.Printable(s) {
+			t.Errorf("string %d: version label %q, want the neutralised %q", n, words.Truncate(v, 80), words.Truncate(words.Printable(s), 80))
 		}
 	}
 }
@@ -139,7 +119,7 @@ func TestHostileStringsInEveryTextFormat(t *testing.T) {
 func TestPrometheusHelpNeutralised(t *testing.T) {
 	var b bytes.Buffer
 	family(&b, "x", "help \x1b[2J \u202e \xff\nsecond")
-	if HasUnprintable(strings.TrimSuffix(strings.Split(b.String(), "\n")[0], "\n")) || strings.Count(b.String(), "\n") != 2 {
+	if words.HasUnprintable(strings.TrimSuffix(strings.Split(b.String(), "\n")[0], "\n")) || strings.Count(b.String(), "\n") != 2 {
 		t.Errorf("HELP not neutralised: %q", b.String())
 	}
 }

@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -8,12 +8,14 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/rdmadiag/rdmadiag/report"
 )
 
 // wireReport must stay Report field for field, Findings apart, or the document would lose a
 // field without any golden to show it until a fixture has one.
 func TestWireReportIsReport(t *testing.T) {
-	rt, wt := reflect.TypeOf(Report{}), reflect.TypeOf(wireReport{})
+	rt, wt := reflect.TypeOf(report.Report{}), reflect.TypeOf(wireReport{})
 	if rt.NumField() != wt.NumField() {
 		t.Fatalf("Report has %d fields, wireReport %d", rt.NumField(), wt.NumField())
 	}
@@ -33,7 +35,7 @@ func TestWireReportIsReport(t *testing.T) {
 // escapes them, as json.Marshal does).
 func TestRenderJSONAsMarshal(t *testing.T) {
 	r := sampleReport(t)
-	r.Findings = append(r.Findings, Finding{CheckID: "port.state", Subject: Subject{Kind: "port", Name: "mlx5_0/1"}, Severity: Warning, Summary: "no ref set"})
+	r.Findings = append(r.Findings, report.Finding{CheckID: "port.state", Subject: report.Subject{Kind: "port", Name: "mlx5_0/1"}, Severity: report.Warning, Summary: "no ref set"})
 	var got bytes.Buffer
 	if err := RenderJSON(&got, r, RenderOptions{}); err != nil {
 		t.Fatal(err)
@@ -64,12 +66,12 @@ func TestRenderJSONAsMarshal(t *testing.T) {
 }
 
 // sampleReport is the largest fixture golden, decoded.
-func sampleReport(t testing.TB) *Report {
-	raw, err := os.ReadFile(filepath.Join("..", "fixtures", "sysfs", "drv-klog-families", "check.golden.json"))
+func sampleReport(t testing.TB) *report.Report {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "fixtures", "sysfs", "drv-klog-families", "check.golden.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r Report
+	var r report.Report
 	if err := json.Unmarshal(raw, &r); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,10 @@
-package report
+package render
 
 import (
 	"io"
+
+	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/words"
 )
 
 // NPDMaxOutput is node-problem-detector's default max_output_length: the custom plugin monitor
@@ -14,10 +17,10 @@ const NPDMaxOutput = 80
 // decided the verdict (subject and the first clause of its summary), or "rdmadiag: healthy (N
 // checks)". The exit code npd reads (0 OK, 1 problem, anything else unknown) is chosen by the
 // command, which alone ends the process.
-func RenderNPD(w io.Writer, r *Report, _ RenderOptions) error {
-	line := r.statusText(NPDMaxOutput)
-	if r.Decisive() == nil {
-		line = Truncate("rdmadiag: "+line, NPDMaxOutput)
+func RenderNPD(w io.Writer, r *report.Report, _ RenderOptions) error {
+	line := statusText(r, NPDMaxOutput)
+	if Decisive(r) == nil {
+		line = words.Truncate("rdmadiag: "+line, NPDMaxOutput)
 	}
 	_, err := io.WriteString(w, line+"\n")
 	return err

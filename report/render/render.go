@@ -1,4 +1,7 @@
-package report
+// Package render writes a report in every format rdmadiag prints: the table for people, the
+// versioned JSON, the Prometheus exposition, npd and Nagios status lines, the inventory table,
+// the check list and the error document.
+package render
 
 import (
 	"bytes"
@@ -7,6 +10,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/rdmadiag/rdmadiag/report"
 )
 
 // RenderOptions change how a report looks, never what it says.
@@ -30,7 +35,7 @@ type RenderOptions struct {
 }
 
 // Renderer writes a report in one format.
-type Renderer func(w io.Writer, r *Report, o RenderOptions) error
+type Renderer func(w io.Writer, r *report.Report, o RenderOptions) error
 
 // Renderers by format name; Formats lists the names for help texts.
 var renderers = map[string]Renderer{
@@ -61,7 +66,7 @@ func Lookup(format string) (Renderer, error) {
 }
 
 // RenderJSON writes the versioned JSON document (see report/schema.json).
-func RenderJSON(w io.Writer, r *Report, _ RenderOptions) error {
+func RenderJSON(w io.Writer, r *report.Report, _ RenderOptions) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
@@ -82,21 +87,21 @@ const (
 	ansiDim    = "\x1b[2m"
 )
 
-func paint(s string, sev Severity, on bool) string {
+func paint(s string, sev report.Severity, on bool) string {
 	if !on {
 		return s
 	}
 	c := ""
 	switch sev {
-	case Critical:
+	case report.Critical:
 		c = ansiRed
-	case Warning:
+	case report.Warning:
 		c = ansiYellow
-	case Unknown:
+	case report.Unknown:
 		c = ansiBlue
-	case OK:
+	case report.OK:
 		c = ansiGreen
-	case Skipped, Info:
+	case report.Skipped, report.Info:
 		c = ansiDim
 	}
 	if c == "" {
@@ -105,13 +110,13 @@ func paint(s string, sev Severity, on bool) string {
 	return c + s + ansiReset
 }
 
-func faultRow(r *Report, id string) (FaultRow, bool) {
+func faultRow(r *report.Report, id string) (report.FaultRow, bool) {
 	for _, row := range r.Faults {
 		if row.ID == id {
 			return row, true
 		}
 	}
-	return FaultRow{}, false
+	return report.FaultRow{}, false
 }
 
 // wireReport is Report with findings that have no MarshalJSON: the encoder then writes each
@@ -119,25 +124,25 @@ func faultRow(r *Report, id string) (FaultRow, bool) {
 // checked and copied the bytes (a tenth of an eight-device run's CPU under emulation). Its
 // fields are Report's (TestWireReportIsReport); the document is the same (the goldens).
 type wireReport struct {
-	SchemaVersion string        `json:"schema_version"`
-	Tool          Tool          `json:"tool"`
-	Host          HostInfo      `json:"host"`
-	Summary       Summary       `json:"summary"`
-	Findings      []wireFinding `json:"findings"`
-	Faults        []FaultRow    `json:"faults"`
+	SchemaVersion string            `json:"schema_version"`
+	Tool          report.Tool       `json:"tool"`
+	Host          report.HostInfo   `json:"host"`
+	Summary       report.Summary    `json:"summary"`
+	Findings      []wireFinding     `json:"findings"`
+	Faults        []report.FaultRow `json:"faults"`
 }
 
 // wireFinding is a Finding with its ref filled in, as Finding.MarshalJSON writes it.
-type wireFinding Finding
+type wireFinding report.Finding
 
-func wire(r *Report) *wireReport {
+func wire(r *report.Report) *wireReport {
 	w := &wireReport{SchemaVersion: r.SchemaVersion, Tool: r.Tool, Host: r.Host, Summary: r.Summary, Faults: r.Faults}
 	if r.Findings != nil {
 		w.Findings = make([]wireFinding, len(r.Findings))
 	}
 	for i, f := range r.Findings {
 		if f.Ref == "" {
-			f.Ref = f.ref()
+			f.Ref = f.DefaultRef()
 		}
 		w.Findings[i] = wireFinding(f)
 	}

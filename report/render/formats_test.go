@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -11,6 +11,10 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
+	"github.com/rdmadiag/rdmadiag/report/words"
 )
 
 // parsePrometheus parses exposition text with the Prometheus project's own parser and refuses
@@ -59,31 +63,31 @@ func TestMetricSubjectDropsProcesses(t *testing.T) {
 		"mlx5_0/1 [ib_core] ERR":               "mlx5_0/1 [ib_core] ERR", // kernel owners are a small set
 		"0000:3b:00.0":                         "0000:3b:00.0",
 	} {
-		if got := MetricSubject(Subject{Kind: "qp", Name: in}); got != want {
+		if got := MetricSubject(report.Subject{Kind: "qp", Name: in}); got != want {
 			t.Errorf("%q: %q, want %q", in, got, want)
 		}
 	}
-	if got := MetricSubject(Subject{Kind: "host"}); got != "host" {
+	if got := MetricSubject(report.Subject{Kind: "host"}); got != "host" {
 		t.Errorf("nameless subject: %q", got)
 	}
 }
 
 // hostile is a report whose subjects carry what the exposition format must escape, invalid UTF-8,
 // and two processes that normalise to the same labels.
-func hostile() *Report {
+func hostile() *report.Report {
 	started := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	d := 1.25
-	return Build([]Finding{
-		{CheckID: "port.state", Severity: Critical, Fault: "port-link", Summary: "mlx5_0/1 is DOWN",
-			Subject: Subject{Kind: "port", Name: "mlx5_0/1", Device: "mlx5_0"}},
-		{CheckID: "qp.state", Severity: Warning, Fault: "qp-context", Summary: "mlx5_0/1: 3 QP(s) in ERR",
-			Subject: Subject{Kind: "qp", Name: "mlx5_0/1 pid 1 (a) ERR", Device: "mlx5_0"}},
-		{CheckID: "qp.state", Severity: Warning, Fault: "qp-context", Summary: "mlx5_0/1: 2 QP(s) in ERR",
-			Subject: Subject{Kind: "qp", Name: "mlx5_0/1 pid 2 (b) ERR", Device: "mlx5_0"}},
-		{CheckID: "driver.modules", Severity: OK, Fault: "driver-module", Summary: "loaded",
-			Subject: Subject{Kind: "module", Name: "odd\"mod\\ule\nx\xff"}},
-	}, DefaultFaults(), Tool{Name: "rdmadiag", Version: `v1 "q"`, Started: &started, DurationSeconds: &d},
-		HostInfo{Devices: []string{"mlx5_0"}})
+	return build([]report.Finding{
+		{CheckID: "port.state", Severity: report.Critical, Fault: "port-link", Summary: "mlx5_0/1 is DOWN",
+			Subject: report.Subject{Kind: "port", Name: "mlx5_0/1", Device: "mlx5_0"}},
+		{CheckID: "qp.state", Severity: report.Warning, Fault: "qp-context", Summary: "mlx5_0/1: 3 QP(s) in ERR",
+			Subject: report.Subject{Kind: "qp", Name: "mlx5_0/1 pid 1 (a) ERR", Device: "mlx5_0"}},
+		{CheckID: "qp.state", Severity: report.Warning, Fault: "qp-context", Summary: "mlx5_0/1: 2 QP(s) in ERR",
+			Subject: report.Subject{Kind: "qp", Name: "mlx5_0/1 pid 2 (b) ERR", Device: "mlx5_0"}},
+		{CheckID: "driver.modules", Severity: report.OK, Fault: "driver-module", Summary: "loaded",
+			Subject: report.Subject{Kind: "module", Name: "odd\"mod\\ule\nx\xff"}},
+	}, engine.DefaultFaults(), report.Tool{Name: "rdmadiag", Version: `v1 "q"`, Started: &started, DurationSeconds: &d},
+		report.HostInfo{Devices: []string{"mlx5_0"}})
 }
 
 func TestRenderPrometheusParsesAndSaysWhatTheReportSays(t *testing.T) {
@@ -137,7 +141,7 @@ func TestRenderPrometheusParsesAndSaysWhatTheReportSays(t *testing.T) {
 			}
 		}
 	}
-	if ones != 1 || len(mfs["rdmadiag_verdict"].GetMetric()) != len(Verdicts) {
+	if ones != 1 || len(mfs["rdmadiag_verdict"].GetMetric()) != len(report.Verdicts) {
 		t.Errorf("verdict: %d samples set, %d samples", ones, len(mfs["rdmadiag_verdict"].GetMetric()))
 	}
 	for name, want := range map[string]float64{
@@ -173,46 +177,8 @@ func TestRenderPrometheusWithoutRunTimes(t *testing.T) {
 	}
 }
 
-func TestTruncateKeepsUTF8AndBounds(t *testing.T) {
-	long := strings.Repeat("é", 60) // 120 bytes, 2 per rune
-	for max := 0; max <= 125; max++ {
-		got := Truncate(long, max)
-		if len(got) > max || !utf8.ValidString(got) {
-			t.Fatalf("max %d: %d bytes, valid %v: %q", max, len(got), utf8.ValidString(got), got)
-		}
-	}
-	if got := Truncate("short", 80); got != "short" {
-		t.Errorf("short text changed: %q", got)
-	}
-	if got := Truncate("rxe0/1 is DOWN because its netdev eth0 was set administratively down", 40); got != "rxe0/1 is DOWN because its netdev..." {
-		t.Errorf("word boundary: %q", got)
-	}
-}
-
-func TestShortTextNamesTheSubjectOnce(t *testing.T) {
-	for _, c := range []struct {
-		subject Subject
-		summary string
-		want    string
-	}{
-		{Subject{Kind: "port", Name: "rxe0/1", Device: "rxe0"}, "rxe0/1 is DOWN (physical Disabled)", "rxe0/1 is DOWN (physical Disabled)"},
-		{Subject{Kind: "cq", Name: "mlx5_0 pid 1 (x) cqe 3", Device: "mlx5_0"}, "mlx5_0: 1 CQ(s) too small", "mlx5_0: 1 CQ(s) too small"},
-		{Subject{Kind: "qp", Name: "rxe0/1 pid 1 (x) ERR", Device: "rxe0"}, "rxe0/1: 3 QP(s) in ERR", "rxe0/1: 3 QP(s) in ERR"},
-		{Subject{Kind: "pci", Name: "0000:3b:00.0"}, "0000:3b:00.0 (mlx5_0): slow link", "0000:3b:00.0 (mlx5_0): slow link"},
-		{Subject{Kind: "host"}, "no RDMA device registered", "host: no RDMA device registered"},
-		{Subject{Kind: "device", Name: "mlx5_1", Device: "mlx5_1"}, "mlx5_10 is the other one", "mlx5_1: mlx5_10 is the other one"},
-		{Subject{Kind: "port", Name: "p"}, "first; second", "p: first"},
-		{Subject{Kind: "port", Name: "p"}, "line\nbreak", `p: line\nbreak`},
-	} {
-		f := Finding{Subject: c.subject, Summary: c.summary}
-		if got := f.ShortText(80); got != c.want {
-			t.Errorf("%+v %q: %q, want %q", c.subject, c.summary, got, c.want)
-		}
-	}
-}
-
 // port is the critical finding of hostile().
-func port(r *Report) *Finding {
+func port(r *report.Report) *report.Finding {
 	for i := range r.Findings {
 		if r.Findings[i].CheckID == "port.state" {
 			return &r.Findings[i]
@@ -250,23 +216,23 @@ func TestNagiosLine(t *testing.T) {
 }
 
 func TestDecisiveFollowsTheVerdict(t *testing.T) {
-	warnCause := Finding{CheckID: "driver.kernel_log", Severity: Warning, Fault: "firmware", Summary: "fw rejected a command",
-		Subject: Subject{Kind: "pci", Name: "0000:3b:00.0"}, Ref: "w"}
-	crit := Finding{CheckID: "driver.devices", Severity: Critical, Fault: "rdma-device", Summary: "no device",
-		Subject: Subject{Kind: "host"}, ExplainedBy: []string{"w"}}
-	unk := Finding{CheckID: "port.state", Severity: Unknown, Summary: "unreadable", Subject: Subject{Kind: "port", Name: "p"}}
-	r := &Report{Findings: []Finding{crit, warnCause, unk}}
+	warnCause := report.Finding{CheckID: "driver.kernel_log", Severity: report.Warning, Fault: "firmware", Summary: "fw rejected a command",
+		Subject: report.Subject{Kind: "pci", Name: "0000:3b:00.0"}, Ref: "w"}
+	crit := report.Finding{CheckID: "driver.devices", Severity: report.Critical, Fault: "rdma-device", Summary: "no device",
+		Subject: report.Subject{Kind: "host"}, ExplainedBy: []string{"w"}}
+	unk := report.Finding{CheckID: "port.state", Severity: report.Unknown, Summary: "unreadable", Subject: report.Subject{Kind: "port", Name: "p"}}
+	r := &report.Report{Findings: []report.Finding{crit, warnCause, unk}}
 	r.Summary.Verdict = "critical"
-	if d := r.Decisive(); d == nil || d.Ref != "w" {
+	if d := Decisive(r); d == nil || d.Ref != "w" {
 		t.Errorf("critical: want the warning that explains the critical, got %+v", d)
 	}
 	r.Summary.Verdict = "unknown"
-	if d := r.Decisive(); d == nil || d.Severity != Unknown {
+	if d := Decisive(r); d == nil || d.Severity != report.Unknown {
 		t.Errorf("unknown: want the unknown finding, got %+v", d)
 	}
 	for _, v := range []string{"healthy", "interrupted"} {
 		r.Summary.Verdict = v
-		if d := r.Decisive(); d != nil {
+		if d := Decisive(r); d != nil {
 			t.Errorf("%s: %+v", v, d)
 		}
 	}
@@ -280,10 +246,10 @@ func FuzzFleetFormats(f *testing.F) {
 	f.Add("pid 1 ()) (", "é", strings.Repeat("日本", 60))
 	f.Add("evil\u202etxt", "\u2066", "\x1b[2J\u009b\u200f")
 	f.Fuzz(func(t *testing.T, subject, device, summary string) {
-		r := Build([]Finding{
-			{CheckID: "port.state", Severity: Critical, Fault: "port-link", Summary: summary, Subject: Subject{Kind: "port", Name: subject, Device: device}},
-			{CheckID: "port.state", Severity: OK, Fault: "port-link", Summary: summary, Subject: Subject{Kind: "port", Name: subject + "x", Device: device}},
-		}, DefaultFaults(), Tool{Name: "rdmadiag", Version: subject}, HostInfo{})
+		r := build([]report.Finding{
+			{CheckID: "port.state", Severity: report.Critical, Fault: "port-link", Summary: summary, Subject: report.Subject{Kind: "port", Name: subject, Device: device}},
+			{CheckID: "port.state", Severity: report.OK, Fault: "port-link", Summary: summary, Subject: report.Subject{Kind: "port", Name: subject + "x", Device: device}},
+		}, engine.DefaultFaults(), report.Tool{Name: "rdmadiag", Version: subject}, report.HostInfo{})
 		var b bytes.Buffer
 		if err := RenderPrometheus(&b, r, RenderOptions{}); err != nil {
 			t.Fatal(err)
@@ -298,13 +264,13 @@ func FuzzFleetFormats(f *testing.F) {
 		}
 		b.Reset()
 		RenderNPD(&b, r, RenderOptions{})
-		if line, ok := strings.CutSuffix(b.String(), "\n"); !ok || HasUnprintable(line) || len(line) > NPDMaxOutput || !utf8.ValidString(line) {
+		if line, ok := strings.CutSuffix(b.String(), "\n"); !ok || words.HasUnprintable(line) || len(line) > NPDMaxOutput || !utf8.ValidString(line) {
 			t.Errorf("npd: %q", b.String())
 		}
 		b.Reset()
 		RenderNagios(&b, r, RenderOptions{})
 		if !nagiosLine.MatchString(b.String()) || strings.Count(b.String(), "|") != 1 || !utf8.ValidString(b.String()) ||
-			HasUnprintable(strings.TrimSuffix(b.String(), "\n")) {
+			words.HasUnprintable(strings.TrimSuffix(b.String(), "\n")) {
 			t.Errorf("nagios: %q", b.String())
 		}
 	})

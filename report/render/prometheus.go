@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -6,6 +6,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/words"
 )
 
 // RenderPrometheus writes the report in the Prometheus text exposition format (version 0.0.4),
@@ -22,7 +25,7 @@ import (
 // and depth but not the PID and command ("mlx5_0/1 process ERR"), since PIDs and the commands of
 // a batch cluster's jobs are unbounded. Findings that this leaves with the same labels are one
 // sample whose value counts them.
-func RenderPrometheus(w io.Writer, r *Report, _ RenderOptions) error {
+func RenderPrometheus(w io.Writer, r *report.Report, _ RenderOptions) error {
 	var b bytes.Buffer
 
 	family(&b, "rdmadiag_finding", "Findings of the last rdmadiag run by check, subject and severity "+
@@ -57,12 +60,13 @@ func RenderPrometheus(w io.Writer, r *Report, _ RenderOptions) error {
 	}
 
 	family(&b, "rdmadiag_findings", "Findings of the last rdmadiag run per severity.")
-	for _, n := range severityNames {
+	for _, v := range report.Severities {
+		n := v.String()
 		line(&b, "rdmadiag_findings", labelSet("severity", n), float64(r.Summary.Counts[n]))
 	}
 
 	family(&b, "rdmadiag_verdict", "Verdict of the last rdmadiag run: 1 for the verdict it reached, 0 for the others.")
-	for _, v := range Verdicts {
+	for _, v := range report.Verdicts {
 		val := 0.0
 		if r.Summary.Verdict == v {
 			val = 1
@@ -99,7 +103,7 @@ var processOwner = regexp.MustCompile(`pid [0-9]+ \(.*\)`)
 
 // MetricSubject is a finding's subject as a label value: the subject's name with a process
 // owner replaced by "process" (PIDs and job commands are unbounded label values).
-func MetricSubject(s Subject) string {
+func MetricSubject(s report.Subject) string {
 	return processOwner.ReplaceAllLiteralString(s.String(), "process")
 }
 
@@ -136,5 +140,5 @@ var (
 	helpEscaper  = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
 )
 
-func escapeLabelValue(s string) string { return labelEscaper.Replace(Printable(s)) }
-func escapeHelp(s string) string       { return helpEscaper.Replace(Printable(s)) }
+func escapeLabelValue(s string) string { return labelEscaper.Replace(words.Printable(s)) }
+func escapeHelp(s string) string       { return helpEscaper.Replace(words.Printable(s)) }

@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rdmadiag/rdmadiag/report"
 )
 
 // InventoryHeadings are the columns of RenderInventoryTable, abbreviated so that a port of a
@@ -28,7 +30,7 @@ var InventoryHeadings = []string{"PORT", "PCI", "NUMA", "FW", "PSID", "DRIVER", 
 // their state, rate, address and netdev, as ibstat lists a CA and then its ports. A cell still
 // too wide for its column wraps onto continuation lines (at spaces first, else after a '.', '_',
 // '-', '/' or ','); headings never wrap, so a terminal narrower than them gets longer lines.
-func RenderInventoryTable(w io.Writer, inv *Inventory, width int) error {
+func RenderInventoryTable(w io.Writer, inv *report.Inventory, width int) error {
 	if len(inv.Devices) == 0 {
 		return nil
 	}
@@ -234,7 +236,7 @@ func numa(n *int) string {
 
 // portState is the logical state, with the physical one when the port is not up
 // ("DOWN/Polling": no link partner; "DOWN/Disabled": set down).
-func portState(p InventoryPort) string {
+func portState(p report.InventoryPort) string {
 	s := dash(p.State)
 	if p.State != "ACTIVE" && p.PhysState != "" && p.PhysState != "LinkUp" {
 		s += "/" + p.PhysState
@@ -242,7 +244,7 @@ func portState(p InventoryPort) string {
 	return s
 }
 
-func portRate(p InventoryPort) string {
+func portRate(p report.InventoryPort) string {
 	if p.RateGbps == nil {
 		return dash(p.Rate)
 	}
@@ -253,14 +255,14 @@ func portRate(p InventoryPort) string {
 	return s
 }
 
-func portAddress(p InventoryPort) string {
+func portAddress(p report.InventoryPort) string {
 	switch {
 	case p.LID != nil && p.SMLID != nil:
 		return fmt.Sprintf("%d/%d", *p.LID, *p.SMLID)
 	case p.LID != nil:
 		return fmt.Sprintf("%d/-", *p.LID)
 	case p.GID != nil:
-		s := fmt.Sprintf("[%d] %s", p.GID.Index, p.GID.Display())
+		s := fmt.Sprintf("[%d] %s", p.GID.Index, gidDisplay(p.GID))
 		switch p.GID.Type {
 		case "RoCE v2":
 			s += " v2"
@@ -272,7 +274,7 @@ func portAddress(p InventoryPort) string {
 	return "-"
 }
 
-func portNetdev(p InventoryPort) string {
+func portNetdev(p report.InventoryPort) string {
 	if len(p.Netdevs) == 0 {
 		return "-"
 	}
@@ -283,9 +285,9 @@ func portNetdev(p InventoryPort) string {
 	return s
 }
 
-// Display is the GID as people write addresses: the dotted address of an IPv4-mapped GID, else
+// gidDisplay is the GID as people write addresses: the dotted address of an IPv4-mapped GID, else
 // the compressed IPv6 form; the kernel's form when it is not an address.
-func (g *InventoryGID) Display() string {
+func gidDisplay(g *report.InventoryGID) string {
 	parts := strings.Split(g.GID, ":")
 	if len(parts) != 8 {
 		return g.GID

@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -6,25 +6,28 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 // Two unrelated criticals on two cards: one port trained at 1X, another stuck in INIT.
-func twoCriticals(reverse bool) *Report {
-	fs := []Finding{
-		{CheckID: "port.rate", Severity: Critical, Fault: "port-link", Summary: "mlx5_0/1 runs at 1X width (100 Gb/s of 400 Gb/s): a lane is down",
-			Remediation: "Reseat or replace the cable.", Subject: Subject{Kind: "port", Name: "mlx5_0/1", Device: "mlx5_0"}},
-		{CheckID: "port.state", Severity: Critical, Fault: "port-link", Summary: "mlx5_1/1 is INIT: no subnet manager has configured it",
-			Remediation: "Start a subnet manager.", Subject: Subject{Kind: "port", Name: "mlx5_1/1", Device: "mlx5_1"}},
-		{CheckID: "port.state", Severity: OK, Fault: "port-link", Summary: "mlx5_0/1 is ACTIVE",
-			Subject: Subject{Kind: "port", Name: "mlx5_0/1", Device: "mlx5_0"}},
+func twoCriticals(reverse bool) *report.Report {
+	fs := []report.Finding{
+		{CheckID: "port.rate", Severity: report.Critical, Fault: "port-link", Summary: "mlx5_0/1 runs at 1X width (100 Gb/s of 400 Gb/s): a lane is down",
+			Remediation: "Reseat or replace the cable.", Subject: report.Subject{Kind: "port", Name: "mlx5_0/1", Device: "mlx5_0"}},
+		{CheckID: "port.state", Severity: report.Critical, Fault: "port-link", Summary: "mlx5_1/1 is INIT: no subnet manager has configured it",
+			Remediation: "Start a subnet manager.", Subject: report.Subject{Kind: "port", Name: "mlx5_1/1", Device: "mlx5_1"}},
+		{CheckID: "port.state", Severity: report.OK, Fault: "port-link", Summary: "mlx5_0/1 is ACTIVE",
+			Subject: report.Subject{Kind: "port", Name: "mlx5_0/1", Device: "mlx5_0"}},
 	}
 	if reverse {
 		slices.Reverse(fs)
 	}
-	return Build(fs, DefaultFaults(), Tool{Name: "rdmadiag", Version: "t"}, HostInfo{Source: "live", Devices: []string{"mlx5_0", "mlx5_1"}})
+	return build(fs, engine.DefaultFaults(), report.Tool{Name: "rdmadiag", Version: "t"}, report.HostInfo{Source: "live", Devices: []string{"mlx5_0", "mlx5_1"}})
 }
 
-func render(t *testing.T, fn Renderer, r *Report, o RenderOptions) string {
+func render(t *testing.T, fn Renderer, r *report.Report, o RenderOptions) string {
 	t.Helper()
 	var b bytes.Buffer
 	if err := fn(&b, r, o); err != nil {
@@ -61,16 +64,16 @@ func TestEveryRootCauseIsNamed(t *testing.T) {
 // The order is severity as the verdict ranks it, then the troubleshooting order of layers, then
 // the subject; a warning that explains a critical decides a critical verdict.
 func TestRootCauseOrder(t *testing.T) {
-	fs := []Finding{
-		{CheckID: "qp.state", Severity: Warning, Fault: "qp-context", Summary: "w qp", Subject: Subject{Kind: "device", Name: "mlx5_0", Device: "mlx5_0"}},
-		{CheckID: "port.state", Severity: Critical, Fault: "port-link", Summary: "c port 10", Subject: Subject{Kind: "port", Name: "mlx5_10/1", Device: "mlx5_10"}},
-		{CheckID: "port.state", Severity: Critical, Fault: "port-link", Summary: "c port 2", Subject: Subject{Kind: "port", Name: "mlx5_2/1", Device: "mlx5_2"}},
-		{CheckID: "cq.depth", Severity: Unknown, Fault: "cq-eq", Summary: "u cq", Subject: Subject{Kind: "device", Name: "mlx5_0", Device: "mlx5_0"}},
-		{CheckID: "pcie.link", Severity: Critical, Fault: "pcie-interface", Summary: "c pcie", Subject: Subject{Kind: "pci", Name: "0000:5e:00.0", Device: "mlx5_5"}},
-		{CheckID: "firmware.version", Severity: Warning, Fault: "firmware", Summary: "w firmware", Subject: Subject{Kind: "device", Name: "mlx5_3", Device: "mlx5_3"}},
-		{CheckID: "port.state", Severity: Critical, Fault: "port-link", Summary: "c explained", Subject: Subject{Kind: "port", Name: "mlx5_3/1", Device: "mlx5_3"}},
+	fs := []report.Finding{
+		{CheckID: "qp.state", Severity: report.Warning, Fault: "qp-context", Summary: "w qp", Subject: report.Subject{Kind: "device", Name: "mlx5_0", Device: "mlx5_0"}},
+		{CheckID: "port.state", Severity: report.Critical, Fault: "port-link", Summary: "c port 10", Subject: report.Subject{Kind: "port", Name: "mlx5_10/1", Device: "mlx5_10"}},
+		{CheckID: "port.state", Severity: report.Critical, Fault: "port-link", Summary: "c port 2", Subject: report.Subject{Kind: "port", Name: "mlx5_2/1", Device: "mlx5_2"}},
+		{CheckID: "cq.depth", Severity: report.Unknown, Fault: "cq-eq", Summary: "u cq", Subject: report.Subject{Kind: "device", Name: "mlx5_0", Device: "mlx5_0"}},
+		{CheckID: "pcie.link", Severity: report.Critical, Fault: "pcie-interface", Summary: "c pcie", Subject: report.Subject{Kind: "pci", Name: "0000:5e:00.0", Device: "mlx5_5"}},
+		{CheckID: "firmware.version", Severity: report.Warning, Fault: "firmware", Summary: "w firmware", Subject: report.Subject{Kind: "device", Name: "mlx5_3", Device: "mlx5_3"}},
+		{CheckID: "port.state", Severity: report.Critical, Fault: "port-link", Summary: "c explained", Subject: report.Subject{Kind: "port", Name: "mlx5_3/1", Device: "mlx5_3"}},
 	}
-	r := Build(fs, DefaultFaults(), Tool{}, HostInfo{})
+	r := build(fs, engine.DefaultFaults(), report.Tool{}, report.HostInfo{})
 	var got []string
 	for _, f := range r.RootCauses() {
 		got = append(got, f.Summary)
@@ -83,13 +86,13 @@ func TestRootCauseOrder(t *testing.T) {
 
 // Where a format has a byte limit it names as many root causes as fit and counts the rest.
 func TestManyRootCausesBounded(t *testing.T) {
-	var fs []Finding
+	var fs []report.Finding
 	for i := range 9 {
-		fs = append(fs, Finding{CheckID: "port.state", Severity: Critical, Fault: "port-link",
+		fs = append(fs, report.Finding{CheckID: "port.state", Severity: report.Critical, Fault: "port-link",
 			Summary: fmt.Sprintf("mlx5_%d/1 is DOWN, physical state Polling: no link partner (cable unplugged)", i),
-			Subject: Subject{Kind: "port", Name: fmt.Sprintf("mlx5_%d/1", i), Device: fmt.Sprintf("mlx5_%d", i)}})
+			Subject: report.Subject{Kind: "port", Name: fmt.Sprintf("mlx5_%d/1", i), Device: fmt.Sprintf("mlx5_%d", i)}})
 	}
-	r := Build(fs, DefaultFaults(), Tool{}, HostInfo{})
+	r := build(fs, engine.DefaultFaults(), report.Tool{}, report.HostInfo{})
 	nag := render(t, RenderNagios, r, RenderOptions{})
 	text, _, _ := strings.Cut(strings.TrimPrefix(nag, "RDMADIAG CRITICAL - "), " | ")
 	if len(text) > nagiosTextMax || !strings.HasPrefix(text, "mlx5_0/1 is DOWN") || !strings.Contains(text, "; mlx5_1/1 is DOWN") ||
@@ -102,25 +105,5 @@ func TestManyRootCausesBounded(t *testing.T) {
 	}
 	if !strings.Contains(r.Summary.Line, "9 root causes:") || !strings.Contains(r.Summary.Line, "(9) mlx5_8/1 is DOWN") {
 		t.Errorf("summary line: %q", r.Summary.Line)
-	}
-}
-
-func TestJoinBounded(t *testing.T) {
-	long := strings.Repeat("x", 100)
-	for _, c := range []struct {
-		items []string
-		max   int
-		want  string
-	}{
-		{[]string{"a", "b"}, 80, "a; b"},
-		{[]string{long}, 20, "xxxxxxxxxxxxxxxxx..."},
-		{[]string{"short one", long}, 60, "short one; " + strings.Repeat("x", 46) + "..."},
-		{[]string{long, long, long}, 80, strings.Repeat("x", 32) + "...; " + strings.Repeat("x", 32) + "... +1 more"},
-		{[]string{long, long}, 30, strings.Repeat("x", 19) + "... +1 more"},
-	} {
-		got := JoinBounded(c.items, "; ", c.max)
-		if got != c.want || len(got) > c.max {
-			t.Errorf("JoinBounded(%d items, %d) = %q (%d bytes), want %q", len(c.items), c.max, got, len(got), c.want)
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -6,6 +6,9 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/words"
 )
 
 // box is the set of characters a table is drawn with.
@@ -86,7 +89,7 @@ var verdictMeaning = map[string]string{
 //   - what a limit kept from being judged, and the summary line.
 //
 // Every line fits in o.Width columns (DefaultWidth when 0).
-func RenderTable(w io.Writer, r *Report, o RenderOptions) error {
+func RenderTable(w io.Writer, r *report.Report, o RenderOptions) error {
 	t := &textOut{width: o.Width, ascii: o.ASCII, color: o.Color}
 	if t.width <= 0 {
 		t.width = DefaultWidth
@@ -98,7 +101,7 @@ func RenderTable(w io.Writer, r *Report, o RenderOptions) error {
 	t.b.WriteString("\n")
 	t.host(r)
 
-	var shown []*Finding
+	var shown []*report.Finding
 	for i := range r.Findings {
 		if !o.Problems || r.Findings[i].Severity.Problem() {
 			shown = append(shown, &r.Findings[i])
@@ -112,7 +115,7 @@ func RenderTable(w io.Writer, r *Report, o RenderOptions) error {
 
 	t.problems(r)
 	if o.Verbose && !o.Problems {
-		var rest []Finding
+		var rest []report.Finding
 		for _, f := range r.Findings {
 			if !f.Severity.Problem() {
 				rest = append(rest, f)
@@ -141,7 +144,7 @@ func RenderTable(w io.Writer, r *Report, o RenderOptions) error {
 // head writes the verdict, what it means, the counts, and each root cause in three lines of one
 // line each (subject and check, finding, fix), as many as fit in headLines lines; the rest are
 // counted and found under Problems.
-func (t *textOut) head(r *Report) {
+func (t *textOut) head(r *report.Report) {
 	s := r.Summary
 	v := strings.ToUpper(s.Verdict)
 	line := fmt.Sprintf("VERDICT %s (exit %d)", v, s.ExitCode)
@@ -152,7 +155,7 @@ func (t *textOut) head(r *Report) {
 	ls[0] = strings.Replace(ls[0], v, paint(v, verdictSeverity(s.Verdict), t.color), 1)
 	used := len(ls)
 	t.b.WriteString(strings.Join(ls, "\n") + "\n")
-	counts := plural(s.Devices, "RDMA device") + "; " + checksText(s, r.Findings)
+	counts := words.Plural(s.Devices, "RDMA device") + "; " + words.ChecksText(s, r.Findings)
 	ls = t.lines("", "  ", counts)
 	used += len(ls)
 	t.b.WriteString(strings.Join(ls, "\n") + "\n")
@@ -190,12 +193,12 @@ func (t *textOut) head(r *Report) {
 // rootLines are a root cause's lines in the head, each cut to the width: the number, severity,
 // subject and check (and how many findings it explains), the first clause of its summary, and
 // its fix.
-func (t *textOut) rootLines(n int, f *Finding, fs []Finding) []string {
+func (t *textOut) rootLines(n int, f *report.Finding, fs []report.Finding) []string {
 	sev := strings.ToUpper(f.Severity.String())
 	num := fmt.Sprintf("%2d. ", n)
 	first := f.Subject.String() + " (" + f.CheckID + ")"
-	if c := consequences(f, fs); c > 0 {
-		first += ", explains " + plural(c, "other finding")
+	if c := words.Consequences(f, fs); c > 0 {
+		first += ", explains " + words.Plural(c, "other finding")
 	}
 	indent := strings.Repeat(" ", len(num)+2)
 	text := withoutSubject(f)
@@ -233,20 +236,20 @@ func (t *textOut) cut(s string, width int) string {
 }
 
 // verdictSeverity is the colour of a verdict.
-func verdictSeverity(v string) Severity {
+func verdictSeverity(v string) report.Severity {
 	switch v {
 	case "healthy":
-		return OK
+		return report.OK
 	case "warning":
-		return Warning
+		return report.Warning
 	case "critical":
-		return Critical
+		return report.Critical
 	}
-	return Unknown
+	return report.Unknown
 }
 
 // host says what the report is about: the tool, the source, the host, the devices.
-func (t *textOut) host(r *Report) {
+func (t *textOut) host(r *report.Report) {
 	head := fmt.Sprintf("rdmadiag %s on %s", r.Tool.Version, r.Host.Source)
 	if r.Host.Hostname != "" {
 		head += " (" + r.Host.Hostname
@@ -275,8 +278,8 @@ func (t *textOut) host(r *Report) {
 
 // problemOrder is the problems in the order they are detailed: root causes in RootCauses'
 // order, then the consequences in troubleshooting order.
-func problemOrder(r *Report) []Finding {
-	var out []Finding
+func problemOrder(r *report.Report) []report.Finding {
+	var out []report.Finding
 	for _, f := range r.RootCauses() {
 		out = append(out, *f)
 	}
@@ -289,17 +292,17 @@ func problemOrder(r *Report) []Finding {
 }
 
 // problems details every problem once.
-func (t *textOut) problems(r *Report) {
+func (t *textOut) problems(r *report.Report) {
 	fs := problemOrder(r)
 	if len(fs) == 0 {
 		return
 	}
-	t.details(r, fs, fmt.Sprintf("Problems: %s, root causes first", plural(len(fs), "finding")))
+	t.details(r, fs, fmt.Sprintf("Problems: %s, root causes first", words.Plural(len(fs), "finding")))
 }
 
 // details writes each finding's summary, fault row, evidence, fix, cause and limit. A fault row's
 // text is the same for every finding of the row: it is written in full once, and named after.
-func (t *textOut) details(r *Report, fs []Finding, title string) {
+func (t *textOut) details(r *report.Report, fs []report.Finding, title string) {
 	if len(fs) == 0 {
 		return
 	}
@@ -347,19 +350,19 @@ func (t *textOut) details(r *Report, fs []Finding, title string) {
 
 // byLayer counts the findings that are not problems per layer, in troubleshooting order, one
 // line each: what --all lists row by row.
-func (t *textOut) byLayer(r *Report) {
+func (t *textOut) byLayer(r *report.Report) {
 	var layers []string
-	counts := map[string]map[Severity]int{}
+	counts := map[string]map[report.Severity]int{}
 	for _, f := range r.Findings {
 		if f.Severity.Problem() {
 			continue
 		}
 		l := f.Layer
 		if l == "" {
-			l = layerOf(f.CheckID)
+			l = report.LayerOf(f.CheckID)
 		}
 		if counts[l] == nil {
-			counts[l] = map[Severity]int{}
+			counts[l] = map[report.Severity]int{}
 			layers = append(layers, l)
 		}
 		counts[l][f.Severity]++
@@ -375,7 +378,7 @@ func (t *textOut) byLayer(r *Report) {
 	}
 	for _, l := range layers {
 		var parts []string
-		for _, sev := range []Severity{OK, Info, Skipped} {
+		for _, sev := range []report.Severity{report.OK, report.Info, report.Skipped} {
 			if n := counts[l][sev]; n > 0 {
 				parts = append(parts, fmt.Sprintf("%d %s", n, sev))
 			}
@@ -388,7 +391,7 @@ func (t *textOut) byLayer(r *Report) {
 // table draws the findings in three columns: the check id as a group row, then each subject
 // indented under it with its status and its finding. The check id carries the layer, and the
 // finding leaves out the subject when it starts by naming it, so nothing is said twice.
-func (t *textOut) table(fs []*Finding) {
+func (t *textOut) table(fs []*report.Finding) {
 	bx := boxUnicode
 	if t.ascii {
 		bx = boxASCII
@@ -397,9 +400,9 @@ func (t *textOut) table(fs []*Finding) {
 	type row struct {
 		first, finding []string
 		status         string
-		sev            Severity
+		sev            report.Severity
 	}
-	findingText := func(f *Finding) string {
+	findingText := func(f *report.Finding) string {
 		s := withoutSubject(f)
 		if len(f.ExplainedBy) > 0 && f.Severity.Problem() {
 			s += " (consequence)"
@@ -439,7 +442,7 @@ func (t *textOut) table(fs []*Finding) {
 	rule := func(l, m, r string) {
 		t.b.WriteString(l + strings.Repeat(bx.h, first+2) + m + strings.Repeat(bx.h, statusW+2) + m + strings.Repeat(bx.h, find+2) + r + "\n")
 	}
-	line := func(a, s string, sev Severity, c string) {
+	line := func(a, s string, sev report.Severity, c string) {
 		status := padRight(s, statusW)
 		if s != "" {
 			status = paint(s, sev, t.color) + strings.Repeat(" ", statusW-len(s))
@@ -447,7 +450,7 @@ func (t *textOut) table(fs []*Finding) {
 		t.b.WriteString(bx.v + " " + padRight(a, first) + " " + bx.v + " " + status + " " + bx.v + " " + padRight(c, find) + " " + bx.v + "\n")
 	}
 	rule(bx.tl, bx.tm, bx.tr)
-	line(h1, h2, OK, h3)
+	line(h1, h2, report.OK, h3)
 	rule(bx.ml, bx.mm, bx.mr)
 	for _, rw := range rows {
 		for i := range max(len(rw.first), len(rw.finding), 1) {
@@ -470,7 +473,7 @@ func (t *textOut) table(fs []*Finding) {
 // limits says, once per way of lifting it, what a limit kept from being judged: the skipped
 // findings and the checks that did not run. Probes that did not run (on a snapshot, with
 // --no-probe) are one line per limit unless all asks for their ids.
-func (t *textOut) limits(r *Report, all bool) {
+func (t *textOut) limits(r *report.Report, all bool) {
 	var lifts []string
 	what := map[string][]string{}
 	add := func(lift, item string) {
@@ -482,11 +485,11 @@ func (t *textOut) limits(r *Report, all bool) {
 		}
 	}
 	for _, f := range r.Findings {
-		if f.Limit != nil && f.Severity == Skipped {
+		if f.Limit != nil && f.Severity == report.Skipped {
 			add(f.Limit.Lift, f.CheckID)
 		}
 	}
-	var notRun []NotRun
+	var notRun []report.NotRun
 	for _, n := range r.Summary.NotRun {
 		if all {
 			add(n.Limit.Lift, n.CheckID+" (not run)")
@@ -504,7 +507,7 @@ func (t *textOut) limits(r *Report, all bool) {
 	// One line per way of lifting: "5 probes not run (live host only): run rdmadiag check on
 	// the host itself"; the lift's explanation in parentheses is in --all and the JSON.
 	var order []string
-	byLift := map[string][]NotRun{}
+	byLift := map[string][]report.NotRun{}
 	for _, n := range notRun {
 		if _, ok := byLift[n.Limit.Lift]; !ok {
 			order = append(order, n.Limit.Lift)
@@ -520,7 +523,7 @@ func (t *textOut) limits(r *Report, all bool) {
 		if i := strings.Index(lift, " ("); i > 0 {
 			lift = lift[:i]
 		}
-		t.para("", "  ", fmt.Sprintf("%s not run (%s): %s", plural(len(ns), "probe"), limitWords(ns[0].Limit.Kind), lift))
+		t.para("", "  ", fmt.Sprintf("%s not run (%s): %s", words.Plural(len(ns), "probe"), words.LimitWords(ns[0].Limit.Kind), lift))
 	}
 }
 

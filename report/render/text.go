@@ -1,10 +1,13 @@
-package report
+package render
 
 import (
 	"strings"
 	"unicode/utf8"
 
 	"github.com/mattn/go-runewidth"
+
+	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/words"
 )
 
 // DefaultWidth is the width the table is laid out for when the terminal's is unknown (output
@@ -40,7 +43,7 @@ var asciiFor = map[rune]string{
 // bidirectional overrides) is escaped by Printable, and with ascii set every non-ASCII character
 // becomes an ASCII stand-in.
 func termSafe(s string, ascii bool) string {
-	s = Printable(s)
+	s = words.Printable(s)
 	if !ascii {
 		return s
 	}
@@ -158,7 +161,7 @@ func padRight(s string, width int) string {
 // "rxe0/1 pid 120 (labqp) ERR", "rxe0: ..." on "rxe0 uverbs") goes too. A summary in which the
 // subject is the subject of a sentence ("mlx5_0/1 is DOWN") is kept. A skipped finding's
 // "skipped: " is dropped too: the status says it.
-func withoutSubject(f *Finding) string {
+func withoutSubject(f *report.Finding) string {
 	s := f.Summary
 	name := f.Subject.String()
 	names := func(x string) bool {
@@ -176,7 +179,7 @@ func withoutSubject(f *Finding) string {
 			s = rest[:end+1] + " " + rest[end+3:]
 		}
 	}
-	if f.Severity == Skipped {
+	if f.Severity == report.Skipped {
 		s = strings.TrimPrefix(s, "skipped: ")
 	}
 	if s == "" {
@@ -187,8 +190,8 @@ func withoutSubject(f *Finding) string {
 
 // withSubject is a summary that names its subject once: as it is when its first word names the
 // subject, else preceded by the subject.
-func withSubject(f *Finding) string {
-	if f.namedBy(f.Summary) {
+func withSubject(f *report.Finding) string {
+	if words.NamedBy(f, f.Summary) {
 		return f.Summary
 	}
 	return f.Subject.String() + ": " + f.Summary

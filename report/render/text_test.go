@@ -1,9 +1,12 @@
-package report
+package render
 
 import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/engine"
 )
 
 func TestWrap(t *testing.T) {
@@ -58,22 +61,22 @@ func TestTermSafe(t *testing.T) {
 func TestWithoutSubject(t *testing.T) {
 	for _, c := range []struct {
 		subject, summary string
-		sev              Severity
+		sev              report.Severity
 		want             string
 	}{
-		{"mlx5_0/1", "mlx5_0/1: LID 0x11, subnet manager at LID 0x1", OK, "LID 0x11, subnet manager at LID 0x1"},
-		{"0000:3b:00.0", "0000:3b:00.0 (mlx5_0): link trained at 16 GT/s x16", OK, "(mlx5_0) link trained at 16 GT/s x16"},
-		{"rxe0/1 pid 120 (labqp) ERR", "rxe0/1: 3 QP(s) of pid 120 (labqp) in ERR", Warning, "3 QP(s) of pid 120 (labqp) in ERR"},
-		{"rxe0 uverbs", "rxe0: /dev/infiniband/uverbs0 present", OK, "/dev/infiniband/uverbs0 present"},
+		{"mlx5_0/1", "mlx5_0/1: LID 0x11, subnet manager at LID 0x1", report.OK, "LID 0x11, subnet manager at LID 0x1"},
+		{"0000:3b:00.0", "0000:3b:00.0 (mlx5_0): link trained at 16 GT/s x16", report.OK, "(mlx5_0) link trained at 16 GT/s x16"},
+		{"rxe0/1 pid 120 (labqp) ERR", "rxe0/1: 3 QP(s) of pid 120 (labqp) in ERR", report.Warning, "3 QP(s) of pid 120 (labqp) in ERR"},
+		{"rxe0 uverbs", "rxe0: /dev/infiniband/uverbs0 present", report.OK, "/dev/infiniband/uverbs0 present"},
 		// A sentence whose subject is the subject is kept, and so is a name that only shares a prefix.
-		{"mlx5_0/1", "mlx5_0/1 is DOWN", Critical, "mlx5_0/1 is DOWN"},
-		{"mlx5_10", "mlx5_1: other device", OK, "mlx5_1: other device"},
-		{"ib_core", "ib_core loaded", OK, "ib_core loaded"},
-		{"host", "skipped: no hardware RDMA device", Skipped, "no hardware RDMA device"},
-		{"rxe0", "rxe0: skipped: software device", Skipped, "software device"},
-		{"rxe0", "rxe0: ", OK, "rxe0: "},
+		{"mlx5_0/1", "mlx5_0/1 is DOWN", report.Critical, "mlx5_0/1 is DOWN"},
+		{"mlx5_10", "mlx5_1: other device", report.OK, "mlx5_1: other device"},
+		{"ib_core", "ib_core loaded", report.OK, "ib_core loaded"},
+		{"host", "skipped: no hardware RDMA device", report.Skipped, "no hardware RDMA device"},
+		{"rxe0", "rxe0: skipped: software device", report.Skipped, "software device"},
+		{"rxe0", "rxe0: ", report.OK, "rxe0: "},
 	} {
-		f := Finding{Subject: Subject{Kind: "x", Name: c.subject}, Summary: c.summary, Severity: c.sev}
+		f := report.Finding{Subject: report.Subject{Kind: "x", Name: c.subject}, Summary: c.summary, Severity: c.sev}
 		if got := withoutSubject(&f); got != c.want {
 			t.Errorf("withoutSubject(%q, %q) = %q, want %q", c.subject, c.summary, got, c.want)
 		}
@@ -84,14 +87,14 @@ func TestWithoutSubject(t *testing.T) {
 // asked, and nothing of a hostile summary reaches the terminal as a control sequence.
 func TestRenderTableWidth(t *testing.T) {
 	long := strings.Repeat("word ", 60)
-	r := Build([]Finding{
-		{CheckID: "driver.modules", Subject: Subject{Kind: "module", Name: "ib_core"}, Severity: Critical, Fault: "driver-module",
+	r := build([]report.Finding{
+		{CheckID: "driver.modules", Subject: report.Subject{Kind: "module", Name: "ib_core"}, Severity: report.Critical, Fault: "driver-module",
 			Summary: "ib_core is not loaded: " + long, Remediation: long,
-			Evidence: []Evidence{{Name: "path", Observed: "/sys/" + strings.Repeat("very_long_component/", 12), Source: "/proc/modules"}}},
-		{CheckID: "qp.state", Subject: Subject{Kind: "qp", Name: "mlx5_0/1 pid 4242 (a-very-long-command-name) ERR", Device: "mlx5_0"},
-			Severity: Warning, Fault: "qp-context", Summary: "mlx5_0/1: \x1b]0;pwned\x07 " + long},
-		{CheckID: "port.state", Subject: Subject{Kind: "port", Name: "mlx5_0/1", Device: "mlx5_0"}, Severity: OK, Fault: "port", Summary: "mlx5_0/1 is ACTIVE → fine"},
-	}, DefaultFaults(), Tool{Name: "rdmadiag", Version: "t"}, HostInfo{Source: "live", Devices: []string{"mlx5_0"}})
+			Evidence: []report.Evidence{{Name: "path", Observed: "/sys/" + strings.Repeat("very_long_component/", 12), Source: "/proc/modules"}}},
+		{CheckID: "qp.state", Subject: report.Subject{Kind: "qp", Name: "mlx5_0/1 pid 4242 (a-very-long-command-name) ERR", Device: "mlx5_0"},
+			Severity: report.Warning, Fault: "qp-context", Summary: "mlx5_0/1: \x1b]0;pwned\x07 " + long},
+		{CheckID: "port.state", Subject: report.Subject{Kind: "port", Name: "mlx5_0/1", Device: "mlx5_0"}, Severity: report.OK, Fault: "port", Summary: "mlx5_0/1 is ACTIVE → fine"},
+	}, engine.DefaultFaults(), report.Tool{Name: "rdmadiag", Version: "t"}, report.HostInfo{Source: "live", Devices: []string{"mlx5_0"}})
 	for _, width := range []int{60, 80, 100, 132, 250} {
 		for _, o := range []RenderOptions{{}, {ASCII: true}, {All: true}, {All: true, ASCII: true}, {Verbose: true}} {
 			ascii := o.ASCII
@@ -130,19 +133,19 @@ func TestRenderTableWidth(t *testing.T) {
 // its gravest outcome, and the problem findings are counted by severity next to it, so that a
 // check that found a critical and a warning does not read as one critical finding.
 func TestSummaryCountsChecks(t *testing.T) {
-	fs := []Finding{
-		f("driver.modules", Critical, "driver-module", "ib_core", ""),
-		f("driver.modules", Warning, "driver-module", "ib_umad", ""),
-		f("driver.modules", OK, "driver-module", "rdma_cm", ""),
-		f("port.state", OK, "port", "mlx5_0/1", "mlx5_0"),
-		f("port.state", Info, "port", "mlx5_0/2", "mlx5_0"),
-		f("cq.depth", OK, "cq-depth", "mlx5_0", "mlx5_0"),
-		{CheckID: "cq.depth", Subject: Subject{Kind: "device", Name: "mlx5_1"}, Severity: Skipped, Fault: "cq-depth",
-			Summary: "not judged", Limit: &Limit{Kind: LimitPrivilege, Lift: "run as root"}},
+	fs := []report.Finding{
+		fnd("driver.modules", report.Critical, "driver-module", "ib_core", ""),
+		fnd("driver.modules", report.Warning, "driver-module", "ib_umad", ""),
+		fnd("driver.modules", report.OK, "driver-module", "rdma_cm", ""),
+		fnd("port.state", report.OK, "port", "mlx5_0/1", "mlx5_0"),
+		fnd("port.state", report.Info, "port", "mlx5_0/2", "mlx5_0"),
+		fnd("cq.depth", report.OK, "cq-depth", "mlx5_0", "mlx5_0"),
+		{CheckID: "cq.depth", Subject: report.Subject{Kind: "device", Name: "mlx5_1"}, Severity: report.Skipped, Fault: "cq-depth",
+			Summary: "not judged", Limit: &report.Limit{Kind: report.LimitPrivilege, Lift: "run as root"}},
 	}
-	r := BuildWith(fs, DefaultFaults(), Tool{Name: "rdmadiag", Version: "t"}, HostInfo{Source: "live"},
-		BuildOptions{NotRun: []NotRun{{CheckID: "qp.loopback_probe", Limit: Limit{Kind: LimitSelection, Lift: "run without --no-probe"}}}})
-	want := CheckCounts{Run: 3, Passed: 1, Skipped: 1, Critical: 1, NotRun: 1}
+	r := buildWith(fs, engine.DefaultFaults(), report.Tool{Name: "rdmadiag", Version: "t"}, report.HostInfo{Source: "live"},
+		engine.BuildOptions{NotRun: []report.NotRun{{CheckID: "qp.loopback_probe", Limit: report.Limit{Kind: report.LimitSelection, Lift: "run without --no-probe"}}}})
+	want := report.CheckCounts{Run: 3, Passed: 1, Skipped: 1, Critical: 1, NotRun: 1}
 	if *r.Summary.Checks != want {
 		t.Errorf("checks = %+v, want %+v", *r.Summary.Checks, want)
 	}

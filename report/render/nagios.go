@@ -1,10 +1,12 @@
-package report
+package render
 
 import (
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/rdmadiag/rdmadiag/report"
 )
 
 // nagiosTextMax bounds the status text before the perfdata. The Monitoring Plugins Development
@@ -33,11 +35,11 @@ func NagiosStatus(verdict string) (string, int) {
 // Perfdata follows the Monitoring Plugins Development Guidelines ("Performance data":
 // 'label'=value[UOM];[warn];[crit];[min];[max], space separated, "s" the unit of seconds); the
 // labels need no quoting. duration is left out when the run's duration is not known (goldens).
-func RenderNagios(w io.Writer, r *Report, _ RenderOptions) error {
+func RenderNagios(w io.Writer, r *report.Report, _ RenderOptions) error {
 	status, _ := NagiosStatus(r.Summary.Verdict)
-	text := r.statusText(nagiosTextMax)
+	text := statusText(r, nagiosTextMax)
 	if r.Summary.Verdict == "healthy" {
-		text = fmt.Sprintf("%d RDMA device(s), %d checks passed", r.Summary.Devices, r.judgedChecks())
+		text = fmt.Sprintf("%d RDMA device(s), %d checks passed", r.Summary.Devices, judgedChecks(r))
 	}
 	// A "|" in the text would start the perfdata early.
 	text = strings.ReplaceAll(text, "|", "/")
