@@ -145,7 +145,8 @@ func leadingNumber(s string) (uint64, string) {
 }
 
 // FaultRow is one row of the fault table as a report carries it: the component that fails, what
-// it does, how the failure shows, and the kernel log strings that betray it. Explains is written
+// it does, how the failure shows, and the kernel log signatures (ids of rdmadiag's signature
+// table, docs/kernel-log.md) that this report's findings of the row were drawn from. Explains is written
 // in the document's published form ("fault:<id>", "check:<glob>"); the engine links from the
 // typed form the table is decoded into (FaultTable.Explains).
 type FaultRow struct {

@@ -99,9 +99,22 @@ func BuildLinked(findings []Finding, faults *FaultTable, tool report.Tool, host 
 	for _, f := range fs {
 		used[f.Fault] = true
 	}
+	// A row's log signatures are those of the kernel log signature table (internal/kevent)
+	// that this run's findings of the row were drawn from: the table is the one list, so the
+	// fault table keeps none of its own.
+	sigs := map[string][]string{}
+	for _, f := range fs {
+		for _, e := range f.Evidence {
+			if e.Name == "signature" && !slices.Contains(sigs[f.Fault], e.Observed) {
+				sigs[f.Fault] = append(sigs[f.Fault], e.Observed)
+			}
+		}
+	}
 	r.Faults = []report.FaultRow{}
 	for _, row := range faults.Rows {
 		if used[row.ID] {
+			row.LogSignatures = append([]string{}, sigs[row.ID]...)
+			sort.Strings(row.LogSignatures)
 			r.Faults = append(r.Faults, row)
 		}
 	}

@@ -53,13 +53,12 @@ type Observation struct {
 }
 
 type faultRowData struct {
-	ID            string   `json:"id"`
-	Layer         string   `json:"layer"`
-	Component     string   `json:"component"`
-	Function      string   `json:"function"`
-	Symptom       string   `json:"symptom"`
-	LogSignatures []string `json:"log_signatures"`
-	Explains      []Link   `json:"explains"`
+	ID        string `json:"id"`
+	Layer     string `json:"layer"`
+	Component string `json:"component"`
+	Function  string `json:"function"`
+	Symptom   string `json:"symptom"`
+	Explains  []Link `json:"explains"`
 }
 
 type faultsData struct {
@@ -138,7 +137,7 @@ func ParseFaults(b []byte) (*FaultTable, error) {
 			published[i] = l.String()
 		}
 		t.Rows = append(t.Rows, report.FaultRow{ID: r.ID, Layer: r.Layer, Component: r.Component, Function: r.Function,
-			Symptom: r.Symptom, LogSignatures: r.LogSignatures, Explains: published})
+			Symptom: r.Symptom, LogSignatures: []string{}, Explains: published})
 		t.explains = append(t.explains, r.Explains)
 	}
 	for i := range d.Observations {
