@@ -25,10 +25,11 @@ const fixturesDir = "../../fixtures/sysfs"
 const goldenWidth = 80
 
 // testApp runs the CLI in-process with a fixed clock, version and environment (table width,
-// UTF-8 locale, no NO_COLOR), as goldens need whatever the environment of the test run.
+// UTF-8 locale, no NO_COLOR), as goldens need whatever the environment of the test run; a
+// fixture's snapshot is unpacked once per test binary (openCached).
 func testApp(stdout, stderr *bytes.Buffer) *App {
 	return &App{Version: "test", Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
-		Stdout: stdout, Stderr: stderr, Golden: true, Getenv: fixedEnv(map[string]string{
+		Stdout: stdout, Stderr: stderr, Golden: true, OpenHost: openCached, Getenv: fixedEnv(map[string]string{
 			"COLUMNS": strconv.Itoa(goldenWidth), "LANG": "C.UTF-8"})}
 }
 
