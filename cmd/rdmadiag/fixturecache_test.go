@@ -134,3 +134,14 @@ func TestCachedFixtureReportsAsUnpacked(t *testing.T) {
 		t.Error("a file outside the fixtures is taken from the cache")
 	}
 }
+
+// sharedFixture is the one unpack of fixtures/sysfs/<name>, for a test that only reads it (one
+// that changes the tree unpacks its own copy, as unpackHealthy does).
+func sharedFixture(t *testing.T, name string) string {
+	t.Helper()
+	dir, ok, err := unpackedFixture(filepath.Join(fixturesDir, name, "snapshot.txtar"))
+	if err != nil || !ok {
+		t.Fatalf("fixture %s not unpacked: %v", name, err)
+	}
+	return dir
+}

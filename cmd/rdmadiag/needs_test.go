@@ -33,11 +33,7 @@ type accessLog struct {
 }
 
 func (l *accessLog) open(t *testing.T) func(context.Context, source) (*host.Host, func(), error) {
-	// The shared unpack of the fixture: the host only reads it.
-	snap, ok, err := unpackedFixture(filepath.Join(fixturesDir, "healthy", "snapshot.txtar"))
-	if err != nil || !ok {
-		t.Fatalf("healthy fixture not unpacked: %v", err)
-	}
+	snap := sharedFixture(t, "healthy") // the host only reads it
 	b, err := os.ReadFile(filepath.Join(snap, "facts.json"))
 	if err != nil {
 		t.Fatal(err)

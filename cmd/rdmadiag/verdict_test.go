@@ -269,7 +269,7 @@ func (b blockingConn) Exchange(host.Request) ([]byte, error) {
 // what it is blocked in (record copies only regular files, so a netlink answer stands in for a
 // wedged device here).
 func TestRecordEndsAtTheDeadline(t *testing.T) {
-	snap := unpackHealthy(t)
+	snap := sharedFixture(t, "healthy") // read only: record writes under TMPDIR
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp) // where record makes its working directory
 	stop := make(chan struct{})
