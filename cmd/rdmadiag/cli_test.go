@@ -71,7 +71,7 @@ func TestRoundTripSnapshot(t *testing.T) {
 	for _, s := range slowScenarios(t) {
 		t.Run(s.name, func(t *testing.T) {
 			t.Parallel()
-			first, _, code1 := run(t, append([]string{"check", "--snapshot", s.snapshot, "--format", "json"}, s.args...)...)
+			first, _, code1 := checkReport(t, s)
 			again := filepath.Join(t.TempDir(), "again.tar.gz")
 			if _, stderr, code := run(t, append([]string{"record", "--minimal", "--snapshot", s.snapshot, "-o", again}, recordArgs(s.args)...)...); code != 0 {
 				t.Fatalf("record: %d %s", code, stderr)

@@ -145,3 +145,24 @@ func sharedFixture(t *testing.T, name string) string {
 	}
 	return dir
 }
+
+// A fixture's check report is the same at every run (a fixed clock, the Golden flag, a fresh
+// host on the same files), and five tests read every fixture's: checkReport runs each command
+// line once per test binary and hands every caller the same output.
+var reportCache sync.Map // command line joined by NUL -> *cachedReport
+
+type cachedReport struct {
+	once        sync.Once
+	out, errOut string
+	code        int
+}
+
+// checkReport is run(t, "check", "--snapshot", s.snapshot, "--format", "json", s.args...), once.
+func checkReport(t *testing.T, s scenario) (out, errOut string, code int) {
+	t.Helper()
+	args := append([]string{"check", "--snapshot", s.snapshot, "--format", "json"}, s.args...)
+	v, _ := reportCache.LoadOrStore(strings.Join(args, "\x00"), &cachedReport{})
+	r := v.(*cachedReport)
+	r.once.Do(func() { r.out, r.errOut, r.code = run(t, args...) })
+	return r.out, r.errOut, r.code
+}
