@@ -15,11 +15,12 @@ const Env = "RDMADIAG_SLOW"
 
 // Sample is the fixtures (directory names under fixtures/sysfs) the gated tests take without
 // Env. Together they hold every part of a snapshot: netlink QP/CQ dumps and raw contexts
-// (cq-raw-mlx5), devlink (fw-devlink), ethtool netlink with module pages (port-xcvr-cmis), read
-// errors and a kernel log not readable (unprivileged), an option file (fw-drift, --policy), a
-// lab recording (healthy), and trees built from real captures with and without netlink replies.
+// (cq-raw-mlx5), devlink (fw-devlink), ethtool netlink with module pages (port-xcvr-cmis), a
+// recording by an ordinary user, without the kernel log (unprivileged), an option file
+// (fw-drift, --policy), a lab recording with read errors (port-down), and trees built from real
+// captures with and without netlink replies.
 var Sample = []string{
-	"healthy", "cq-raw-mlx5", "fw-devlink", "port-xcvr-cmis", "unprivileged",
+	"port-down", "cq-raw-mlx5", "fw-devlink", "port-xcvr-cmis", "unprivileged",
 	"fw-drift", "real-tree-ksmbd-mainline", "real-rp-ext-129-cx4lx-probe-fail",
 }
 
