@@ -13,7 +13,7 @@ LDFLAGS   := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(
 BIN       := bin/rdmadiag
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all build check-linkage test lint fmt-check vet staticcheck demo regen golden fuzz bench clean lab-bins image e2e-slurm captures \
+.PHONY: all build check-linkage test test-slow lint fmt-check vet staticcheck demo regen golden fuzz bench clean lab-bins image e2e-slurm captures \
 	docs install package test-package
 
 all: lint test
@@ -42,6 +42,14 @@ test:
 	$(GO) test -count=1 -timeout 30m ./...
 	@echo ">> deployment files: manifests decoded strictly with the Kubernetes API types, systemd units"
 	cd deploy && $(GO) test -count=1 ./...
+
+# The tests that write every fixture again (recording each and judging the recording, redacting
+# each, packing each back into text): minutes on two cores, so `make test` runs them on the
+# sample internal/slowtest names and this target, which CI runs too, on every fixture.
+SLOW_TESTS := ^(TestRoundTripRoot|TestRoundTripSnapshot|TestRedactKeepsVerdict|TestPackTxtarFixtures)$$
+test-slow:
+	@echo ">> round trips, redaction and text packing of every fixture"
+	RDMADIAG_SLOW=1 $(GO) test -count=1 -timeout 30m -run '$(SLOW_TESTS)' ./cmd/rdmadiag ./internal/snapshot
 
 lint: fmt-check vet staticcheck
 

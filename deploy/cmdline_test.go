@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -123,17 +124,41 @@ func npdRules(t *testing.T) []npdRule {
 	return nil
 }
 
-// buildRdmadiag builds this repository's rdmadiag, or skips when it does not yet have the
+// built is the rdmadiag the tests run: linking it takes seconds, so it is built once per test
+// binary, into a directory TestMain removes.
+var built struct {
+	once     sync.Once
+	dir, bin string
+	err      error
+	out      []byte
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// buildRdmadiag builds this repository's rdmadiag (once), or skips when it does not yet have the
 // output formats the deployment files use.
 func buildRdmadiag(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "rdmadiag")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/rdmadiag")
-	build.Dir = ".."
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/rdmadiag: %v\n%s", err, out)
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "rdmadiag-deploy-test-"); built.err != nil {
+			return
+		}
+		built.bin = filepath.Join(built.dir, "rdmadiag")
+		build := exec.Command("go", "build", "-o", built.bin, "./cmd/rdmadiag")
+		build.Dir = ".."
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		built.out, built.err = build.CombinedOutput()
+	})
+	if built.err != nil {
+		t.Fatalf("go build ./cmd/rdmadiag: %v\n%s", built.err, built.out)
 	}
+	bin := built.bin
 	help, _ := exec.Command(bin, "check", "--help").CombinedOutput()
 	for _, want := range []string{"--output", "prometheus", "npd"} {
 		if !strings.Contains(string(help), want) {

@@ -47,9 +47,9 @@ type App struct {
 	Registry *checks.Registry
 	// Golden drops run-dependent values (start time, temporary paths) for golden files.
 	Golden bool
-	// OpenHost replaces opening --snapshot, --root or the live host; tests use it to run the
-	// live code paths on a prepared tree.
-	OpenHost func(src source) (*host.Host, func(), error)
+	// OpenHost replaces opening --snapshot, --root or the live host (ctx is the run's); tests use
+	// it to run the live code paths on a prepared tree, and to judge a fixture unpacked once.
+	OpenHost func(ctx context.Context, src source) (*host.Host, func(), error)
 	// Commit and BuildDate identify the build (`rdmadiag version`, the report's tool); "" when
 	// unknown.
 	Commit, BuildDate string
@@ -79,10 +79,11 @@ func (a *App) interruptedCode() int {
 // snapshot's unpack ends with it, even in a read that blocks (a pipe), and an interrupted one is
 // the run's interruption, never a snapshot judged half read.
 func (a *App) openHost(ctx context.Context, src source) (*host.Host, func(), error) {
+	open := src.open
 	if a.OpenHost != nil {
-		return a.OpenHost(src)
+		open = func(ctx context.Context) (*host.Host, func(), error) { return a.OpenHost(ctx, src) }
 	}
-	h, cleanup, err := src.open(ctx)
+	h, cleanup, err := open(ctx)
 	if err != nil && errors.Is(err, snapshot.ErrUnpackStopped) {
 		what := "interrupted"
 		code := a.interruptedCode()

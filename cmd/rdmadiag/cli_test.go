@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rdmadiag/rdmadiag/internal/snapshot"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -32,13 +31,14 @@ func findingsOnly(r report.Report) string {
 }
 
 // TestRoundTripRoot: record of a plain root, then check --snapshot, gives the report that check
-// --root gives on that root.
+// --root gives on that root (on every fixture with RDMADIAG_SLOW=1, make test-slow).
 func TestRoundTripRoot(t *testing.T) {
-	for _, s := range scenarios(t) {
+	for _, s := range slowScenarios(t) {
 		t.Run(s.name, func(t *testing.T) {
-			dir := t.TempDir()
-			if err := snapshot.UnpackFile(s.snapshot, dir); err != nil {
-				t.Fatal(err)
+			t.Parallel()
+			dir, ok, err := unpackedFixture(s.snapshot) // shared: check and record only read it
+			if err != nil || !ok {
+				t.Fatalf("%s: not unpacked (%v)", s.snapshot, err)
 			}
 			root := filepath.Join(dir, "root")
 			direct, _, code1 := run(t, append([]string{"check", "--root", root, "--format", "json"}, s.args...)...)
@@ -66,11 +66,12 @@ func recordArgs(checkArgs []string) []string {
 // TestRoundTripSnapshot: re-recording a snapshot (netlink replies, kernel log, facts included)
 // gives the same report. The recording is --minimal, without the allow-list walk: what the
 // checks read while recording is all they need, which is what lets a new check go without any
-// change to the recorder.
+// change to the recorder. On every fixture with RDMADIAG_SLOW=1 (make test-slow).
 func TestRoundTripSnapshot(t *testing.T) {
-	for _, s := range scenarios(t) {
+	for _, s := range slowScenarios(t) {
 		t.Run(s.name, func(t *testing.T) {
-			first, _, code1 := run(t, append([]string{"check", "--snapshot", s.snapshot, "--format", "json"}, s.args...)...)
+			t.Parallel()
+			first, _, code1 := checkReport(t, s)
 			again := filepath.Join(t.TempDir(), "again.tar.gz")
 			if _, stderr, code := run(t, append([]string{"record", "--minimal", "--snapshot", s.snapshot, "-o", again}, recordArgs(s.args)...)...); code != 0 {
 				t.Fatalf("record: %d %s", code, stderr)

@@ -48,7 +48,9 @@ func runInterrupted(t *testing.T, args ...string) (string, int) {
 	cancel(&interrupted{sig: "SIGINT"})
 	var out, errb bytes.Buffer
 	app := testApp(&out, &errb)
-	app.OpenHost = func(src source) (*host.Host, func(), error) { return src.open(context.Background()) }
+	app.OpenHost = func(_ context.Context, src source) (*host.Host, func(), error) {
+		return openCached(context.Background(), src)
+	}
 	code := app.Execute(ctx, args)
 	return out.String(), code
 }

@@ -32,8 +32,8 @@ type accessLog struct {
 	devices func(root string, recorded []host.VerbsDevice) []host.VerbsDevice
 }
 
-func (l *accessLog) open(t *testing.T) func(source) (*host.Host, func(), error) {
-	snap := unpackHealthy(t)
+func (l *accessLog) open(t *testing.T) func(context.Context, source) (*host.Host, func(), error) {
+	snap := sharedFixture(t, "healthy") // the host only reads it
 	b, err := os.ReadFile(filepath.Join(snap, "facts.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +50,7 @@ func (l *accessLog) open(t *testing.T) func(source) (*host.Host, func(), error) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return func(source) (*host.Host, func(), error) {
+	return func(context.Context, source) (*host.Host, func(), error) {
 		h, err := host.New(host.Options{Root: filepath.Join(snap, "root"), Kind: host.KindLive,
 			KernelLog: func() ([]byte, error) {
 				l.mu.Lock()
@@ -267,7 +267,7 @@ func TestKernelLogMarked(t *testing.T) {
 		if c.Probe {
 			continue
 		}
-		h, _, err := open(source{})
+		h, _, err := open(context.Background(), source{})
 		if err != nil {
 			t.Fatal(err)
 		}

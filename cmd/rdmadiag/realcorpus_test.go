@@ -44,8 +44,7 @@ func TestRealCaptures(t *testing.T) {
 		if !source.Match(readme) {
 			t.Errorf("%s: README.md names no public source", name)
 		}
-		args := append([]string{"check", "--snapshot", sc.snapshot, "--format", "json"}, sc.args...)
-		out, errOut, code := run(t, args...)
+		out, errOut, code := checkReport(t, sc)
 		if code != want {
 			t.Errorf("%s: exit %d, want %d (%s)", name, code, want, errOut)
 		}

@@ -18,8 +18,8 @@ var volatileRef = regexp.MustCompile(`(?i)\bpid\b|#[0-9]+|cqe[ =]?[0-9]+`)
 func TestRefsStable(t *testing.T) {
 	for _, s := range scenarios(t) {
 		t.Run(s.name, func(t *testing.T) {
-			args := append([]string{"check", "--snapshot", s.snapshot, "--format", "json"}, s.args...)
-			out, _, _ := run(t, args...)
+			t.Parallel()
+			out, _, _ := checkReport(t, s)
 			var rep report.Report
 			if err := json.Unmarshal([]byte(out), &rep); err != nil {
 				t.Fatal(err)

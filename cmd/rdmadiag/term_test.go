@@ -199,7 +199,7 @@ func TestIsUTF8Locale(t *testing.T) {
 // Progress goes to stderr only when it is a terminal, is erased before the report is written,
 // and never reaches stdout.
 func TestProgressOnlyOnATerminal(t *testing.T) {
-	snap := unpackHealthy(t)
+	snap := sharedFixture(t, "healthy")
 	root := filepath.Join(snap, "root")
 	for _, terminal := range []bool{true, false} {
 		var out, errb bytes.Buffer

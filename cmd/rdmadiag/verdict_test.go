@@ -98,8 +98,8 @@ func TestFIFOInTreeEndsWithExit3NamingThePath(t *testing.T) {
 
 // liveOn runs the live code paths on a prepared tree (a live host reads what it finds, so a FIFO
 // blocks there just as a wedged sysfs read does).
-func liveOn(root string) func(source) (*host.Host, func(), error) {
-	return func(source) (*host.Host, func(), error) {
+func liveOn(root string) func(context.Context, source) (*host.Host, func(), error) {
+	return func(context.Context, source) (*host.Host, func(), error) {
 		h, err := host.New(host.Options{Root: root, Kind: host.KindLive})
 		return h, func() {}, err
 	}
@@ -269,7 +269,7 @@ func (b blockingConn) Exchange(host.Request) ([]byte, error) {
 // what it is blocked in (record copies only regular files, so a netlink answer stands in for a
 // wedged device here).
 func TestRecordEndsAtTheDeadline(t *testing.T) {
-	snap := unpackHealthy(t)
+	snap := sharedFixture(t, "healthy") // read only: record writes under TMPDIR
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp) // where record makes its working directory
 	stop := make(chan struct{})
@@ -278,7 +278,7 @@ func TestRecordEndsAtTheDeadline(t *testing.T) {
 	defer release()
 	var out, errb bytes.Buffer
 	app := testApp(&out, &errb)
-	app.OpenHost = func(source) (*host.Host, func(), error) {
+	app.OpenHost = func(context.Context, source) (*host.Host, func(), error) {
 		h, err := host.New(host.Options{Root: filepath.Join(snap, "root"), Kind: host.KindLive, Netlink: blockingConn{stop}})
 		return h, func() {}, err
 	}

@@ -110,6 +110,11 @@ func OpenContext(ctx context.Context, p string) (h *host.Host, cleanup func(), e
 	return h, remove, nil
 }
 
+// OpenUnpacked opens a snapshot that Unpack or UnpackFile wrote into dir, naming it source (the
+// file it came from), as Open names the file it unpacked: for callers that unpack a snapshot once
+// and judge it many times (the tests, over every fixture). Nothing is written into dir.
+func OpenUnpacked(dir, source string) (*host.Host, error) { return openDir(dir, source) }
+
 func openDir(dir, source string) (*host.Host, error) {
 	// Every file of the snapshot is read inside it: a crafted directory may hold links that lead
 	// out, or FIFOs that would block a read forever.

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rdmadiag/rdmadiag/internal/slowtest"
 )
 
 // tree describes an unpacked snapshot as what a reader can observe: each file's bytes, each
@@ -57,13 +59,14 @@ func sameTree(t testing.TB, a, b map[string]string) {
 }
 
 // TestPackTxtarFixtures: every fixture snapshot, recorded or synthetic, survives Unpack ->
-// PackTxtar -> UnpackTxtar byte for byte, and packing is deterministic.
+// PackTxtar -> UnpackTxtar byte for byte, and packing is deterministic (every fixture with
+// RDMADIAG_SLOW=1, make test-slow; slowtest.Sample without).
 func TestPackTxtarFixtures(t *testing.T) {
 	snaps, err := filepath.Glob("../../fixtures/sysfs/*/snapshot.*")
 	if err != nil || len(snaps) < 3 {
 		t.Fatalf("fixtures: %v %v", snaps, err)
 	}
-	for _, snap := range snaps {
+	for _, snap := range slowtest.Pick(t, snaps, func(p string) string { return filepath.Base(filepath.Dir(p)) }) {
 		t.Run(filepath.Base(filepath.Dir(snap)), func(t *testing.T) {
 			src := filepath.Join(t.TempDir(), "src")
 			b, err := os.ReadFile(snap)

@@ -441,3 +441,41 @@ func TestOpenContextEndsTheUnpack(t *testing.T) {
 		})
 	}
 }
+
+// OpenUnpacked opens what UnpackFile wrote as Open opens the file: the same host, named after the
+// file, with its root in the directory given and nothing written there; a directory that holds
+// no snapshot is refused as Open refuses it.
+func TestOpenUnpacked(t *testing.T) {
+	p := "../../fixtures/sysfs/healthy/snapshot.txtar"
+	dir := t.TempDir()
+	if err := UnpackFile(p, dir); err != nil {
+		t.Fatal(err)
+	}
+	before := tree(t, dir)
+	h, err := OpenUnpacked(dir, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, cleanup, err := Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	if h.Meta().Source != p || h.Root() != filepath.Join(dir, RootDir) {
+		t.Errorf("source %q root %q, want %q and %s/root", h.Meta().Source, h.Root(), p, dir)
+	}
+	for _, f := range []string{"/proc/modules", "/sys/class/infiniband/rxe0/fw_ver"} {
+		got, gerr := h.ReadString(f)
+		exp, eerr := want.ReadString(f)
+		if got != exp || (gerr == nil) != (eerr == nil) {
+			t.Errorf("%s: %q (%v), Open gives %q (%v)", f, got, gerr, exp, eerr)
+		}
+	}
+	if kg, _ := h.KernelLog(); len(kg) == 0 {
+		t.Error("no kernel log")
+	}
+	sameTree(t, before, tree(t, dir))
+	if _, err := OpenUnpacked(t.TempDir(), p); !errors.Is(err, ErrNotSnapshot) {
+		t.Errorf("an empty directory: %v, want ErrNotSnapshot", err)
+	}
+}
