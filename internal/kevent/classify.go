@@ -89,7 +89,20 @@ func (e *Event) Detail() string {
 }
 
 // Key is the event's identity for the report's linking: the record's sequence number.
-func (e *Event) Key() string { return "kmsg:" + strconv.FormatUint(e.Record.Seq, 10) }
+func (e *Event) Key() string { return RecordKey(e.Record) }
+
+// RecordKey is a kernel log record's identity as a finding's event ("kmsg:<seq>"): two
+// findings quoting one record are drawn from one event.
+func RecordKey(r kmsg.Record) string { return "kmsg:" + strconv.FormatUint(r.Seq, 10) }
+
+// RecordKeys are the identities of records, in order.
+func RecordKeys(recs []kmsg.Record) []string {
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = RecordKey(r)
+	}
+	return out
+}
 
 // failureWords marks, on a record whose source gave no priority (a syslog file), a line that
 // reads as an error, which a priority would have told: such a line from an RDMA or PCIe-path

@@ -119,6 +119,9 @@ func eventFinding(subj report.Subject, dev string, evs []kevent.Event, klog *kms
 		f.Evidence = append(f.Evidence, report.Ev(e.Sig.ID, klog.Quote(e.Record), cite))
 	}
 	f.LogSpan = &engine.LogSpan{First: evs[0].Record.Since(), Last: evs[len(evs)-1].Record.Since()}
+	for _, e := range evs {
+		f.Events = append(f.Events, e.Key())
+	}
 	f.Remediation = "A CQ overrun means an application (or kernel consumer) let more completions pile up than its CQ holds: " +
 		"the CQ and the QPs completing into it are dead until recreated. Size CQs to at least the outstanding work " +
 		"requests with headroom (see cq.depth with --wr-concurrency), poll faster, or signal fewer sends. Access " +

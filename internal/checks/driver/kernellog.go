@@ -315,6 +315,7 @@ func eventFinding(ev *healthEvent, klog *kmsg.Log) engine.Finding {
 	f.Summary = fmt.Sprintf("%s: %s (%d log lines %s): %s",
 		f.Subject.Name, headline, len(ev.recs), klog.Between(first, last), strings.Join(texts, "; "))
 	f.LogSpan = &engine.LogSpan{First: first.Since(), Last: last.Since()}
+	f.Events = kevent.RecordKeys(ev.recs)
 	var ids []string
 	seen := map[string]bool{}
 	for _, m := range ev.members {
@@ -410,6 +411,7 @@ func groupFinding(g *logGroup, recovered []kmsg.Record, klog *kmsg.Log, inv *inv
 		f.Summary = fmt.Sprintf("%s: %s, %d times %s", where, what, len(g.recs), klog.Between(first, last))
 	}
 	f.LogSpan = &engine.LogSpan{First: first.Since(), Last: last.Since()}
+	f.Events = kevent.RecordKeys(g.recs)
 	f.Evidence = []report.Evidence{
 		report.Ev("signature", s.ID, cite),
 		report.Ev("count", fmt.Sprint(len(g.recs)), cite),
@@ -531,6 +533,9 @@ func unrecognisedFindings(evs []kevent.Event, klog *kmsg.Log, inv *inventory.Inv
 		f.Remediation = "Read the quoted lines and the ones around them (dmesg): the driver reported an error this tool does not classify; " +
 			"search the text in the driver's source or its vendor's knowledge base, and report it to rdmadiag so that it gets a signature."
 		f.LogSpan = &engine.LogSpan{First: first.Since(), Last: last.Since()}
+		for _, ev := range g.evs {
+			f.Events = append(f.Events, ev.Key())
+		}
 		f.Evidence = []report.Evidence{report.Ev("signature", "unrecognised", klog.Cite), report.Ev("count", fmt.Sprint(len(g.evs)), klog.Cite)}
 		seen := map[string]bool{}
 		for _, ev := range g.evs {

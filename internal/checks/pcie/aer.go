@@ -31,14 +31,23 @@ type aerSnap struct {
 	observe.AERCounters
 }
 
+// records are the events' log records, in order.
+func records(evs []kevent.Event) []kmsg.Record {
+	out := make([]kmsg.Record, len(evs))
+	for i, e := range evs {
+		out[i] = e.Record
+	}
+	return out
+}
+
 // aerLines are the kernel log's lines about the link of one of bdfs that pcie.aer judges: what
 // the AER, DPC and hotplug services print (drivers/pci/pcie/aer.c, err.c, dpc.c,
 // drivers/pci/hotplug), tied to a function by its prefix or by the address the line names.
-func aerLines(ke *checks.KernelEvents, bdfs []string) []kmsg.Record {
+func aerLines(ke *checks.KernelEvents, bdfs []string) []kevent.Event {
 	if ke == nil {
 		return nil
 	}
-	var out []kmsg.Record
+	var out []kevent.Event
 	for _, e := range ke.For(checks.JudgeAER) {
 		// A dump line (the error bits, the TLP header) belongs to the line before it, which is
 		// quoted.
@@ -48,7 +57,7 @@ func aerLines(ke *checks.KernelEvents, bdfs []string) []kmsg.Record {
 		b := e.Record.BDF()
 		for _, x := range bdfs {
 			if b == x || e.PCI == x {
-				out = append(out, e.Record)
+				out = append(out, e)
 				break
 			}
 		}
@@ -111,9 +120,9 @@ func runAER(ctx context.Context, env *checks.Env) ([]engine.Finding, error) {
 					Subject:     report.Subject{Kind: "pci", Name: s.BDF, Device: it.t.Device(), PCI: s.BDF},
 					Severity:    report.Warning,
 					Summary:     fmt.Sprintf("%s: no AER counters, but the kernel log has %d AER/link line(s) for it", s.BDF, len(lines)),
-					Evidence:    append([]report.Evidence{report.Ev("aer_dev_* files", "absent", s.node.Dir)}, klog.evidence("kernel log", lines, 5)...),
+					Evidence:    append([]report.Evidence{report.Ev("aer_dev_* files", "absent", s.node.Dir)}, klog.evidence("kernel log", records(lines), 5)...),
 					Remediation: "Read the kernel log lines: a failed recovery or a link down means the function may have lost transactions; reseat or replace the card if they recur.",
-				}, LogSpan: checks.LogSpan(lines), Events: aerLogEvents(it.t, lines)})
+				}, LogSpan: checks.LogSpan(records(lines)), Events: aerLogEvents(it.t, lines)})
 			}
 			continue
 		}
@@ -122,7 +131,7 @@ func runAER(ctx context.Context, env *checks.Env) ([]engine.Finding, error) {
 		if second != nil {
 			later = &second[i]
 		}
-		out = append(out, judgeAER(it.t, s, later, env.Opts.Interval, klog.evidence("kernel log", lines, 5)))
+		out = append(out, judgeAER(it.t, s, later, env.Opts.Interval, klog.evidence("kernel log", records(lines), 5)))
 	}
 	if !anyPresent {
 		for _, t := range ts {
@@ -135,7 +144,7 @@ func runAER(ctx context.Context, env *checks.Env) ([]engine.Finding, error) {
 			if lines := aerLines(klog.events, bdfList(t)); len(lines) > 0 {
 				f.Severity = report.Warning
 				f.Summary = fmt.Sprintf("%s: no AER counters, but the kernel log has %d AER/link lines for the path", t.BDF, len(lines))
-				f.Evidence = append(f.Evidence, klog.evidence("kernel log", lines, 5)...)
+				f.Evidence = append(f.Evidence, klog.evidence("kernel log", records(lines), 5)...)
 				f.Remediation = "Read the kernel log lines: uncorrectable errors or link downs mean reseat the card or replace card/riser; see the fault table's PCIe row."
 				f.Events = aerLogEvents(t, lines)
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	"github.com/rdmadiag/rdmadiag/internal/host"
+	"github.com/rdmadiag/rdmadiag/internal/kevent"
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
 	"github.com/rdmadiag/rdmadiag/report"
 	"github.com/rdmadiag/rdmadiag/report/engine"
@@ -220,12 +221,14 @@ func runDMA(ctx context.Context, env *checks.Env) ([]engine.Finding, error) {
 			// whatever the IOMMU driver's own level.
 			f.Severity = report.Critical
 			f.LogSpan = checks.LogSpan(iommu)
+			f.Events = append(kevent.RecordKeys(iommu), kevent.RecordKeys(dma)...)
 			f.Summary = fmt.Sprintf("%s (%s): %d IOMMU fault line(s) in the kernel log: the device's DMA was blocked", t.BDF, t.deviceNames(), len(iommu))
 			f.Remediation = "A blocked DMA loses data or hangs queues. Check the IOMMU mode (iommu=pt or intel_iommu=on with passthrough for RDMA), driver/firmware versions, and whether the device was reset; " +
 				"reload the driver or reboot to recover, and report the fault address to the vendor if it recurs."
 		case len(dma) > 0:
 			f.Severity = logSev
 			f.LogSpan = checks.LogSpan(dma)
+			f.Events = kevent.RecordKeys(dma)
 			f.Summary = fmt.Sprintf("%s (%s): %d DMA error line(s) in the kernel log", t.BDF, t.deviceNames(), len(dma))
 			f.Remediation = "DMA errors point at memory registration, the IOMMU or the PCIe path: check pcie.aer and pcie.link, the IOMMU mode, and the memory-registration limits; update driver and firmware if they recur."
 		case len(drv) > 0 && (laterDrv == nil || drvGrew):

@@ -4,7 +4,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rdmadiag/rdmadiag/internal/kmsg"
+	"github.com/rdmadiag/rdmadiag/internal/kevent"
+	"github.com/rdmadiag/rdmadiag/report"
 )
 
 // The identities of the events the pcie findings are drawn from (engine.Finding.Events): two
@@ -65,23 +66,25 @@ func aerEvents(t *target, s aerSnap) []string {
 	return out
 }
 
-// aerLogEvents are the events of AER log lines about a function without counters: the class
-// each line reports ("Corrected" ones correctable, every other one, a failed recovery included,
-// the handling of an uncorrectable error), reported to the target's root port.
-func aerLogEvents(t *target, lines []kmsg.Record) []string {
+// aerLogEvents are the events of AER log lines about a function without counters: each line's
+// own record, and the class of error it reports, reported to the target's root port. A
+// corrected error is one the table rates information (signatures/pcie.json); every other line,
+// a failed recovery included, is the handling of an uncorrectable error.
+func aerLogEvents(t *target, lines []kevent.Event) []string {
 	if len(t.Nodes) == 0 {
 		return nil
 	}
 	root := t.Nodes[len(t.Nodes)-1].BDF
 	var out []string
-	for _, r := range lines {
+	for _, e := range lines {
 		class := "uncorrectable"
-		if strings.Contains(r.Text, "Corrected") {
+		if e.Sig.Sev <= report.Info {
 			class = "correctable"
 		}
 		if ev := aerEvent(root, class); !slices.Contains(out, ev) {
 			out = append(out, ev)
 		}
+		out = append(out, e.Key())
 	}
 	return out
 }

@@ -305,6 +305,7 @@ func judgeFlaps(h *host.Host, p portRef, events []linkEvent, klog *kmsg.Log, cit
 		}
 	}
 	if haveLog {
+		f.Events = kevent.RecordKeys(downs)
 		f.Evidence = append(f.Evidence, report.Ev("log link-down lines", fmt.Sprint(len(downs)), cite))
 		for i, d := range downs {
 			if i == 6 {
