@@ -2,9 +2,9 @@ package kevent
 
 import (
 	"bytes"
-	"errors"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
