@@ -18,10 +18,12 @@ import (
 // that expression.
 func TestEveryExpressionCompiles(t *testing.T) {
 	all := relit.All()
-	// The kernel-log signatures alone are dozens: fewer means the listing lost them, and this
+	// The checks' own expressions (interrupt names, ethtool counters, the NVIDIA driver's
+	// version line) are a handful since the kernel-log signatures became internal/kevent's
+	// table, whose expressions its own tests compile: none means the listing lost them, and this
 	// test would pass on nothing.
-	if len(all) < 50 {
-		t.Fatalf("relit.All() lists %d expressions; the checks declare more than 50", len(all))
+	if len(all) < 5 {
+		t.Fatalf("relit.All() lists %d expressions; the checks declare more than 5", len(all))
 	}
 	for _, r := range all {
 		if err := r.Compile(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -274,12 +275,21 @@ func TestReportCarriesItsFaultRows(t *testing.T) {
 			t.Fatalf("%s: %v", s.name, err)
 		}
 		used := map[string]bool{}
+		sigs := map[string][]string{}
 		for _, f := range rep.Findings {
 			used[f.Fault] = true
+			for _, e := range f.Evidence {
+				if e.Name == "signature" && !slices.Contains(sigs[f.Fault], e.Observed) {
+					sigs[f.Fault] = append(sigs[f.Fault], e.Observed)
+				}
+			}
 		}
+		// Each row with the signature table's ids its findings were drawn from.
 		var want []report.FaultRow
 		for _, r := range table.Rows {
 			if used[r.ID] {
+				r.LogSignatures = append([]string{}, sigs[r.ID]...)
+				slices.Sort(r.LogSignatures)
 				want = append(want, r)
 			}
 		}
