@@ -15,6 +15,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/devsel"
 	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/inventory"
+	"github.com/rdmadiag/rdmadiag/internal/kevent"
 	"github.com/rdmadiag/rdmadiag/internal/kmsg"
 	"github.com/rdmadiag/rdmadiag/internal/optfile"
 	"github.com/rdmadiag/rdmadiag/report"
@@ -266,6 +267,9 @@ func Run(ctx context.Context, env *Env, cs []Check, parallel int) []engine.Findi
 			// Read once for every check that asks (the Once in KernelLog); a read still blocked
 			// when the run ends is named by the checks waiting for it, as before.
 			go env.KernelLog()
+			// The signature table is loaded meanwhile (tens of milliseconds of decoding),
+			// beside the inventory the classifier waits for.
+			go kevent.Default()
 			break
 		}
 	}

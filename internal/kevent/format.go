@@ -155,6 +155,24 @@ func (f Format) Literal(values map[int][]string) int {
 	return n
 }
 
+// Word is the longest run of literal text without spaces: every line the format prints
+// contains it as written (Expr quotes literal text and only spaces may vary), so it is the
+// expression's prefilter. "" when the format has no literal text.
+func (f Format) Word() string {
+	best := ""
+	for _, p := range f.parts {
+		if p.verb != 0 {
+			continue
+		}
+		for _, w := range strings.Fields(p.lit) {
+			if len(w) > len(best) {
+				best = w
+			}
+		}
+	}
+	return best
+}
+
 // Role is what a conversion names, which decides how much text it may take.
 type Role int
 

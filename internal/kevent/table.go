@@ -327,8 +327,13 @@ func (t *Table) prepare(s *Signature) error {
 		}
 		s.scoped = s.scoped || lit < MinLiteral
 		s.lits = append(s.lits, lit)
-		// Compiled at its first use: the table test compiles every expression.
-		re := relit.New(f.Expr(s.values, s.roles, s.Continued))
+		// Compiled at its first use: the table test compiles every expression. Its longest
+		// literal word is the prefilter, so loading parses no expression.
+		expr := f.Expr(s.values, s.roles, s.Continued)
+		re := relit.New(expr)
+		if w := f.Word(); w != "" {
+			re = relit.NewLiteral(expr, w)
+		}
 		for _, m := range detailRef.FindAllStringSubmatch(s.DetailText, -1) {
 			if i, _ := strconv.Atoi(m[1]); i < 1 || i > n {
 				return fmt.Errorf("format %q has %d conversions; detail names {%s}", text, n, m[1])

@@ -59,6 +59,15 @@ func newRegexp(expr string) *Regexp { return &Regexp{expr: expr} }
 // list: their owner compiles them all in its tests (Compile).
 func New(expr string) *Regexp { return newRegexp(expr) }
 
+// NewLiteral is New for an expression whose caller knows a string every match contains (a
+// literal word it wrote into the expression itself): the prefilter is that string, and the
+// expression is not parsed for one.
+func NewLiteral(expr, literal string) *Regexp {
+	r := newRegexp(expr)
+	r.parsed.Do(func() { r.lits = []string{literal} })
+	return r
+}
+
 // All returns every expression made with MustCompile so far (all package variables, once the
 // packages are initialised).
 func All() []*Regexp {
