@@ -43,8 +43,9 @@ const srcHwmonDrivers = "drivers/net/ethernet/mellanox/mlx5/core/hwmon.c mlx5_hw
 
 // tempChannel is N of a "tempN_input" file name.
 func tempChannel(name string) (int, bool) {
-	num, ok := strings.CutPrefix(name, "temp")
-	if num, ok = strings.CutSuffix(num, "_input"); !ok || num == "" {
+	num, ok1 := strings.CutPrefix(name, "temp")
+	num, ok2 := strings.CutSuffix(num, "_input")
+	if !ok1 || !ok2 || num == "" {
 		return 0, false
 	}
 	n, err := strconv.Atoi(num)
