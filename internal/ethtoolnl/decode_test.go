@@ -159,3 +159,53 @@ func TestEncoderMatchesHandBuilt(t *testing.T) {
 		}
 	}
 }
+
+// LINKSTATE_GET replies as linkstate_fill_reply (net/ethtool/linkstate.c) lays them out: the
+// link always, the extended state and substate only while a driver with get_link_ext_state says
+// why the link is down, the link-down count only with ETHTOOL_FLAG_STATS on 6.6 and later.
+func TestDecodeLinkState(t *testing.T) {
+	u8 := func(t uint16, v uint8) []byte { return attr(t, []byte{v}) }
+	u32 := func(t uint16, v uint32) []byte { return attr(t, ne.AppendUint32(nil, v)) }
+	up, down := true, false
+	noPartner, noCable := ethtoolnl.ExtAutoneg, ethtoolnl.ExtNoCable
+	five := uint32(5)
+	for _, tc := range []struct {
+		name  string
+		b     []byte
+		want  *ethtoolnl.LinkState
+		sub   string
+		fails bool
+	}{
+		{name: "up, no stats (5.15)", b: msg(fam, 6, hdr("eth0"), u8(2, 1)), want: &ethtoolnl.LinkState{Ifindex: 4, Ifname: "eth0", Link: &up}},
+		{name: "down, autoneg without partner, count", b: msg(fam, 6, hdr("eth0"), u8(2, 0), u8(5, 0), u8(6, 1), u32(7, 5)),
+			want: &ethtoolnl.LinkState{Ifindex: 4, Ifname: "eth0", Link: &down, ExtState: &noPartner, ExtSubstate: 1, DownCount: &five}, sub: "No partner detected"},
+		{name: "down, no cable (no substate)", b: msg(fam, 6, hdr("eth0"), u8(2, 0), u8(5, 4)),
+			want: &ethtoolnl.LinkState{Ifindex: 4, Ifname: "eth0", Link: &down, ExtState: &noCable}},
+		{name: "SQI of a PHY is skipped", b: msg(fam, 6, hdr("eth0"), u8(2, 1), u32(3, 7), u32(4, 7)), want: &ethtoolnl.LinkState{Ifindex: 4, Ifname: "eth0", Link: &up}},
+		{name: "short count", b: msg(fam, 6, hdr("eth0"), attr(7, []byte{1})), fails: true},
+		{name: "long state", b: msg(fam, 6, hdr("eth0"), attr(5, []byte{1, 2})), fails: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ethtoolnl.DecodeLinkState(tc.b, fam)
+			if tc.fails {
+				if !errors.Is(err, ethtoolnl.ErrMalformed) {
+					t.Fatalf("got %+v, %v; want ErrMalformed", got, err)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("got %+v, %v\nwant %+v", got, err, tc.want)
+			}
+			if got.Substate() != tc.sub {
+				t.Errorf("substate %q, want %q", got.Substate(), tc.sub)
+			}
+			enc := ethtooltest.Encoder{}.LinkStateReply(fam, *got)
+			if again, err := ethtoolnl.DecodeLinkState(enc, fam); err != nil || !reflect.DeepEqual(again, got) {
+				t.Errorf("encoder round trip: %+v, %v", again, err)
+			}
+		})
+	}
+	if s := ethtoolnl.LinkExtState(42).String(); s != "link extended state 42" {
+		t.Errorf("unknown state reads %q", s)
+	}
+}

@@ -19,12 +19,15 @@ func FuzzDecode(f *testing.F) {
 		f.Add(e.FECReply(fam, fec, ethtoolnl.FECRS))
 		f.Add(e.LinkModesReply(fam, ethtoolnl.LinkModes{Ifindex: 4, Ifname: "eth0", SpeedMbps: 100000, Lanes: 4}))
 		f.Add(e.EEPROMReply(fam, 4, "eth0", make([]byte, 128)))
+		down, st, n := false, ethtoolnl.ExtAutoneg, uint32(3)
+		f.Add(e.LinkStateReply(fam, ethtoolnl.LinkState{Ifindex: 4, Ifname: "eth0", Link: &down, ExtState: &st, ExtSubstate: 1, DownCount: &n}))
 		f.Add(e.ErrorReply(syscall.EOPNOTSUPP))
 	}
 	f.Add([]byte{})
 	decoders := []func([]byte) (bool, error){
 		func(b []byte) (bool, error) { v, err := ethtoolnl.DecodeFEC(b, fam); return v != nil, err },
 		func(b []byte) (bool, error) { v, err := ethtoolnl.DecodeLinkModes(b, fam); return v != nil, err },
+		func(b []byte) (bool, error) { v, err := ethtoolnl.DecodeLinkState(b, fam); return v != nil, err },
 		func(b []byte) (bool, error) {
 			v, err := ethtoolnl.DecodeModuleEEPROM(b, fam)
 			if len(v) > len(b) {

@@ -99,8 +99,9 @@ func policyEvidence(env *checks.Env, p portRef) *upReason {
 // upEvidence lists what says the port is meant to be up, besides the policy and its peers:
 //   - its link was up this boot: link_downed counts transitions from LinkUp (IBTA
 //     LinkDownedCounter; rxe's hw_counters/link_downed), a netdev's carrier_up_count counts
-//     carrier ups (net/core/net-sysfs.c, Linux 4.16 and later), a port that received or sent
-//     data had a link, and a driver's "Link up" line names it in the kernel log;
+//     carrier ups (net/core/net-sysfs.c, Linux 4.16 and later), the driver's link-down count
+//     (ethtool LINKSTATE_GET, 6.6 and later), a port that received or sent data had a link, and
+//     a driver's "Link up" line names it in the kernel log;
 //   - its netdev is configured: a RoCE GID on an IP address (the kernel adds one per address
 //     of the netdev, drivers/infiniband/core/roce_gid_mgmt.c), a global IPv6 address in
 //     /proc/net/if_inet6, or membership of a bond (/sys/class/net/<if>/master).
@@ -141,6 +142,11 @@ func upEvidence(env *checks.Env, p portRef) ([]upReason, []error) {
 			out = append(out, upReason{text: fmt.Sprintf("%s had carrier %d time(s) this boot", nd, up), where: dir + "/carrier_up_count"})
 		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
+		}
+		// The driver's own link-down count (mlx5e PPCNT link_down_events through ethtool's
+		// get_link_ext_stats, Linux 6.6 and later): a link that went down was up.
+		if ls, _ := linkStateOf(h, nd); ls != nil && ls.DownCount != nil && *ls.DownCount > 0 {
+			out = append(out, upReason{text: fmt.Sprintf("the driver counted %d link down event(s) on %s, so it had a link", *ls.DownCount, nd), where: "ethtool netlink LINKSTATE_GET " + nd})
 		}
 		if m, err := h.Readlink(dir + "/master"); err == nil {
 			out = append(out, upReason{text: fmt.Sprintf("%s is a member of %s", nd, path.Base(m)), where: dir + "/master"})

@@ -2,6 +2,7 @@ package port
 
 import (
 	"context"
+	"github.com/rdmadiag/rdmadiag/internal/ethtoolnl"
 	"os"
 	"path/filepath"
 	"strings"
@@ -224,19 +225,32 @@ func TestEthDownCauses(t *testing.T) {
 	yes, no := true, false
 	p := portRef{dev: &inventory.Device{Name: "mlx5_1"}, port: &inventory.Port{Num: 1, LinkLayer: "Ethernet"}, dir: "/x"}
 	down := inventory.PortState{Num: 1, Name: "DOWN"}
+	ext := func(s ethtoolnl.LinkExtState, sub uint8) map[string]linkWhy {
+		return map[string]linkWhy{"ens2": {netdev: "ens2", ls: &ethtoolnl.LinkState{Link: &no, ExtState: &s, ExtSubstate: sub}}}
+	}
 	for _, tc := range []struct {
 		nd        observe.NetdevAttrs
+		why       map[string]linkWhy
 		summary   string
 		fixSubstr string
 	}{
-		{observe.NetdevAttrs{Name: "ens2", Operstate: "down", AdminUp: &no}, "ens2 was set administratively down", "ip link set ens2 up"},
-		{observe.NetdevAttrs{Name: "ens2", Operstate: "down", AdminUp: &yes}, "ens2 is up but has no link (down)", "cable, transceiver and switch port"},
-		{observe.NetdevAttrs{Name: "ens2", Operstate: "lowerlayerdown"}, "ens2 is lowerlayerdown", "ip link set ens2 up"},
+		{observe.NetdevAttrs{Name: "ens2", Operstate: "down", AdminUp: &no}, nil, "ens2 was set administratively down", "ip link set ens2 up"},
+		{observe.NetdevAttrs{Name: "ens2", Operstate: "down", AdminUp: &yes}, nil, "ens2 is up but has no link (down)", "cable, transceiver and switch port"},
+		{observe.NetdevAttrs{Name: "ens2", Operstate: "lowerlayerdown"}, nil, "ens2 is lowerlayerdown", "ip link set ens2 up"},
+		// The driver's reason replaces the guess (mlx5e_link_ext_state_opcode_map).
+		{observe.NetdevAttrs{Name: "ens2", Operstate: "down", AdminUp: &yes}, ext(ethtoolnl.ExtNoCable, 0), "no cable or module in the cage", "Plug a cable"},
+		{observe.NetdevAttrs{Name: "ens2", Operstate: "down", AdminUp: &yes}, ext(ethtoolnl.ExtAutoneg, 1), "auto-negotiation failed (No partner detected): the far end does not answer", "switch port facing ens2"},
+		{observe.NetdevAttrs{Name: "ens2", Operstate: "down", AdminUp: &yes}, ext(ethtoolnl.ExtLinkLogicalMismatch, 5), "(RS FEC is not locked)", "ethtool --set-fec ens2"},
+		{observe.NetdevAttrs{Name: "ens2", Operstate: "down", AdminUp: &yes}, ext(ethtoolnl.ExtBadSignalIntegrity, 1), "too poor", "Clean the fibre"},
+		{observe.NetdevAttrs{Name: "ens2", Operstate: "down", AdminUp: &yes}, ext(ethtoolnl.ExtPowerBudgetExceeded, 0), "more power", "power class"},
+		{observe.NetdevAttrs{Name: "ens2", Operstate: "down", AdminUp: &yes}, ext(ethtoolnl.LinkExtState(77), 0), "the driver reports link extended state 77", "switch port of ens2"},
+		// A reason for a netdev set down by hand is not the cause: the admin state is.
+		{observe.NetdevAttrs{Name: "ens2", Operstate: "down", AdminUp: &no}, ext(ethtoolnl.ExtNoCable, 0), "ens2 was set administratively down", "ip link set ens2 up"},
 	} {
 		f := engine.Finding{}
-		judgeEthState(p, down, inventory.PortState{Num: 3, Name: "Disabled"}, []observe.NetdevAttrs{tc.nd}, &f)
+		judgeEthState(p, down, inventory.PortState{Num: 3, Name: "Disabled"}, []observe.NetdevAttrs{tc.nd}, tc.why, &f)
 		if f.Severity != report.Critical || !strings.Contains(f.Summary, tc.summary) || !strings.Contains(f.Remediation, tc.fixSubstr) {
-			t.Errorf("%+v: %s %q / %q", tc.nd, f.Severity, f.Summary, f.Remediation)
+			t.Errorf("%+v %v: %s %q / %q", tc.nd, tc.why, f.Severity, f.Summary, f.Remediation)
 		}
 	}
 }

@@ -16,7 +16,7 @@ import (
 func init() {
 	checks.Register(checks.Check{
 		ID:          "port.state",
-		Description: "Port logical state ACTIVE and physical state LinkUp; why not (subnet manager, cable, netdev)",
+		Description: "Port logical state ACTIVE and physical state LinkUp; why not (subnet manager, cable, netdev, the driver's link-down reason from ethtool's extended link state)",
 		Fault:       "port-link",
 		Run:         runState,
 	})
@@ -113,7 +113,7 @@ func judgeState(env *checks.Env, p portRef, all []portStateOf) engine.Finding {
 	if p.ib() {
 		judgeIBState(h, p, st, phys, &f)
 	} else {
-		judgeEthState(p, st, phys, nds, &f)
+		judgeEthState(p, st, phys, nds, whyDown(h, nds, &f), &f)
 	}
 	// A port without a physical link may be one nobody cabled; one with a link (waiting for the
 	// subnet manager, ACTIVE on a degraded link) or without its netdev is a fault either way.
@@ -150,7 +150,28 @@ func judgeIBState(h *host.Host, p portRef, st, phys inventory.PortState, f *engi
 	}
 }
 
-func judgeEthState(p portRef, st, phys inventory.PortState, nds []observe.NetdevAttrs, f *engine.Finding) {
+// whyDown asks the driver why each netdev that is up without a link has none, and quotes it.
+func whyDown(h *host.Host, nds []observe.NetdevAttrs, f *engine.Finding) map[string]linkWhy {
+	out := map[string]linkWhy{}
+	for _, nd := range nds {
+		if nd.Operstate == "up" || nd.Operstate == "" || nd.AdminUp == nil || !*nd.AdminUp {
+			continue
+		}
+		ls, err := linkStateOf(h, nd.Name)
+		if err != nil {
+			f.Evidence = append(f.Evidence, report.Ev("netdev "+nd.Name+" link down reason (driver)", "unreadable: "+err.Error(), "ethtool netlink LINKSTATE_GET "+nd.Name))
+			continue
+		}
+		if ls != nil {
+			w := linkWhy{netdev: nd.Name, ls: ls}
+			f.Evidence = append(f.Evidence, w.evidence()...)
+			out[nd.Name] = w
+		}
+	}
+	return out
+}
+
+func judgeEthState(p portRef, st, phys inventory.PortState, nds []observe.NetdevAttrs, why map[string]linkWhy, f *engine.Finding) {
 	var down, fixes []string
 	for _, nd := range nds {
 		if nd.Operstate == "up" || nd.Operstate == "" {
@@ -160,6 +181,10 @@ func judgeEthState(p portRef, st, phys inventory.PortState, nds []observe.Netdev
 		case nd.AdminUp != nil && !*nd.AdminUp:
 			down = append(down, nd.Name+" was set administratively down")
 			fixes = append(fixes, "Bring "+nd.Name+" up: ip link set "+nd.Name+" up (and find what set it down: NetworkManager, netplan, a script).")
+		case nd.AdminUp != nil && why[nd.Name].ls != nil && why[nd.Name].ls.ExtState != nil:
+			cause, fix := why[nd.Name].explain()
+			down = append(down, fmt.Sprintf("%s is up but has no link (%s): %s", nd.Name, nd.Operstate, cause))
+			fixes = append(fixes, fix)
 		case nd.AdminUp != nil:
 			down = append(down, fmt.Sprintf("%s is up but has no link (%s): no carrier from the cable, transceiver or switch port", nd.Name, nd.Operstate))
 			fixes = append(fixes, "Check the cable, transceiver and switch port of "+nd.Name+" (ethtool "+nd.Name+": Link detected; mlxlink -d <pci> on ConnectX).")

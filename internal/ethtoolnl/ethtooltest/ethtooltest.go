@@ -142,6 +142,28 @@ func (e Encoder) LinkModesReply(fam uint16, l ethtoolnl.LinkModes) []byte {
 	return e.message(fam, 4, w.B) // ETHTOOL_MSG_LINKMODES_GET_REPLY
 }
 
+// LinkStateReply is the LINKSTATE_GET answer for l (linkstate_fill_reply: the link always, the
+// extended state and substate when the driver gave them, the link-down count when reported).
+func (e Encoder) LinkStateReply(fam uint16, l ethtoolnl.LinkState) []byte {
+	w := e.writer()
+	header(w, l.Ifindex, l.Ifname)
+	up := uint8(0)
+	if l.Link != nil && *l.Link {
+		up = 1
+	}
+	w.U8(ethtoolnl.AttrLinkStateLink, up)
+	if l.ExtState != nil {
+		w.U8(ethtoolnl.AttrLinkStateExtState, uint8(*l.ExtState))
+		if l.ExtSubstate != 0 {
+			w.U8(ethtoolnl.AttrLinkStateExtSubstate, l.ExtSubstate)
+		}
+	}
+	if l.DownCount != nil {
+		w.U32(ethtoolnl.AttrLinkStateExtDownCnt, *l.DownCount)
+	}
+	return e.message(fam, 6, w.B) // ETHTOOL_MSG_LINKSTATE_GET_REPLY
+}
+
 // EEPROMReply is the MODULE_EEPROM_GET answer carrying data.
 func (e Encoder) EEPROMReply(fam uint16, ifindex uint32, ifname string, data []byte) []byte {
 	w := e.writer()
@@ -165,6 +187,8 @@ type Netdev struct {
 	FECErrno   syscall.Errno
 	// LinkModes answers LINKMODES_GET; nil makes it fail with EOPNOTSUPP.
 	LinkModes *ethtoolnl.LinkModes
+	// LinkState answers LINKSTATE_GET; nil makes it fail with EOPNOTSUPP.
+	LinkState *ethtoolnl.LinkState
 	// EEPROM holds module memory as 256-byte page views keyed by PageKey(i2c address, page): the
 	// lower half of a read comes from page 0's view, the upper half from the page's own. Reads
 	// of ethtoolnl.RecordedPages that no view holds fail with EEPROMErrno (EOPNOTSUPP when unset).
@@ -186,7 +210,7 @@ type Model struct {
 // RecordRequests lists every request `rdmadiag record` sends about ifname (after the family
 // resolution, ethtoolnl.FamilyRequest): what a fixture must hold to replay a recording.
 func RecordRequests(fam uint16, ifname string) []host.Request {
-	out := []host.Request{ethtoolnl.FECRequest(fam, ifname), ethtoolnl.LinkModesRequest(fam, ifname)}
+	out := []host.Request{ethtoolnl.FECRequest(fam, ifname), ethtoolnl.LinkModesRequest(fam, ifname), ethtoolnl.LinkStateRequest(fam, ifname)}
 	for _, p := range ethtoolnl.RecordedPages {
 		out = append(out, ethtoolnl.ModuleEEPROMRequest(fam, ifname, p))
 	}
@@ -217,6 +241,13 @@ func (m Model) Conn() *nltest.Conn {
 			c.Reply(ethtoolnl.LinkModesRequest(f, n.Ifname), e.LinkModesReply(f, l))
 		} else {
 			c.Fail(ethtoolnl.LinkModesRequest(f, n.Ifname), syscall.EOPNOTSUPP)
+		}
+		if n.LinkState != nil {
+			l := *n.LinkState
+			l.Ifindex, l.Ifname = n.Ifindex, n.Ifname
+			c.Reply(ethtoolnl.LinkStateRequest(f, n.Ifname), e.LinkStateReply(f, l))
+		} else {
+			c.Fail(ethtoolnl.LinkStateRequest(f, n.Ifname), syscall.EOPNOTSUPP)
 		}
 		for _, p := range ethtoolnl.RecordedPages {
 			req := ethtoolnl.ModuleEEPROMRequest(f, n.Ifname, p)
