@@ -3,6 +3,7 @@ package optfile
 import (
 	"fmt"
 	pathpkg "path"
+	"strconv"
 	"strings"
 )
 
@@ -66,6 +67,9 @@ type PortsPolicy struct {
 	// ExpectUp lists path.Match globs of ports ("mlx5_0/1"), devices, PCI addresses or netdevs
 	// that must be up: a port without a link is otherwise judged by evidence and may be unused.
 	ExpectUp []string
+	// PKeys are the partition keys every active InfiniBand port must hold, membership bit
+	// included (0x8001: full member of partition 1; 0x0001: limited member).
+	PKeys []uint16
 }
 
 // FirmwarePolicy is which boards the fleet runs and the firmware each must have at least:
@@ -98,7 +102,7 @@ const MaxRateGbps = 24000
 
 var (
 	policySections = []string{"ports", "firmware", "topology", "devices"}
-	portsKeys      = []string{"expect_rate_gbps", "by_board_id", "link_layer", "expect_up"}
+	portsKeys      = []string{"expect_rate_gbps", "by_board_id", "link_layer", "expect_up", "pkeys"}
 	firmwareKeys   = []string{"allowed_psids", "min_version"}
 )
 
@@ -202,7 +206,39 @@ func (c checker) ports(path string, v *value) (*PortsPolicy, error) {
 			p.ExpectUp = append(p.ExpectUp, s)
 		}
 	}
+	if x, ok := v.obj["pkeys"]; ok {
+		kp := field(path, "pkeys")
+		const want = `a non-empty list of P_Keys like ["0xffff", "0x8001"]`
+		if x.kind != kArray || len(x.items) == 0 {
+			return nil, c.want(kp, want, x)
+		}
+		for i, it := range x.items {
+			s, err := c.str(index(kp, i), it, `a P_Key string like "0x8001"`)
+			if err != nil {
+				return nil, err
+			}
+			k, ok := parsePKey(s)
+			if !ok {
+				return nil, c.fail(index(kp, i), "want a P_Key of 4 hex digits like \"0x8001\" (0x0000 and 0x8000 are the invalid key), got %s", quote(s))
+			}
+			p.PKeys = append(p.PKeys, k)
+		}
+	}
 	return p, nil
+}
+
+// parsePKey reads "0x8001" (hex, with or without 0x); the invalid P_Key (0x0000, 0x8000: base
+// 0 in either membership; IBTA Volume 1, 10.9 Partitioning) is refused.
+func parsePKey(s string) (uint16, bool) {
+	h := strings.TrimPrefix(strings.ToLower(s), "0x")
+	if h == "" || len(h) > 4 {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(h, 16, 16)
+	if err != nil || v&0x7fff == 0 {
+		return 0, false
+	}
+	return uint16(v), true
 }
 
 func (c checker) firmware(path string, v *value) (*FirmwarePolicy, error) {
