@@ -81,6 +81,8 @@ func BuildLinked(findings []Finding, faults *FaultTable, tool report.Tool, host 
 		// table and the shared events link.
 		f.ExplainedBy = nil
 		f.Evidence = slices.Clip(f.Evidence)
+		// The action follows the severity the report gives (--strict's unknown included).
+		f.Action = faults.ActionOf(&f.Finding)
 	}
 	sortFindings(fs)
 	link(fs, faults)
