@@ -202,15 +202,20 @@ func problemAction(a report.Action) error {
 	return nil
 }
 
-// ActionOf is the action a finding carries in the report: the one its check set, else for a
-// problem the fault table's (an unknown one's could_not_check, a warning or critical one's row's;
-// a row the table lacks is contact-vendor's, since no one knows what fails), else none given.
+// ActionOf is the action a finding carries in the report: for a problem the one its check set,
+// else the fault table's (an unknown one's could_not_check, a warning or critical one's row's; a
+// row the table lacks is contact-vendor's, since no one knows what fails). Of the other findings
+// only a skip held back by a limit keeps the action its check set (report.Finding.SkippedBy): an
+// action set on the way to a judgement that ended ok or info does not stand.
 func (t *FaultTable) ActionOf(f *report.Finding) report.Action {
 	switch {
+	case !f.Severity.Problem():
+		if f.Severity == report.Skipped && f.Limit != nil {
+			return f.Action
+		}
+		return ""
 	case f.Action != "":
 		return f.Action
-	case !f.Severity.Problem():
-		return ""
 	case f.Severity == report.Unknown:
 		return t.unknownAction
 	}
