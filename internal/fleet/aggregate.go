@@ -38,7 +38,7 @@ type Aggregator struct {
 	verdicts map[string]*names
 	roots    map[rootKey]*rootAgg
 	// actions are the hosts that have a root cause asking for each action, each host once.
-	actions map[string]*names
+	actions  map[string]*names
 	drift    map[driftKey]*driftAgg
 	counters map[string]*counterAgg
 	stale    *names
@@ -389,14 +389,14 @@ type Result struct {
 	// Actions are the hosts by what their root causes ask for (report.Actions), most hosts
 	// first: the work orders the fleet needs. A host is under each action one of its root
 	// causes carries; root causes of reports without actions (before schema 1.4) count in none.
-	Actions []ActionGroup `json:"actions"`
-	Drift      []Drift        `json:"drift"`
-	Outliers   Outliers       `json:"outliers"`
-	Stale      List           `json:"stale"`
-	Failed     List           `json:"failed"`
-	Notes      []string       `json:"notes"`
-	Healthy    bool           `json:"healthy"`
-	ExitCode   int            `json:"exit_code"`
+	Actions  []ActionGroup `json:"actions"`
+	Drift    []Drift       `json:"drift"`
+	Outliers Outliers      `json:"outliers"`
+	Stale    List          `json:"stale"`
+	Failed   List          `json:"failed"`
+	Notes    []string      `json:"notes"`
+	Healthy  bool          `json:"healthy"`
+	ExitCode int           `json:"exit_code"`
 }
 
 // VerdictGroup is the hosts whose report carries one verdict.

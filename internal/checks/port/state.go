@@ -156,6 +156,7 @@ func judgeIBState(h *host.Host, p portRef, st, phys inventory.PortState, f *engi
 func judgeEthState(p portRef, st, phys inventory.PortState, nds []observe.NetdevAttrs, f *engine.Finding) {
 	var down, fixes []string
 	adminOnly := true // every netdev that is down was set down: a setting, not the cable
+	noCarrier := false
 	for _, nd := range nds {
 		if nd.Operstate == "up" || nd.Operstate == "" {
 			continue
@@ -165,7 +166,7 @@ func judgeEthState(p portRef, st, phys inventory.PortState, nds []observe.Netdev
 			down = append(down, nd.Name+" was set administratively down")
 			fixes = append(fixes, "Bring "+nd.Name+" up: ip link set "+nd.Name+" up (and find what set it down: NetworkManager, netplan, a script).")
 		case nd.AdminUp != nil:
-			adminOnly = false
+			adminOnly, noCarrier = false, true
 			down = append(down, fmt.Sprintf("%s is up but has no link (%s): no carrier from the cable, transceiver or switch port", nd.Name, nd.Operstate))
 			fixes = append(fixes, "Check the cable, transceiver and switch port of "+nd.Name+" (ethtool "+nd.Name+": Link detected; mlxlink -d <pci> on ConnectX).")
 		default:
@@ -179,7 +180,9 @@ func judgeEthState(p portRef, st, phys inventory.PortState, nds []observe.Netdev
 		f.Severity = report.Critical
 		f.Summary = fmt.Sprintf("%s is %s (physical %s) because its netdev %s", p.name(), st.Name, phys.Name, strings.Join(down, ", "))
 		f.Remediation = strings.Join(fixes, " ")
-		if adminOnly {
+		// Set down, or the port Disabled with no netdev that lost its carrier: the port was
+		// turned off (mlx5 disables the port of a netdev that is down), which no cable explains.
+		if adminOnly || (phys.Num == physDisabled && !noCarrier) {
 			f.Action = report.ActionFixConfiguration
 		}
 	case len(nds) == 0:
