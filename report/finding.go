@@ -89,6 +89,10 @@ type Finding struct {
 	Remediation string     `json:"remediation,omitempty"`
 	// Fault is the id of the fault-table row this finding belongs to.
 	Fault string `json:"fault"`
+	// Action is what automation should do about this finding (schema 1.4): set on every problem
+	// (warning, critical, unknown), from its fault row unless the check knew better; omitted or
+	// ActionNone on the others.
+	Action Action `json:"action,omitempty"`
 	// Ref identifies this finding within a report ("driver.modules@ib_core"); consequences name
 	// their causes by Ref. It is the check id and the subject's identity (a key the check gives,
 	// else Subject.Name), and stays the same across runs and restarts of the owning processes, so
@@ -126,10 +130,14 @@ const (
 	LimitLiveOnly = "live-only"
 )
 
-// SkippedBy turns f into a skipped finding held back by a limit.
+// SkippedBy turns f into a skipped finding held back by a limit. One held back by the run's
+// privilege says what lifts it: the run's configuration (root, the capability it lacks).
 func (f Finding) SkippedBy(kind, lift string) Finding {
 	f.Severity = Skipped
 	f.Limit = &Limit{Kind: kind, Lift: lift}
+	if kind == LimitPrivilege {
+		f.Action = ActionFixConfiguration
+	}
 	return f
 }
 

@@ -150,11 +150,14 @@ func leadingNumber(s string) (uint64, string) {
 // in the document's published form ("fault:<id>", "check:<glob>"); the engine links from the
 // typed form the table is decoded into (FaultTable.Explains).
 type FaultRow struct {
-	ID            string   `json:"id"`
-	Layer         string   `json:"layer"`
-	Component     string   `json:"component"`
-	Function      string   `json:"function"`
-	Symptom       string   `json:"symptom"`
+	ID        string `json:"id"`
+	Layer     string `json:"layer"`
+	Component string `json:"component"`
+	Function  string `json:"function"`
+	Symptom   string `json:"symptom"`
+	// Action is the row's action (schema 1.4): what its warning and critical findings carry
+	// unless their check knew better.
+	Action        Action   `json:"action"`
 	LogSignatures []string `json:"log_signatures"`
 	Explains      []string `json:"explains"`
 }

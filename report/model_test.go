@@ -1,9 +1,11 @@
 package report
 
 import (
+	"encoding/json"
 	"go/parser"
 	"go/token"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -55,5 +57,37 @@ func TestImportsOnlyTheStandardLibrary(t *testing.T) {
 				t.Errorf("%s imports %s", name, p)
 			}
 		}
+	}
+}
+
+// The schema's action enum is the vocabulary, in its order.
+func TestSchemaActionsAreTheVocabulary(t *testing.T) {
+	var s struct {
+		Defs struct {
+			Action struct {
+				Enum []Action `json:"enum"`
+			} `json:"action"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(Schema(), &s); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(s.Defs.Action.Enum, Actions) {
+		t.Errorf("schema action enum %v, vocabulary %v", s.Defs.Action.Enum, Actions)
+	}
+	for _, a := range Actions {
+		if b, err := ParseAction(string(a)); err != nil || b != a {
+			t.Errorf("%q does not parse back (%v)", a, err)
+		}
+	}
+	if _, err := ParseAction("replace-nic"); err == nil {
+		t.Error("an action outside the vocabulary parsed")
+	}
+	// A skip for lack of privilege says what lifts it; other limits need no action.
+	if f := (Finding{}).SkippedBy(LimitPrivilege, "run as root"); f.Action != ActionFixConfiguration {
+		t.Errorf("privilege skip action %q", f.Action)
+	}
+	if f := (Finding{}).SkippedBy(LimitSource, "record it"); f.Action != "" {
+		t.Errorf("source skip action %q", f.Action)
 	}
 }

@@ -4,7 +4,7 @@ import "time"
 
 // SchemaVersion is the version of the JSON document. Bump the major number when a field is
 // removed or changes meaning; adding optional fields bumps the minor number.
-const SchemaVersion = "1.3"
+const SchemaVersion = "1.4"
 
 // Report is the whole result of one run.
 type Report struct {

@@ -23,7 +23,7 @@ func TestFleetGoldens(t *testing.T) {
 	if code != 1 || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	for _, want := range []string{"Hosts by verdict", "critical", "Root causes, by hosts hit", "port.state",
+	for _, want := range []string{"Hosts by verdict", "critical", "Hosts by action", "reseat-or-clean-cable", "Root causes, by hosts hit", "port.state",
 		"Drift between hosts of the same card", "policy.json: not an rdmadiag report", "Fleet: NEEDS ATTENTION (exit 1)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in:\n%s", want, out)
@@ -33,6 +33,12 @@ func TestFleetGoldens(t *testing.T) {
 	var r fleet.Result
 	if err := json.Unmarshal([]byte(out), &r); err != nil || code != 1 || r.Kind != "rdmadiag-fleet" || r.ExitCode != 1 || len(r.RootCauses) == 0 {
 		t.Errorf("JSON: %v, exit %d: %.300s", err, code, out)
+	}
+	// Every golden's root causes carry an action, so every root-cause row names one.
+	for _, c := range r.RootCauses {
+		if c.Action == "" {
+			t.Errorf("root cause %s/%s/%s without an action", c.CheckID, c.Fault, c.SubjectKind)
+		}
 	}
 }
 

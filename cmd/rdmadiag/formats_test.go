@@ -139,7 +139,7 @@ func checkLine(t *testing.T, format, out, want string) {
 // A warning rule for npd: --npd-threshold warning makes warnings a problem (exit 1) too.
 func TestNPDThreshold(t *testing.T) {
 	out, _, code := run(t, "check", "--format", "npd", "--npd-threshold", "warning", "--snapshot", fixture("cq-raw-mlx5"), "--raw-contexts")
-	if code != 1 || !strings.HasPrefix(out, "mlx5_0: 1 CQ(s)") {
+	if code != 1 || !strings.HasPrefix(out, "[fix-configuration] mlx5_0: 1 CQ(s)") {
 		t.Errorf("warning with --npd-threshold warning: exit %d, %q", code, out)
 	}
 	for _, c := range []struct {

@@ -10,8 +10,9 @@ import (
 
 const slurmHealthCheck = "../../deploy/slurm/rdmadiag-healthcheck"
 
-// The Slurm health check drains a node with every root cause rdmadiag's Nagios line names: on
-// port-cx7-ib one card runs at 1X width and another is stuck in INIT, two faults with two fixes.
+// The Slurm health check drains a node with every root cause rdmadiag's Nagios line names, each
+// with its action: on port-cx7-ib one card runs at 1X width (its cable) and another is stuck in
+// INIT (no subnet manager: configuration), two faults with two fixes.
 func TestSlurmReasonNamesEveryRootCause(t *testing.T) {
 	line, _, code := run(t, "check", "--snapshot", fixture("port-cx7-ib"), "--format", "nagios")
 	if code != 2 {
@@ -48,7 +49,8 @@ func TestSlurmReasonNamesEveryRootCause(t *testing.T) {
 			reason = r
 		}
 	}
-	for _, want := range []string{"rdmadiag: mlx5_1/1 is degraded to 1X width", "; mlx5_2/1 has link but is INIT"} {
+	// Each cause led by its action, which a site's scripts read from the reason (sinfo -R).
+	for _, want := range []string{"rdmadiag: [reseat-or-clean-cable] mlx5_1/1 is degraded to 1X width", "; [fix-configuration] mlx5_2/1 has link but is INIT"} {
 		if !strings.Contains(reason, want) {
 			t.Errorf("drain reason %q lacks %q", reason, want)
 		}

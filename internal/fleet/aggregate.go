@@ -37,6 +37,8 @@ type Aggregator struct {
 	reports  int
 	verdicts map[string]*names
 	roots    map[rootKey]*rootAgg
+	// actions are the hosts that have a root cause asking for each action, each host once.
+	actions  map[string]*names
 	drift    map[driftKey]*driftAgg
 	counters map[string]*counterAgg
 	stale    *names
@@ -69,7 +71,7 @@ type counterAgg struct {
 
 // NewAggregator returns an empty aggregate.
 func NewAggregator(o Options) *Aggregator {
-	return &Aggregator{o: o, verdicts: map[string]*names{}, roots: map[rootKey]*rootAgg{}, drift: map[driftKey]*driftAgg{},
+	return &Aggregator{o: o, verdicts: map[string]*names{}, roots: map[rootKey]*rootAgg{}, actions: map[string]*names{}, drift: map[driftKey]*driftAgg{},
 		counters: map[string]*counterAgg{}, stale: newNames(o.Names), failed: newNames(o.Names), noInv: newNames(o.Names), dups: newNames(o.Names)}
 }
 
@@ -132,6 +134,18 @@ func (a *Aggregator) add(r hostRecord) {
 			g.worst = rc.severity
 		}
 		g.hosts.add(r.host, rc.detail)
+	}
+	// A host counts once under each action its root causes ask for, named with the first of them
+	// (the report's order: the gravest first).
+	for i, rc := range r.roots {
+		act := rc.key.action
+		if act == "" || slices.ContainsFunc(r.roots[:i], func(o rootRecord) bool { return o.key.action == act }) {
+			continue
+		}
+		if a.actions[act] == nil {
+			a.actions[act] = newNames(a.o.Names)
+		}
+		a.actions[act].add(r.host, rc.detail)
 	}
 	if !r.hasInventory && r.errorDoc == "" {
 		a.noInv.add(r.host, r.source)
@@ -372,13 +386,17 @@ type Result struct {
 	Duplicates List           `json:"duplicates"`
 	Verdicts   []VerdictGroup `json:"verdicts"`
 	RootCauses []RootCause    `json:"root_causes"`
-	Drift      []Drift        `json:"drift"`
-	Outliers   Outliers       `json:"outliers"`
-	Stale      List           `json:"stale"`
-	Failed     List           `json:"failed"`
-	Notes      []string       `json:"notes"`
-	Healthy    bool           `json:"healthy"`
-	ExitCode   int            `json:"exit_code"`
+	// Actions are the hosts by what their root causes ask for (report.Actions), most hosts
+	// first: the work orders the fleet needs. A host is under each action one of its root
+	// causes carries; root causes of reports without actions (before schema 1.4) count in none.
+	Actions  []ActionGroup `json:"actions"`
+	Drift    []Drift       `json:"drift"`
+	Outliers Outliers      `json:"outliers"`
+	Stale    List          `json:"stale"`
+	Failed   List          `json:"failed"`
+	Notes    []string      `json:"notes"`
+	Healthy  bool          `json:"healthy"`
+	ExitCode int           `json:"exit_code"`
 }
 
 // VerdictGroup is the hosts whose report carries one verdict.
@@ -387,11 +405,20 @@ type VerdictGroup struct {
 	List
 }
 
+// ActionGroup is the hosts whose root causes ask for one action; each is named with the first
+// such root cause (its subject and summary).
+type ActionGroup struct {
+	Action string `json:"action"`
+	Hosts  List   `json:"hosts"`
+}
+
 // RootCause is one kind of root cause and the hosts it hits.
 type RootCause struct {
 	CheckID     string `json:"check_id"`
 	Fault       string `json:"fault"`
 	SubjectKind string `json:"subject_kind"`
+	// Action is what the root cause asks for (report.Actions); empty in reports before schema 1.4.
+	Action string `json:"action,omitempty"`
 	// Severity is the worst among the hosts.
 	Severity string `json:"severity"`
 	// Hosts names each host with the summary of its finding, which names its subject once.
@@ -453,7 +480,7 @@ type CounterOutliers struct {
 // Result computes the answer from what was added.
 func (a *Aggregator) Result() *Result {
 	r := &Result{Kind: "rdmadiag-fleet", Version: "1.0", Now: a.o.Now.UTC(), StaleAfter: a.o.Stale.String(), Reports: a.reports,
-		RootCauses: []RootCause{}, Drift: []Drift{}, Outliers: Outliers{SlowPorts: []SlowPorts{}, ErrorCounters: []CounterOutliers{}},
+		RootCauses: []RootCause{}, Actions: []ActionGroup{}, Drift: []Drift{}, Outliers: Outliers{SlowPorts: []SlowPorts{}, ErrorCounters: []CounterOutliers{}},
 		Verdicts: []VerdictGroup{}}
 	for _, v := range verdictOrder {
 		if n := a.verdicts[v]; n != nil {
@@ -461,8 +488,18 @@ func (a *Aggregator) Result() *Result {
 		}
 	}
 	for k, g := range a.roots {
-		r.RootCauses = append(r.RootCauses, RootCause{CheckID: k.check, Fault: k.fault, SubjectKind: k.kind, Severity: g.worst, Hosts: g.hosts.list()})
+		r.RootCauses = append(r.RootCauses, RootCause{CheckID: k.check, Fault: k.fault, SubjectKind: k.kind, Action: k.action, Severity: g.worst, Hosts: g.hosts.list()})
 	}
+	for act, n := range a.actions {
+		r.Actions = append(r.Actions, ActionGroup{Action: act, Hosts: n.list()})
+	}
+	sort.Slice(r.Actions, func(i, j int) bool {
+		x, y := r.Actions[i], r.Actions[j]
+		if x.Hosts.Count != y.Hosts.Count {
+			return x.Hosts.Count > y.Hosts.Count
+		}
+		return x.Action < y.Action
+	})
 	sort.Slice(r.RootCauses, func(i, j int) bool {
 		x, y := r.RootCauses[i], r.RootCauses[j]
 		if x.Hosts.Count != y.Hosts.Count {
@@ -471,7 +508,7 @@ func (a *Aggregator) Result() *Result {
 		if sx, sy := severityRank[x.Severity], severityRank[y.Severity]; sx != sy {
 			return sx > sy
 		}
-		return x.CheckID+x.Fault+x.SubjectKind < y.CheckID+y.Fault+y.SubjectKind
+		return x.CheckID+x.Fault+x.SubjectKind+x.Action < y.CheckID+y.Fault+y.SubjectKind+y.Action
 	})
 	r.drift(a)
 	r.counterOutliers(a)

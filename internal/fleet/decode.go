@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rdmadiag/rdmadiag/report"
 )
 
 // doc is the part of a report fleet reads (parseDoc fills it; the json tags say what each field
@@ -51,6 +53,7 @@ type findingDoc struct {
 	Severity    string   `json:"severity"`
 	Summary     string   `json:"summary"`
 	Fault       string   `json:"fault"`
+	Action      string   `json:"action"`
 	ExplainedBy nonEmpty `json:"explained_by"`
 }
 
@@ -130,9 +133,11 @@ type rootRecord struct {
 	detail string
 }
 
-// rootKey groups root causes across hosts: the check, its fault row and the kind of subject.
-// Subject names and summaries carry PIDs, QP numbers and sizes, so they never group.
-type rootKey struct{ check, fault, kind string }
+// rootKey groups root causes across hosts: the check, its fault row, the kind of subject and the
+// action (one check's findings ask for different ones: a port down for its cable, or waiting for
+// the subnet manager). Subject names and summaries carry PIDs, QP numbers and sizes, so they
+// never group.
+type rootKey struct{ check, fault, kind, action string }
 
 type fact struct {
 	attr, group, label, value string
@@ -223,7 +228,7 @@ func (rs *rootSet) add(f *findingDoc) {
 	if sev == 0 {
 		return
 	}
-	k := rootKey{clean(f.CheckID), clean(f.Fault), clean(f.Subject.Kind)}
+	k := rootKey{clean(f.CheckID), clean(f.Fault), clean(f.Subject.Kind), actionOf(f.Action)}
 	for j := range rs.list {
 		if r := &rs.list[j]; r.key == k {
 			if sev > severityRank[r.severity] {
@@ -361,4 +366,13 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// actionOf is a finding's action when it is one of the vocabulary (report.Actions), else ""
+// (a report older than schema 1.4, or a value rdmadiag never writes).
+func actionOf(s string) string {
+	if a, err := report.ParseAction(s); err == nil && a != report.ActionNone {
+		return string(a)
+	}
+	return ""
 }

@@ -640,3 +640,51 @@ func TestWithSubjectAsTheReport(t *testing.T) {
 		t.Fatal("no finding compared")
 	}
 }
+
+// acting sets the action of the finding with this subject.
+func acting(subject string, a report.Action) func(*report.Report) {
+	return func(r *report.Report) {
+		for i := range r.Findings {
+			if r.Findings[i].Subject.Name == subject {
+				r.Findings[i].Action = a
+			}
+		}
+	}
+}
+
+// Hosts are counted by the actions their root causes ask for, each host once per action, most
+// hosts first; a root cause's row names its action, and two actions of one check are two rows.
+func TestHostsByAction(t *testing.T) {
+	cable := func(name string) *report.Report {
+		return host(name, problem("port.state", "port", "mlx5_0/1", "critical", "DOWN"), acting("mlx5_0/1", report.ActionReplaceCableOrModule),
+			problem("port.rate", "port", "mlx5_1/1", "warning", "1X"), acting("mlx5_1/1", report.ActionReplaceCableOrModule))
+	}
+	r := run(t, Options{}, cable("a"), cable("b"), cable("c"),
+		host("d", problem("port.state", "port", "mlx5_0/1", "critical", "INIT"), acting("mlx5_0/1", report.ActionFixConfiguration),
+			problem("port.rate", "port", "mlx5_1/1", "warning", "1X"), acting("mlx5_1/1", report.ActionReplaceCableOrModule)),
+		host("e", problem("port.state", "port", "mlx5_0/1", "critical", "old report, no action")),
+		host("f", problem("port.state", "port", "mlx5_0/1", "critical", "hostile"), acting("mlx5_0/1", "format-the-disk")))
+	var got []string
+	for _, g := range r.Actions {
+		got = append(got, fmt.Sprintf("%d %s [%s]", g.Hosts.Count, g.Action, hostsOf(g.Hosts)))
+	}
+	want := []string{"4 replace-cable-or-module [a,b,c,d]", "1 fix-configuration [d]"}
+	if !slices.Equal(got, want) {
+		t.Errorf("actions:\n got %q\nwant %q", got, want)
+	}
+	rows := map[string]int{}
+	for _, c := range r.RootCauses {
+		rows[c.CheckID+" "+c.Action] = c.Hosts.Count
+	}
+	if rows["port.state replace-cable-or-module"] != 3 || rows["port.state fix-configuration"] != 1 || rows["port.state "] != 2 {
+		t.Errorf("root causes by action: %v", rows)
+	}
+	var b bytes.Buffer
+	if err := WriteTable(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "4 host(s):  replace-cable-or-module  a, b, c, d\n") ||
+		!strings.Contains(out, "ACTION") || strings.Contains(out, "format-the-disk") {
+		t.Errorf("table:\n%s", out)
+	}
+}

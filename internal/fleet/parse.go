@@ -729,7 +729,7 @@ func rawIs(raw []byte, s string) bool {
 // finding reads one finding and keeps it in d.roots when it is a root cause: a problem that
 // no other finding explains (report.summarize), one per key with the worst severity.
 func (p *parser) finding(d *doc) error {
-	var checkID, kind, name, device, severity, summary, fault []byte
+	var checkID, kind, name, device, severity, summary, fault, action []byte
 	var explained nonEmpty
 	err := p.object(func(k []byte) error {
 		switch string(k) {
@@ -753,6 +753,8 @@ func (p *parser) finding(d *doc) error {
 			return p.rawStr(&summary)
 		case "fault":
 			return p.rawStr(&fault)
+		case "action":
+			return p.rawStr(&action)
 		case "explained_by":
 			raw, err := p.raw()
 			if err != nil {
@@ -779,7 +781,7 @@ func (p *parser) finding(d *doc) error {
 	for _, x := range []struct {
 		raw []byte
 		dst *string
-	}{{checkID, &f.CheckID}, {kind, &f.Subject.Kind}, {name, &f.Subject.Name}, {device, &f.Subject.Device}, {summary, &f.Summary}, {fault, &f.Fault}} {
+	}{{checkID, &f.CheckID}, {kind, &f.Subject.Kind}, {name, &f.Subject.Name}, {device, &f.Subject.Device}, {summary, &f.Summary}, {fault, &f.Fault}, {action, &f.Action}} {
 		v, err := decodeRaw(x.raw)
 		if err != nil {
 			return err

@@ -357,7 +357,7 @@ func TestNamesFold(t *testing.T) {
 	if oursErr != nil || stdErr != nil || !reflect.DeepEqual(ours, std) {
 		t.Fatalf("%v %v\n%+v\n%+v", oursErr, stdErr, ours, std)
 	}
-	if ours.host != "x" || len(ours.roots) != 1 || ours.roots[0].key != (rootKey{"port.state", "f", "port"}) {
+	if ours.host != "x" || len(ours.roots) != 1 || ours.roots[0].key != (rootKey{"port.state", "f", "port", ""}) {
 		t.Errorf("%+v", ours)
 	}
 }

@@ -43,18 +43,34 @@ func WriteTable(w io.Writer, r *Result) error {
 	}
 	tw.Flush()
 
+	// What to do, and on how many hosts: a host is under each action its root causes ask for.
+	fmt.Fprintln(&b, "\nHosts by action (what their root causes ask for)")
+	if len(r.Actions) == 0 {
+		fmt.Fprintln(&b, "  none")
+	} else {
+		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		for _, g := range r.Actions {
+			fmt.Fprintf(tw, "  %d host(s):\t%s\t%s\n", g.Hosts.Count, cell(g.Action), cell(hostNames(g.Hosts)))
+		}
+		tw.Flush()
+	}
+
 	fmt.Fprintln(&b, "\nRoot causes, by hosts hit")
 	if len(r.RootCauses) == 0 {
 		fmt.Fprintln(&b, "  none")
 	} else {
 		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  HOSTS\tSEVERITY\tCHECK\tFAULT\tSUBJECT\tFIRST HOST: SUBJECT: SUMMARY")
+		fmt.Fprintln(tw, "  HOSTS\tSEVERITY\tCHECK\tFAULT\tSUBJECT\tACTION\tFIRST HOST: SUBJECT: SUMMARY")
 		for _, c := range r.RootCauses {
 			ex := ""
 			if len(c.Hosts.Names) > 0 {
 				ex = c.Hosts.Names[0].Host + ": " + c.Hosts.Names[0].Detail
 			}
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\n", c.Hosts.Count, cell(c.Severity), cell(c.CheckID), cell(c.Fault), cell(c.SubjectKind), oneLine(ex, 100))
+			act := c.Action
+			if act == "" {
+				act = "-" // a report without actions
+			}
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Hosts.Count, cell(c.Severity), cell(c.CheckID), cell(c.Fault), cell(c.SubjectKind), cell(act), oneLine(ex, 100))
 		}
 		tw.Flush()
 	}
@@ -160,6 +176,18 @@ func hostsText(l List, detail bool) string {
 		s = append(s, fmt.Sprintf("and %d more", l.More))
 	}
 	return fmt.Sprintf("%d host(s): %s", l.Count, strings.Join(s, ", "))
+}
+
+// hostNames names the hosts of a list (without their details), and how many more there are.
+func hostNames(l List) string {
+	var s []string
+	for _, n := range l.Names {
+		s = append(s, n.Host)
+	}
+	if l.More > 0 {
+		s = append(s, fmt.Sprintf("and %d more", l.More))
+	}
+	return strings.Join(s, ", ")
 }
 
 func fmtG(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

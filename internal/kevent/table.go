@@ -68,19 +68,22 @@ const (
 
 // Signature is one message a driver prints and what it means.
 type Signature struct {
-	ID       string   `json:"id"`
-	Driver   string   `json:"driver"`
-	Format   string   `json:"format"`
-	Alt      []string `json:"alt,omitempty"`
-	Source   string   `json:"source"`
-	Kernels  string   `json:"kernels"`
-	Level    string   `json:"level"`
-	Layer    string   `json:"layer"`
-	Fault    string   `json:"fault"`
-	Severity string   `json:"severity"`
-	What     string   `json:"what"`
-	Fix      string   `json:"fix,omitempty"`
-	Args     Args     `json:"args,omitzero"`
+	ID      string   `json:"id"`
+	Driver  string   `json:"driver"`
+	Format  string   `json:"format"`
+	Alt     []string `json:"alt,omitempty"`
+	Source  string   `json:"source"`
+	Kernels string   `json:"kernels"`
+	Level   string   `json:"level"`
+	Layer   string   `json:"layer"`
+	Fault   string   `json:"fault"`
+	// Action, when set, is what a finding drawn from the line asks for instead of its fault
+	// row's action (report.Actions; a module built for another stack is rebuilt, not loaded).
+	Action   report.Action `json:"action,omitempty"`
+	Severity string        `json:"severity"`
+	What     string        `json:"what"`
+	Fix      string        `json:"fix,omitempty"`
+	Args     Args          `json:"args,omitzero"`
 	// DetailText, when set, is how the detail reads, with {N} for conversion N ("syndrome
 	// 0x{2}"); else the detail conversions' texts joined by spaces.
 	DetailText string              `json:"detail,omitempty"`
@@ -267,6 +270,9 @@ func (t *Table) prepare(s *Signature) error {
 	}
 	if !slices.Contains(layers, s.Layer) {
 		return fmt.Errorf("layer %q is not one of %v", s.Layer, layers)
+	}
+	if s.Action != "" && (!s.Action.Valid() || s.Action == report.ActionNone) {
+		return fmt.Errorf("action %q is not a problem's action of report.Actions", s.Action)
 	}
 	sev, ok := severities[s.Severity]
 	if !ok {

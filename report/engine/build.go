@@ -81,6 +81,8 @@ func BuildLinked(findings []Finding, faults *FaultTable, tool report.Tool, host 
 		// table and the shared events link.
 		f.ExplainedBy = nil
 		f.Evidence = slices.Clip(f.Evidence)
+		// The action follows the severity the report gives (--strict's unknown included).
+		f.Action = faults.ActionOf(&f.Finding)
 	}
 	sortFindings(fs)
 	link(fs, faults)
@@ -448,11 +450,18 @@ func summaryLine(s report.Summary, fs []report.Finding) string {
 }
 
 // rootText names a root cause with its subject and the first clause of its summary, and says how
-// many findings it explains.
+// many findings it explains and what to do about it.
 func rootText(f *report.Finding, fs []report.Finding) string {
 	t := words.Short(f)
+	var notes []string
 	if n := words.Consequences(f, fs); n > 0 {
-		t += fmt.Sprintf(" (explains %s)", words.Plural(n, "other finding"))
+		notes = append(notes, "explains "+words.Plural(n, "other finding"))
+	}
+	if f.Action != "" {
+		notes = append(notes, "action "+string(f.Action))
+	}
+	if len(notes) > 0 {
+		t += " (" + strings.Join(notes, "; ") + ")"
 	}
 	return t
 }

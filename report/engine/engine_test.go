@@ -29,20 +29,68 @@ func TestDefaultFaultsParse(t *testing.T) {
 	}
 }
 
+// Every row of the embedded table gives its findings an action of the vocabulary, never none,
+// and so does could_not_check; the published row carries it.
+func TestEveryFaultRowHasAnAction(t *testing.T) {
+	ft := DefaultFaults()
+	if !ft.unknownAction.Valid() || ft.unknownAction == report.ActionNone {
+		t.Errorf("could_not_check action %q", ft.unknownAction)
+	}
+	for _, r := range ft.Rows {
+		if !r.Action.Valid() || r.Action == report.ActionNone {
+			t.Errorf("row %q: action %q is not a problem's action of report.Actions", r.ID, r.Action)
+		}
+	}
+}
+
+// TestActionOf: the check's action wins; a problem without one takes its row's, an unknown the
+// table's could_not_check; other findings carry none.
+func TestActionOf(t *testing.T) {
+	fs := []Finding{
+		f("port.state", report.Critical, "port-link", "mlx5_0/1", "mlx5_0"),
+		f("port.rate", report.Warning, "port-link", "mlx5_1/1", "mlx5_1"),
+		f("port.counters", report.Unknown, "port-link", "mlx5_2/1", "mlx5_2"),
+		f("port.flaps", report.OK, "port-link", "mlx5_3/1", "mlx5_3"),
+		f("port.xcvr", report.Skipped, "port-module", "mlx5_3/1", "mlx5_3"),
+	}
+	fs[0].Action = report.ActionFixConfiguration
+	fs[4] = fs[4].SkippedBy(report.LimitSource, "record it")
+	r := Build(fs, DefaultFaults(), report.Tool{Name: "rdmadiag"}, report.HostInfo{})
+	want := map[string]report.Action{"port.state": report.ActionFixConfiguration, "port.rate": report.ActionReseatOrCleanCable,
+		"port.counters": report.ActionFixConfiguration, "port.flaps": "", "port.xcvr": ""}
+	for _, f := range r.Findings {
+		if f.Action != want[f.CheckID] {
+			t.Errorf("%s (%s): action %q, want %q", f.CheckID, f.Severity, f.Action, want[f.CheckID])
+		}
+	}
+	// --strict makes a limited skip unknown, and so gives it an action.
+	r = BuildWith(fs, DefaultFaults(), report.Tool{Name: "rdmadiag"}, report.HostInfo{}, BuildOptions{Strict: true})
+	for _, f := range r.Findings {
+		if f.CheckID == "port.xcvr" && (f.Severity != report.Unknown || f.Action != report.ActionFixConfiguration) {
+			t.Errorf("strict: %s %s action %q", f.CheckID, f.Severity, f.Action)
+		}
+	}
+}
+
 func TestParseFaultsRejects(t *testing.T) {
 	for name, doc := range map[string]string{
-		"duplicate":            `{"rows":[{"id":"a","layer":"pcie","explains":[]},{"id":"a","layer":"qp","explains":[]}]}`,
-		"bad layer":            `{"rows":[{"id":"a","layer":"gpu","explains":[]}]}`,
-		"unknown row":          `{"rows":[{"id":"a","layer":"pcie","explains":[{"fault":"b"}]}]}`,
-		"bad pattern":          `{"rows":[{"id":"a","layer":"pcie","explains":[{"check":"["}]}]}`,
-		"fault and check":      `{"rows":[{"id":"a","layer":"pcie","explains":[{"fault":"a","check":"x"}]}]}`,
-		"neither":              `{"rows":[{"id":"a","layer":"pcie","explains":[{"same_subject":true}]}]}`,
-		"prefixed string":      `{"rows":[{"id":"a","layer":"pcie","explains":["fault:a"]}]}`,
-		"unknown key":          `{"rows":[{"id":"a","layer":"pcie","explains":[{"faults":"a"}]}]}`,
-		"observation twice":    `{"rows":[{"id":"a","layer":"pcie","explains":[]}],"observations":[{"check":"x","observation":"o"},{"check":"x","observation":"o"}]}`,
-		"observation bad link": `{"rows":[{"id":"a","layer":"pcie","explains":[]}],"observations":[{"check":"x","observation":"o","explained_by":[{"fault":"b"}]}]}`,
-		"observation unnamed":  `{"rows":[{"id":"a","layer":"pcie","explains":[]}],"observations":[{"check":"x"}]}`,
+		"duplicate":            `{"could_not_check":{"action":"fix-configuration"},"rows":[{"id":"a","layer":"pcie","action":"reset-device","explains":[]},{"id":"a","layer":"qp","action":"reset-device","explains":[]}]}`,
+		"bad layer":            `{"could_not_check":{"action":"fix-configuration"},"rows":[{"id":"a","layer":"gpu","action":"reset-device","explains":[]}]}`,
+		"unknown row":          `{"could_not_check":{"action":"fix-configuration"},"rows":[{"id":"a","layer":"pcie","action":"reset-device","explains":[{"fault":"b"}]}]}`,
+		"bad pattern":          `{"could_not_check":{"action":"fix-configuration"},"rows":[{"id":"a","layer":"pcie","action":"reset-device","explains":[{"check":"["}]}]}`,
+		"fault and check":      `{"could_not_check":{"action":"fix-configuration"},"rows":[{"id":"a","layer":"pcie","action":"reset-device","explains":[{"fault":"a","check":"x"}]}]}`,
+		"neither":              `{"could_not_check":{"action":"fix-configuration"},"rows":[{"id":"a","layer":"pcie","action":"reset-device","explains":[{"same_subject":true}]}]}`,
+		"prefixed string":      `{"could_not_check":{"action":"fix-configuration"},"rows":[{"id":"a","layer":"pcie","action":"reset-device","explains":["fault:a"]}]}`,
+		"unknown key":          `{"could_not_check":{"action":"fix-configuration"},"rows":[{"id":"a","layer":"pcie","action":"reset-device","explains":[{"faults":"a"}]}]}`,
+		"observation twice":    `{"could_not_check":{"action":"fix-configuration"},"rows":[{"id":"a","layer":"pcie","action":"reset-device","explains":[]}],"observations":[{"check":"x","observation":"o"},{"check":"x","observation":"o"}]}`,
+		"observation bad link": `{"could_not_check":{"action":"fix-configuration"},"rows":[{"id":"a","layer":"pcie","action":"reset-device","explains":[]}],"observations":[{"check":"x","observation":"o","explained_by":[{"fault":"b"}]}]}`,
+		"observation unnamed":  `{"could_not_check":{"action":"fix-configuration"},"rows":[{"id":"a","layer":"pcie","action":"reset-device","explains":[]}],"observations":[{"check":"x"}]}`,
 		"not json":             `{"rows":`,
+		"row without action":   `{"could_not_check":{"action":"fix-configuration"},"rows":[{"id":"a","layer":"pcie","explains":[]}]}`,
+		"action not in vocab":  `{"could_not_check":{"action":"fix-configuration"},"rows":[{"id":"a","layer":"pcie","action":"reflash","explains":[]}]}`,
+		"row action none":      `{"could_not_check":{"action":"fix-configuration"},"rows":[{"id":"a","layer":"pcie","action":"none","explains":[]}]}`,
+		"no could_not_check":   `{"rows":[{"id":"a","layer":"pcie","action":"reset-device","explains":[]}]}`,
+		"could_not_check none": `{"could_not_check":{"action":"none"},"rows":[{"id":"a","layer":"pcie","action":"reset-device","explains":[]}]}`,
 	} {
 		if _, err := ParseFaults([]byte(doc)); err == nil {
 			t.Errorf("%s: accepted", name)
@@ -52,7 +100,7 @@ func TestParseFaultsRejects(t *testing.T) {
 
 // The typed links decode from the table and are published in the document's form.
 func TestFaultLinksTyped(t *testing.T) {
-	ft, err := ParseFaults([]byte(`{"rows":[{"id":"a","layer":"pcie","explains":[{"fault":"a"},{"check":"*probe*","same_subject":true}]},{"id":"b","layer":"qp","explains":[]}],
+	ft, err := ParseFaults([]byte(`{"could_not_check":{"action":"fix-configuration"},"rows":[{"id":"a","layer":"pcie","action":"reset-device","explains":[{"fault":"a"},{"check":"*probe*","same_subject":true}]},{"id":"b","layer":"qp","action":"reset-device","explains":[]}],
 		"observations":[{"check":"x.y","observation":"o","explains":[]},{"check":"x.z","observation":"p","explained_by":[{"check":"x.y"}]}]}`))
 	if err != nil {
 		t.Fatal(err)

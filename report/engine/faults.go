@@ -58,13 +58,22 @@ type faultRowData struct {
 	Component string `json:"component"`
 	Function  string `json:"function"`
 	Symptom   string `json:"symptom"`
-	Explains  []Link `json:"explains"`
+	// Action is what a warning or critical finding of the row carries unless its check set one.
+	Action   report.Action `json:"action"`
+	Explains []Link        `json:"explains"`
+}
+
+// couldNotCheck is the action of an unknown finding whose check set none, and why.
+type couldNotCheck struct {
+	Action report.Action `json:"action"`
+	Why    string        `json:"why"`
 }
 
 type faultsData struct {
-	Comment      string         `json:"_comment"`
-	Rows         []faultRowData `json:"rows"`
-	Observations []Observation  `json:"observations"`
+	Comment       string         `json:"_comment"`
+	CouldNotCheck couldNotCheck  `json:"could_not_check"`
+	Rows          []faultRowData `json:"rows"`
+	Observations  []Observation  `json:"observations"`
 }
 
 //go:embed faults.json
@@ -78,6 +87,8 @@ type FaultTable struct {
 	byID     map[string]int
 	obs      map[obsKey]*Observation
 	observed []Observation
+	// unknownAction is what an unknown finding carries unless its check set an action.
+	unknownAction report.Action
 }
 
 type obsKey struct{ check, observation string }
@@ -92,8 +103,9 @@ func DefaultFaults() *FaultTable {
 	return t
 }
 
-// ParseFaults reads a fault table and checks it: unique ids, known layers, links that name a
-// known row or a valid pattern (exactly one of the two), observations named once.
+// ParseFaults reads a fault table and checks it: unique ids, known layers, an action of the
+// vocabulary (report.Actions, never none) on every row and for unknown findings, links that name
+// a known row or a valid pattern (exactly one of the two), observations named once.
 func ParseFaults(b []byte) (*FaultTable, error) {
 	var d faultsData
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -101,13 +113,19 @@ func ParseFaults(b []byte) (*FaultTable, error) {
 	if err := dec.Decode(&d); err != nil {
 		return nil, fmt.Errorf("fault table: %w", err)
 	}
-	t := &FaultTable{byID: map[string]int{}, obs: map[obsKey]*Observation{}}
+	t := &FaultTable{byID: map[string]int{}, obs: map[obsKey]*Observation{}, unknownAction: d.CouldNotCheck.Action}
+	if err := problemAction(d.CouldNotCheck.Action); err != nil {
+		return nil, fmt.Errorf("fault table: could_not_check: %w", err)
+	}
 	for i, r := range d.Rows {
 		if _, dup := t.byID[r.ID]; dup {
 			return nil, fmt.Errorf("fault table: duplicate row %q", r.ID)
 		}
 		if report.LayerRank(r.Layer) < 0 {
 			return nil, fmt.Errorf("fault table: row %q has unknown layer %q", r.ID, r.Layer)
+		}
+		if err := problemAction(r.Action); err != nil {
+			return nil, fmt.Errorf("fault table: row %q: %w", r.ID, err)
 		}
 		t.byID[r.ID] = i
 	}
@@ -137,7 +155,7 @@ func ParseFaults(b []byte) (*FaultTable, error) {
 			published[i] = l.String()
 		}
 		t.Rows = append(t.Rows, report.FaultRow{ID: r.ID, Layer: r.Layer, Component: r.Component, Function: r.Function,
-			Symptom: r.Symptom, LogSignatures: []string{}, Explains: published})
+			Symptom: r.Symptom, Action: r.Action, LogSignatures: []string{}, Explains: published})
 		t.explains = append(t.explains, r.Explains)
 	}
 	for i := range d.Observations {
@@ -169,6 +187,42 @@ func (t *FaultTable) Row(id string) (report.FaultRow, bool) {
 		return report.FaultRow{}, false
 	}
 	return t.Rows[i], true
+}
+
+// problemAction checks an action a problem is given: one of the vocabulary, and not none.
+func problemAction(a report.Action) error {
+	switch {
+	case a == "":
+		return fmt.Errorf("no action")
+	case !a.Valid():
+		return fmt.Errorf("action %q is not one of report.Actions", a)
+	case a == report.ActionNone:
+		return fmt.Errorf("action none: a problem always asks for something")
+	}
+	return nil
+}
+
+// ActionOf is the action a finding carries in the report: for a problem the one its check set,
+// else the fault table's (an unknown one's could_not_check, a warning or critical one's row's; a
+// row the table lacks is contact-vendor's, since no one knows what fails). Of the other findings
+// only a skip held back by a limit keeps the action its check set (report.Finding.SkippedBy): an
+// action set on the way to a judgement that ended ok or info does not stand.
+func (t *FaultTable) ActionOf(f *report.Finding) report.Action {
+	switch {
+	case !f.Severity.Problem():
+		if f.Severity == report.Skipped && f.Limit != nil {
+			return f.Action
+		}
+		return ""
+	case f.Action != "":
+		return f.Action
+	case f.Severity == report.Unknown:
+		return t.unknownAction
+	}
+	if row, ok := t.Row(f.Fault); ok {
+		return row.Action
+	}
+	return report.ActionContactVendor
 }
 
 // Explains returns what a problem in row id can cause, typed.

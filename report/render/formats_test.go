@@ -195,7 +195,7 @@ func TestNPDLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	line := strings.TrimSuffix(b.String(), "\n")
-	if strings.Contains(line, "\n") || len(line) > NPDMaxOutput || !utf8.ValidString(line) || !strings.HasPrefix(line, "mlx5_0/1: ü") {
+	if strings.Contains(line, "\n") || len(line) > NPDMaxOutput || !utf8.ValidString(line) || !strings.HasPrefix(line, "[reseat-or-clean-cable] mlx5_0/1: ü") {
 		t.Errorf("npd line (%d bytes): %q", len(line), line)
 	}
 }
@@ -209,7 +209,7 @@ func TestNagiosLine(t *testing.T) {
 	if err := RenderNagios(&b, r, RenderOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	want := "RDMADIAG CRITICAL - mlx5_0/1: a / b | criticals=1;;; warnings=2;;; unknowns=0;;; duration=1.25s;;;\n"
+	want := "RDMADIAG CRITICAL - [reseat-or-clean-cable] mlx5_0/1: a / b | criticals=1;;; warnings=2;;; unknowns=0;;; duration=1.25s;;;\n"
 	if b.String() != want || !nagiosLine.MatchString(b.String()) {
 		t.Errorf("got  %q\nwant %q", b.String(), want)
 	}

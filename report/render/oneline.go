@@ -59,7 +59,9 @@ func judgedChecks(r *report.Report) int {
 }
 
 // statusText says in at most max bytes why the verdict is what it is, for one-line formats: every
-// root cause, or as many as fit followed by "+N more".
+// root cause, or as many as fit followed by "+N more", each led by its action unless it is the
+// one before it ("[reseat-or-clean-cable] mlx5_0/1 is DOWN; mlx5_1/1 is DOWN; [fix-configuration]
+// mlx5_2/1 is INIT"): the action applies up to the next one.
 func statusText(r *report.Report, max int) string {
 	s := r.Summary
 	switch s.Verdict {
@@ -80,5 +82,17 @@ func statusText(r *report.Report, max int) string {
 			items[i] = "could not check " + items[i]
 		}
 	}
-	return words.JoinBounded(items, "; ", max)
+	return words.JoinTagged(actionTags(named), items, "; ", max)
+}
+
+// actionTags are the tags of the named findings: each one's action (words.Tag), left out where
+// the finding before it has the same.
+func actionTags(fs []*report.Finding) []string {
+	tags := make([]string, len(fs))
+	for i, f := range fs {
+		if i == 0 || f.Action != fs[i-1].Action {
+			tags[i] = words.Tag(f)
+		}
+	}
+	return tags
 }

@@ -17,7 +17,8 @@ func twoCriticals(reverse bool) *report.Report {
 		{CheckID: "port.rate", Severity: report.Critical, Fault: "port-link", Summary: "mlx5_0/1 runs at 1X width (100 Gb/s of 400 Gb/s): a lane is down",
 			Remediation: "Reseat or replace the cable.", Subject: report.Subject{Kind: "port", Name: "mlx5_0/1", Device: "mlx5_0"}},
 		{CheckID: "port.state", Severity: report.Critical, Fault: "port-link", Summary: "mlx5_1/1 is INIT: no subnet manager has configured it",
-			Remediation: "Start a subnet manager.", Subject: report.Subject{Kind: "port", Name: "mlx5_1/1", Device: "mlx5_1"}},
+			Remediation: "Start a subnet manager.", Subject: report.Subject{Kind: "port", Name: "mlx5_1/1", Device: "mlx5_1"},
+			Action: report.ActionFixConfiguration},
 		{CheckID: "port.state", Severity: report.OK, Fault: "port-link", Summary: "mlx5_0/1 is ACTIVE",
 			Subject: report.Subject{Kind: "port", Name: "mlx5_0/1", Device: "mlx5_0"}},
 	}
@@ -36,25 +37,28 @@ func render(t *testing.T, fn Renderer, r *report.Report, o RenderOptions) string
 	return b.String()
 }
 
-// Every independent root cause is named by every output, in the same order whatever the order
-// the checks reported them in.
+// Every independent root cause is named by every output, with its action, in the same order
+// whatever the order the checks reported them in.
 func TestEveryRootCauseIsNamed(t *testing.T) {
 	for _, reverse := range []bool{false, true} {
 		r := twoCriticals(reverse)
 		if got := r.Summary.Line; !strings.Contains(got, "2 root causes: (1) mlx5_0/1 runs at 1X width") ||
-			!strings.Contains(got, "(2) mlx5_1/1 is INIT") {
+			!strings.Contains(got, "(2) mlx5_1/1 is INIT: no subnet manager has configured it (action fix-configuration)") ||
+			!strings.Contains(got, "a lane is down (action reseat-or-clean-cable)") {
 			t.Errorf("summary line: %q", got)
 		}
 		nag := render(t, RenderNagios, r, RenderOptions{})
-		if want := "RDMADIAG CRITICAL - mlx5_0/1 runs at 1X width (100 Gb/s of 400 Gb/s): a lane is down; mlx5_1/1 is INIT: no subnet manager has configured it | "; !strings.HasPrefix(nag, want) {
+		// The tags take room: the first cause's text is cut, neither tag is.
+		if want := "RDMADIAG CRITICAL - [reseat-or-clean-cable] mlx5_0/1 runs at 1X width (100 Gb/s of 400 Gb/s): a lane...; [fix-configuration] mlx5_1/1 is INIT: no subnet manager has configured it | "; !strings.HasPrefix(nag, want) {
 			t.Errorf("nagios:\n got %q\nwant %q...", nag, want)
 		}
 		npd := render(t, RenderNPD, r, RenderOptions{})
-		if !strings.HasPrefix(npd, "mlx5_0/1 runs at 1X") || !strings.Contains(npd, "; mlx5_1/1 is INIT") || len(npd) > NPDMaxOutput+1 {
+		// 80 bytes hold the first cause whole enough, with its action; the second is counted.
+		if !strings.HasPrefix(npd, "[reseat-or-clean-cable] mlx5_0/1 runs at 1X") || !strings.HasSuffix(npd, " +1 more\n") || len(npd) > NPDMaxOutput+1 {
 			t.Errorf("npd: %q", npd)
 		}
 		table := render(t, RenderTable, r, RenderOptions{})
-		one, two := strings.Index(table, "1. CRITICAL mlx5_0/1 (port.rate)"), strings.Index(table, "2. CRITICAL mlx5_1/1 (port.state)")
+		one, two := strings.Index(table, "1. CRITICAL mlx5_0/1 (port.rate) -> reseat-or-clean-cable\n"), strings.Index(table, "2. CRITICAL mlx5_1/1 (port.state) -> fix-configuration\n")
 		if one < 0 || two < one || strings.Index(table, "rdmadiag t on live") < two {
 			t.Errorf("table does not open with both root causes in order:\n%s", table)
 		}
@@ -95,15 +99,41 @@ func TestManyRootCausesBounded(t *testing.T) {
 	r := build(fs, engine.DefaultFaults(), report.Tool{}, report.HostInfo{})
 	nag := render(t, RenderNagios, r, RenderOptions{})
 	text, _, _ := strings.Cut(strings.TrimPrefix(nag, "RDMADIAG CRITICAL - "), " | ")
-	if len(text) > nagiosTextMax || !strings.HasPrefix(text, "mlx5_0/1 is DOWN") || !strings.Contains(text, "; mlx5_1/1 is DOWN") ||
+	// One action for all of them: given once, before the first, and kept whatever is cut.
+	if len(text) > nagiosTextMax || !strings.HasPrefix(text, "[reseat-or-clean-cable] mlx5_0/1 is DOWN") || !strings.Contains(text, "; mlx5_1/1 is DOWN") ||
+		strings.Count(text, "[") != 1 ||
 		!strings.HasSuffix(text, " more") {
 		t.Errorf("nagios text (%d bytes): %q", len(text), text)
 	}
 	npd := strings.TrimSuffix(render(t, RenderNPD, r, RenderOptions{}), "\n")
-	if len(npd) > NPDMaxOutput || !strings.HasPrefix(npd, "mlx5_0/1 is DOWN") || !strings.HasSuffix(npd, " more") {
+	if len(npd) > NPDMaxOutput || !strings.HasPrefix(npd, "[reseat-or-clean-cable] mlx5_0/1 is DOWN") || !strings.HasSuffix(npd, " more") {
 		t.Errorf("npd (%d bytes): %q", len(npd), npd)
 	}
 	if !strings.Contains(r.Summary.Line, "9 root causes:") || !strings.Contains(r.Summary.Line, "(9) mlx5_8/1 is DOWN") {
 		t.Errorf("summary line: %q", r.Summary.Line)
+	}
+}
+
+// A bounded line cuts the causes' text, never their actions: each named cause keeps its tag,
+// and a cause with the action of the one before it is not tagged again.
+func TestBoundedLineKeepsEveryAction(t *testing.T) {
+	acts := []report.Action{report.ActionReplaceCableOrModule, report.ActionReplaceCableOrModule, report.ActionFixConfiguration, report.ActionResetDevice}
+	var fs []report.Finding
+	for i, a := range acts {
+		fs = append(fs, report.Finding{CheckID: "port.state", Severity: report.Critical, Fault: "port-link", Action: a,
+			Summary: fmt.Sprintf("mlx5_%d/1 lost its link partner", i),
+			Subject: report.Subject{Kind: "port", Name: fmt.Sprintf("mlx5_%d/1", i), Device: fmt.Sprintf("mlx5_%d", i)}})
+	}
+	r := build(fs, engine.DefaultFaults(), report.Tool{}, report.HostInfo{})
+	nag := render(t, RenderNagios, r, RenderOptions{})
+	text, _, _ := strings.Cut(strings.TrimPrefix(nag, "RDMADIAG CRITICAL - "), " | ")
+	want := "[replace-cable-or-module] mlx5_0/1 lost its link partner; mlx5_1/1 lost its link partner; [fix-configuration] mlx5_2/1 lost its link partner +1 more"
+	if text != want {
+		t.Errorf("nagios text (%d bytes): %q", len(text), text)
+	}
+	for _, f := range r.Findings {
+		if f.Action == "" {
+			t.Errorf("%s: the check's action was dropped", f.Subject.Name)
+		}
 	}
 }

@@ -191,8 +191,8 @@ func (t *textOut) head(r *report.Report) {
 }
 
 // rootLines are a root cause's lines in the head, each cut to the width: the number, severity,
-// subject and check (and how many findings it explains), the first clause of its summary, and
-// its fix.
+// subject and check (and how many findings it explains) and its action, which the cut leaves
+// whole, the first clause of its summary, and its fix.
 func (t *textOut) rootLines(n int, f *report.Finding, fs []report.Finding) []string {
 	sev := strings.ToUpper(f.Severity.String())
 	num := fmt.Sprintf("%2d. ", n)
@@ -205,8 +205,12 @@ func (t *textOut) rootLines(n int, f *report.Finding, fs []report.Finding) []str
 	if i := strings.Index(text, "; "); i > 0 {
 		text = text[:i]
 	}
+	act := ""
+	if f.Action != "" {
+		act = " -> " + string(f.Action)
+	}
 	out := []string{
-		"  " + num + paint(sev, f.Severity, t.color) + " " + t.cut(first, t.width-2-len(num)-len(sev)-1),
+		"  " + num + paint(sev, f.Severity, t.color) + " " + t.cut(first, t.width-2-len(num)-len(sev)-1-len(act)) + act,
 		indent + t.cut(text, t.width-len(indent)),
 	}
 	if f.Remediation != "" {
@@ -338,6 +342,9 @@ func (t *textOut) details(r *report.Report, fs []report.Finding, title string) {
 		}
 		if f.Remediation != "" {
 			t.para("  fix:      ", field, f.Remediation)
+		}
+		if f.Action != "" && f.Action != report.ActionNone {
+			t.para("  action:   ", field, string(f.Action))
 		}
 		if len(f.ExplainedBy) > 0 {
 			t.para("  cause:    ", field, strings.Join(f.ExplainedBy, ", "))

@@ -31,6 +31,15 @@ func Short(f *report.Finding) string {
 	return OneLine(text)
 }
 
+// Tag is how the one-line formats lead a problem with its action, "[reseat-or-clean-cable] ",
+// or "" for a finding without one.
+func Tag(f *report.Finding) string {
+	if f.Action == "" || f.Action == report.ActionNone {
+		return ""
+	}
+	return "[" + string(f.Action) + "] "
+}
+
 // NamedBy reports whether a summary's first word names the finding's subject: the subject
 // itself, its device, or a leading part of its name ("rxe0/1" of "rxe0/1 pid 120 (labqp) ERR").
 func NamedBy(f *report.Finding, summary string) bool {
@@ -90,7 +99,24 @@ func minItem(limit int) int { return max(32, limit/4) }
 // minItem bytes each are named, and " +N more" says how many were left out; the first item is
 // always named.
 func JoinBounded(items []string, sep string, limit int) string {
-	if all := strings.Join(items, sep); len(all) <= limit {
+	return JoinTagged(nil, items, sep, limit)
+}
+
+// JoinTagged is JoinBounded with a tag before each item (tags[i], "" for none; nil for none at
+// all) that is never cut: only the items' text is, so a bounded line keeps every named item's
+// tag (the action a script reads).
+func JoinTagged(tags, items []string, sep string, limit int) string {
+	tag := func(i int) string {
+		if i < len(tags) {
+			return tags[i]
+		}
+		return ""
+	}
+	whole := make([]string, len(items))
+	for i, it := range items {
+		whole[i] = tag(i) + it
+	}
+	if all := strings.Join(whole, sep); len(all) <= limit {
 		return all
 	}
 	more := func(k int) string {
@@ -99,12 +125,12 @@ func JoinBounded(items []string, sep string, limit int) string {
 		}
 		return fmt.Sprintf(" +%d more", len(items)-k)
 	}
-	// room(k, c) is the length of the first k items, each cut to c bytes, with their separators
-	// and the count of the rest.
+	// room(k, c) is the length of the first k items, each cut to c bytes after its tag, with
+	// their separators and the count of the rest.
 	room := func(k, c int) int {
 		n := len(sep)*(k-1) + len(more(k))
-		for _, it := range items[:k] {
-			n += min(len(it), c)
+		for i, it := range items[:k] {
+			n += len(tag(i)) + min(len(it), c)
 		}
 		return n
 	}
@@ -118,11 +144,11 @@ func JoinBounded(items []string, sep string, limit int) string {
 		c++
 	}
 	if room(k, c) > limit {
-		c = limit - len(more(k)) // one item that cannot keep minItem bytes: as much of it as fits
+		c = limit - len(more(k)) - len(tag(0)) // one item that cannot keep minItem bytes: as much of it as fits
 	}
 	parts := make([]string, k)
 	for i, it := range items[:k] {
-		parts[i] = Truncate(it, max(c, 0))
+		parts[i] = tag(i) + Truncate(it, max(c, 0))
 	}
 	return strings.Join(parts, sep) + more(k)
 }

@@ -299,13 +299,13 @@ func eventFinding(ev *healthEvent, klog *kmsg.Log) engine.Finding {
 		}
 	}
 	// The event's fault row is its gravest line's (the fatal sensor's, not an EQ syndrome's).
-	fault, worst := ev.members[0].Sig.Fault, ev.members[0].Sig.Sev
+	fault, action, worst := ev.members[0].Sig.Fault, ev.members[0].Sig.Action, ev.members[0].Sig.Sev
 	for _, m := range ev.members {
 		if m.Sig.Sev > worst {
-			fault, worst = m.Sig.Fault, m.Sig.Sev
+			fault, action, worst = m.Sig.Fault, m.Sig.Action, m.Sig.Sev
 		}
 	}
-	f := engine.Finding{Finding: report.Finding{Severity: sev, Fault: fault, Remediation: fix}}
+	f := engine.Finding{Finding: report.Finding{Severity: sev, Fault: fault, Action: action, Remediation: fix}}
 	if ev.dev != "" {
 		f.Subject = report.Subject{Kind: "device", Name: ev.dev, Device: ev.dev, PCI: ev.bdf}
 	} else {
@@ -358,7 +358,7 @@ func groupFinding(g *logGroup, recovered []kmsg.Record, klog *kmsg.Log, inv *inv
 	cite := klog.Cite
 	s := g.sig
 	first, last := g.recs[0], g.recs[len(g.recs)-1]
-	f := engine.Finding{Finding: report.Finding{Severity: s.Sev, Fault: s.Fault, Remediation: s.Fix}}
+	f := engine.Finding{Finding: report.Finding{Severity: s.Sev, Fault: s.Fault, Action: s.Action, Remediation: s.Fix}}
 	switch {
 	case g.dev != "":
 		f.Subject = report.Subject{Kind: "device", Name: g.dev, Device: g.dev, PCI: g.bdf}

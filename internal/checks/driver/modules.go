@@ -177,7 +177,8 @@ func runModules(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 				Summary:  fmt.Sprintf("%s is stuck in state %s: %s", name, m.State, why),
 				Evidence: []report.Evidence{report.EvExp("state", m.State, "Live", src)},
 				Remediation: "Look for hung-task and command-timeout messages in the kernel log and for processes holding the RDMA devices (lsof /dev/infiniband/*); " +
-					"a module stuck this way cannot be reloaded, so the host needs a reboot."}})
+					"a module stuck this way cannot be reloaded, so the host needs a reboot.",
+				Action: report.ActionRebootHost}})
 		}
 	}
 	out = append(out, deps...)
@@ -274,6 +275,7 @@ func taintFindings(mods kmod.Modules, src string) []engine.Finding {
 		f.Summary = fmt.Sprintf("in-box and out-of-tree RDMA modules are mixed: %s in-box, %s out-of-tree: a half-installed driver stack", strings.Join(inbox, ", "), strings.Join(oot, ", "))
 		f.Evidence = append(f.Evidence, report.EvExp("in-box", strings.Join(inbox, ", "), "none (one driver stack)", src))
 		f.Remediation = "Reinstall MLNX_OFED/DOCA-OFED for the running kernel (or remove it completely to use the in-box stack), run depmod -a, and reboot."
+		f.Action = report.ActionFixConfiguration // every module is loaded; the install is half done
 	}
 	return []engine.Finding{f}
 }

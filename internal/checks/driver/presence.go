@@ -523,8 +523,10 @@ func (p *presence) missing(name string, sev report.Severity, why, fix string) en
 		f.Summary = name + " is not loaded: " + why
 	case listNoModules:
 		f.Summary = name + " is not built into this kernel, which cannot load modules: " + why
+		f.Action = report.ActionFixConfiguration // nothing to load: another kernel is needed
 	case listAbsent:
 		f.Summary = name + " is not in this kernel (no " + procModules + ", so no loadable-module support, and nothing " + name + " registers is present): " + why
+		f.Action = report.ActionFixConfiguration
 	case listNotCaptured:
 		f.Summary = "whether " + name + " is loaded cannot be told: " + procModules + " is not in this capture and nothing " + name + " registers is in it either"
 		f.Remediation = ""

@@ -138,6 +138,8 @@ func judgePending(v *devlinkView, d *inventory.Device, f engine.Finding) engine.
 		f.Severity = report.Warning
 		problems = append(problems, fmt.Sprintf("firmware %s flashed but not active (running %s): reset the card (mlxfwreset -d %s reset, or reboot) to run it", stored, running, d.PCI.BDF))
 		f.Remediation = fmt.Sprintf("Reset the card so that firmware %s runs: mlxfwreset -d %s reset (or reboot) in a maintenance window; then check firmware.version again.", stored, d.PCI.BDF)
+		// The image is already flashed: what remains is the reset, not an update.
+		f.Action = report.ActionResetDevice
 	}
 	if okP && d.BoardID != "" {
 		f.Evidence = append(f.Evidence, report.EvExp("fw.psid", psid, d.BoardID, src+" vs "+classPath(d, "board_id")))
@@ -152,6 +154,7 @@ func judgePending(v *devlinkView, d *inventory.Device, f engine.Finding) engine.
 			if f.Remediation == "" {
 				f.Remediation = "Query the card (mlxfwmanager --query -d " + d.PCI.BDF + ") to see which PSID it reports, and reload the driver or reset the card so that both views agree before flashing anything."
 			}
+			f.Action = report.ActionResetDevice
 		}
 	}
 	if len(problems) > 0 {

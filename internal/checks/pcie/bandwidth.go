@@ -37,6 +37,10 @@ type Budget struct {
 	PortGbps, MaxPortGbps float64
 	// Ports describes each port counted ("mlx5_0/1 200 Gb/s ACTIVE").
 	Ports []report.Evidence
+	// limitAction is what a shortfall at the narrowest link asks for where that is not the
+	// fault row's (reseating the card): a link at the most both its ends support, or held
+	// back by a setting, is fixed by where the card sits or by the BIOS.
+	limitAction report.Action
 }
 
 // DeviceBudget computes the budget of one RDMA device; the probe calls it.
@@ -76,6 +80,10 @@ func pathBudget(h *host.Host, t *target) (Budget, []error) {
 		}
 		if b.Limit == "" || v.GBps < b.UsableGbps {
 			b.UsableGbps, b.Limit, b.LimitPort = v.GBps, v.Trained+" at "+l.Port.BDF, l.Port.BDF
+			b.limitAction = v.Action
+			if v.Severity == report.OK {
+				b.limitAction = report.ActionFixConfiguration
+			}
 		}
 	}
 	return b, errs
@@ -323,6 +331,9 @@ func judgeBandwidth(m *measured, sibs []*measured) engine.Finding {
 	default:
 		f.Severity = report.OK
 		f.Summary = fmt.Sprintf("%s (%s): %.1f Gb/s usable PCIe bandwidth covers the %g Gb/s of the active ports", t.BDF, t.deviceNames(), b.UsableGbps, b.PortGbps)
+	}
+	if f.Severity == report.Warning || f.Severity == report.Critical {
+		f.Action = b.limitAction
 	}
 	// One link, one problem: the finding is drawn from the narrowest link, whose identity the
 	// siblings' findings and pcie.link's carry too, and the report makes one root cause of them.

@@ -143,7 +143,10 @@ type linkVerdict struct {
 	Trained  string
 	Why      string // one line
 	Fix      string
-	GBps     float64 // usable Gb/s of the trained link
+	// Action, when set, replaces the fault row's: a link held back by a setting or by the slot
+	// is fixed by configuration (the BIOS, where the card sits), not by reseating the card.
+	Action report.Action
+	GBps   float64 // usable Gb/s of the trained link
 }
 
 // minKnown is the lower of two capabilities (speed or width) where 0 means unknown: the known
@@ -203,6 +206,7 @@ func judgeLink(l link) linkVerdict {
 		case target != 0 && target < expS && sp <= target:
 			v.Why += fmt.Sprintf(" (Target Link Speed is set to %s)", target)
 			v.Fix = fmt.Sprintf("The link's Target Link Speed (LnkCtl2) is %s: raise the slot's PCIe speed setting in the BIOS (often \"PCIe Link Speed\" per slot, or Auto) and reboot.", target)
+			v.Action = report.ActionFixConfiguration
 		case w < expW:
 			v.Fix = "Lanes failed to train: power down, reseat the card, check or replace the riser/cable, try another slot; if it persists the card or slot is faulty (signal integrity)."
 		default:
@@ -214,6 +218,7 @@ func judgeLink(l link) linkVerdict {
 		v.Why = fmt.Sprintf("%s: the upstream port %s is capable of only %s but %s is capable of %s; the slot limits the card",
 			at, p.BDF, p.max(), c.BDF, c.max())
 		v.Fix = fmt.Sprintf("Move the card to a slot whose port supports %s (check the board manual for which slots are wired x16 and to which CPU), or accept the lower bandwidth.", c.max())
+		v.Action = report.ActionFixConfiguration
 	default:
 		v.Severity = report.OK
 		v.Why = fmt.Sprintf("%s trained at %s, the most both ends support", at, linkString(sp, w))
@@ -412,6 +417,7 @@ func judgePath(h *host.Host, t *target, klog pcieLog) engine.Finding {
 		f.Severity = worst.Severity
 		f.Summary = fmt.Sprintf("%s (%s): %s", t.BDF, t.deviceNames(), worst.Why)
 		f.Remediation = worst.Fix
+		f.Action = worst.Action
 		for _, v := range vs {
 			if v.Severity >= report.Warning && v.Why != worst.Why {
 				f.Evidence = append(f.Evidence, report.Ev("also", v.Why, ""))

@@ -104,6 +104,7 @@ func judgeSettings(env *checks.Env, t *target) engine.Finding {
 	switch {
 	case c.MaxReadRequest < lowMRRS:
 		f.Severity = report.Warning
+		f.Action = report.ActionFixConfiguration // a register the host sets, not hardware
 		notes = append(notes, fmt.Sprintf("MaxReadReq is %d bytes, below the %d bytes under which DMA reads (the NIC fetching send data and WQEs) lose throughput", c.MaxReadRequest, lowMRRS))
 		f.Evidence = append(f.Evidence, report.Ev("source", srcLow, ""))
 	case nvidia && c.MaxReadRequest < recommendedMRRS:

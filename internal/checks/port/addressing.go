@@ -41,6 +41,11 @@ func runAddressing(_ context.Context, env *checks.Env) ([]engine.Finding, error)
 		default:
 			roceAddressing(env, p, &f)
 		}
+		if f.Severity == report.Warning || f.Severity == report.Critical {
+			// The port is ACTIVE: what it lacks (a subnet manager's LID, an IP address, a RoCE
+			// v2 GID) is configured, never cabled.
+			f.Action = report.ActionFixConfiguration
+		}
 		out = append(out, f)
 	}
 	return out, nil

@@ -135,10 +135,13 @@ func judgeIBState(h *host.Host, p portRef, st, phys inventory.PortState, f *engi
 			report.EvExp("sm_lid", orNone(sm), "non-zero", p.file("sm_lid")))
 		f.Remediation = "Make sure a subnet manager runs on this fabric (opensm on a host, or the switch/UFM SM) and can reach this port: " +
 			"`sminfo` from this host, the SM's log for this port GUID, and the partition (P_Key) configuration."
+		// The link trained: what is missing is the fabric's subnet manager, not the cable.
+		f.Action = report.ActionFixConfiguration
 	case phys.Num == physDisabled:
 		f.Severity = report.Warning
 		f.Summary = fmt.Sprintf("%s is %s and physically Disabled: the port was turned off (locally or by the switch)", p.name(), st.Name)
 		f.Remediation = "If the port should carry traffic, enable it (ibportstate <lid> <port> enable, or on the switch side); an intentionally unused port can be ignored."
+		f.Action = report.ActionFixConfiguration // turned off, not broken
 	case phys.Num == physPolling:
 		f.Severity = report.Critical
 		f.Summary = fmt.Sprintf("%s is %s, physical state Polling: no link partner (cable unplugged or bad, switch port down)", p.name(), st.Name)
@@ -173,6 +176,8 @@ func whyDown(h *host.Host, nds []observe.NetdevAttrs, f *engine.Finding) map[str
 
 func judgeEthState(p portRef, st, phys inventory.PortState, nds []observe.NetdevAttrs, why map[string]linkWhy, f *engine.Finding) {
 	var down, fixes []string
+	adminOnly := true // every netdev that is down was set down: a setting, not the cable
+	noCarrier := false
 	for _, nd := range nds {
 		if nd.Operstate == "up" || nd.Operstate == "" {
 			continue
@@ -186,9 +191,11 @@ func judgeEthState(p portRef, st, phys inventory.PortState, nds []observe.Netdev
 			down = append(down, fmt.Sprintf("%s is up but has no link (%s): %s", nd.Name, nd.Operstate, cause))
 			fixes = append(fixes, fix)
 		case nd.AdminUp != nil:
+			adminOnly, noCarrier = false, true
 			down = append(down, fmt.Sprintf("%s is up but has no link (%s): no carrier from the cable, transceiver or switch port", nd.Name, nd.Operstate))
 			fixes = append(fixes, "Check the cable, transceiver and switch port of "+nd.Name+" (ethtool "+nd.Name+": Link detected; mlxlink -d <pci> on ConnectX).")
 		default:
+			adminOnly = false
 			down = append(down, fmt.Sprintf("%s is %s", nd.Name, nd.Operstate))
 			fixes = append(fixes, "Bring "+nd.Name+" up (ip link set "+nd.Name+" up) and check its cable and switch port (ethtool "+nd.Name+": Link detected).")
 		}
@@ -198,10 +205,16 @@ func judgeEthState(p portRef, st, phys inventory.PortState, nds []observe.Netdev
 		f.Severity = report.Critical
 		f.Summary = fmt.Sprintf("%s is %s (physical %s) because its netdev %s", p.name(), st.Name, phys.Name, strings.Join(down, ", "))
 		f.Remediation = strings.Join(fixes, " ")
+		// Set down, or the port Disabled with no netdev that lost its carrier: the port was
+		// turned off (mlx5 disables the port of a netdev that is down), which no cable explains.
+		if adminOnly || (phys.Num == physDisabled && !noCarrier) {
+			f.Action = report.ActionFixConfiguration
+		}
 	case len(nds) == 0:
 		f.Severity = report.Critical
 		f.Summary = fmt.Sprintf("%s is %s (physical %s) and has no bound netdev: RoCE needs one", p.name(), st.Name, phys.Name)
 		f.Remediation = "Check that the Ethernet driver created the netdev for this function (ip link) and that it is not in another network namespace."
+		f.Action = report.ActionFixConfiguration
 	case st.Num == stateActive:
 		f.Severity = report.Warning
 		f.Summary = fmt.Sprintf("%s is ACTIVE but its physical state is %s", p.name(), phys.Name)

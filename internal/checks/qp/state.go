@@ -87,6 +87,7 @@ func errFinding(env *checks.Env, dev string, g *Group, owner string, c Census, s
 			"link loss, PCIe error) rather than an application bug: read the kernel log around the event " +
 			"(dmesg | grep -i -e " + g.Kern + " -e " + dev + "), the port and PCIe findings below this layer, and the " +
 			"firmware health; reloading the driver (or resetting the device) recreates the QP. Inspect with: " + where + "."
+		f.Action = report.ActionResetDevice // only a driver reload or device reset recreates it
 	default:
 		f.Summary = fmt.Sprintf("%s/%d: %d QP(s) of %s in ERR (QP context fault): this application's connections are dead "+
 			"until it recreates them", dev, g.Port, n, owner)
