@@ -73,16 +73,16 @@ func TestOneLineFormatsPerVerdict(t *testing.T) {
 			npd: "rdmadiag: healthy (19 checks)", npdRC: 0,
 			nag: "RDMADIAG OK - 1 RDMA device(s), 19 checks passed | criticals=0;;; warnings=0;;; unknowns=0;;;", nagRC: 0},
 		{name: "warning", args: []string{"--snapshot", fixture("cq-raw-mlx5"), "--raw-contexts"},
-			npd: "mlx5_0: 1 CQ(s) of pid 4242 (trainer) hold 256 completions but the 4 QP...", npdRC: 0,
-			nag: "RDMADIAG WARNING - mlx5_0: 1 CQ(s) of pid 4242 (trainer) hold 256 completions but the 4 QP queue(s) attached " +
-				"can hold at least 512 work requests (up to 1024 counting send... | criticals=0;;; warnings=1;;; unknowns=0;;;", nagRC: 1},
+			npd: "[fix-configuration] mlx5_0: 1 CQ(s) of pid 4242 (trainer) hold 256...", npdRC: 0,
+			nag: "RDMADIAG WARNING - [fix-configuration] mlx5_0: 1 CQ(s) of pid 4242 (trainer) hold 256 completions but the 4 QP queue(s) attached " +
+				"can hold at least 512 work requests (up to... | criticals=0;;; warnings=1;;; unknowns=0;;;", nagRC: 1},
 		{name: "critical", args: []string{"--snapshot", fixture("port-down")},
-			npd: "rxe0/1 is DOWN (physical Disabled) because its netdev eth0 was set...", npdRC: 1,
-			nag: "RDMADIAG CRITICAL - rxe0/1 is DOWN (physical Disabled) because its netdev eth0 was set administratively down " +
+			npd: "[fix-configuration] rxe0/1 is DOWN (physical Disabled) because its netdev...", npdRC: 1,
+			nag: "RDMADIAG CRITICAL - [fix-configuration] rxe0/1 is DOWN (physical Disabled) because its netdev eth0 was set administratively down " +
 				"| criticals=1;;; warnings=0;;; unknowns=0;;;", nagRC: 2},
 		{name: "could not check", args: []string{"--snapshot", unknown},
-			npd: "could not check rxe0/1: ", npdRC: 3,
-			nag: "RDMADIAG UNKNOWN - could not check rxe0/1: ", nagRC: 3},
+			npd: "[fix-configuration] could not check rxe0/1: ", npdRC: 3,
+			nag: "RDMADIAG UNKNOWN - [fix-configuration] could not check rxe0/1: ", nagRC: 3},
 		{name: "nothing judged", args: []string{"--snapshot", fixture("healthy"), "--only", "*probe*"},
 			npd: "rdmadiag: could not check: nothing was judged (0 finding(s) skipped)", npdRC: 3,
 			nag: "RDMADIAG UNKNOWN - could not check: nothing was judged (0 finding(s) skipped) | criticals=0;;; warnings=0;;; unknowns=0;;;", nagRC: 3},

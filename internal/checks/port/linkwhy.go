@@ -57,12 +57,12 @@ func (w linkWhy) evidence() []report.Evidence {
 	return out
 }
 
-// explain turns the extended state into the cause and the fix; both empty when the driver gave
-// no reason. The causes follow the states' comments in include/uapi/linux/ethtool.h and the
+// explain turns the extended state into the cause, the fix and the action automation should
+// take; all empty when the driver gave no reason. The causes follow the states' comments in include/uapi/linux/ethtool.h and the
 // PDDR opcodes mlx5e maps to each.
-func (w linkWhy) explain() (cause, fix string) {
+func (w linkWhy) explain() (cause, fix string, act report.Action) {
 	if w.ls == nil || w.ls.ExtState == nil {
-		return "", ""
+		return "", "", ""
 	}
 	nd, sub := w.netdev, w.ls.Substate()
 	// with puts the substate after the cause's head: "auto-negotiation failed (No partner
@@ -75,32 +75,32 @@ func (w linkWhy) explain() (cause, fix string) {
 	}
 	switch *w.ls.ExtState {
 	case ethtoolnl.ExtNoCable:
-		return "the driver sees no cable or module in the cage", fmt.Sprintf("Plug a cable or module into %s's port, or seat it fully; if the port is meant to be unused, ignore it.", nd)
+		return "the driver sees no cable or module in the cage", fmt.Sprintf("Plug a cable or module into %s's port, or seat it fully; if the port is meant to be unused, ignore it.", nd), report.ActionReseatOrCleanCable
 	case ethtoolnl.ExtAutoneg:
 		return with("auto-negotiation failed", ": the far end does not answer (switch port down or disabled, unplugged at the far end, or set to a fixed speed)"),
-			fmt.Sprintf("Check that the switch port facing %s is enabled and negotiates (or set both ends to the same fixed speed and FEC: ethtool -s %s speed <Mb/s> autoneg off); then reseat the cable.", nd, nd)
+			fmt.Sprintf("Check that the switch port facing %s is enabled and negotiates (or set both ends to the same fixed speed and FEC: ethtool -s %s speed <Mb/s> autoneg off); then reseat the cable.", nd, nd), report.ActionFixConfiguration
 	case ethtoolnl.ExtLinkTrainingFailure:
 		return with("link training failed", ": the two ends could not tune the lanes"),
-			fmt.Sprintf("Reseat, then replace the cable or module of %s; check the switch port's speed setting against the cable's rate.", nd)
+			fmt.Sprintf("Reseat, then replace the cable or module of %s; check the switch port's speed setting against the cable's rate.", nd), report.ActionReseatOrCleanCable
 	case ethtoolnl.ExtLinkLogicalMismatch:
 		return with("the PCS or FEC of the two ends do not lock", ": different FEC or speed settings"),
-			fmt.Sprintf("Set the same FEC on both ends (ethtool --show-fec %s; ethtool --set-fec %s encoding rs|baser|off, and the switch port alike) and the same speed.", nd, nd)
+			fmt.Sprintf("Set the same FEC on both ends (ethtool --show-fec %s; ethtool --set-fec %s encoding rs|baser|off, and the switch port alike) and the same speed.", nd, nd), report.ActionFixConfiguration
 	case ethtoolnl.ExtBadSignalIntegrity:
 		return with("the received signal is too poor to hold a link", ""),
-			fmt.Sprintf("Clean the fibre ends or reseat the copper cable of %s, then replace the cable or module; an unsupported rate needs a supported speed setting.", nd)
+			fmt.Sprintf("Clean the fibre ends or reseat the copper cable of %s, then replace the cable or module; an unsupported rate needs a supported speed setting.", nd), report.ActionReseatOrCleanCable
 	case ethtoolnl.ExtCableIssue:
 		return with("the cable or module is not one the adapter supports, or failed its test", ""),
-			fmt.Sprintf("Replace the cable or module of %s with one the adapter's firmware supports (NVIDIA's firmware release notes list qualified cables).", nd)
+			fmt.Sprintf("Replace the cable or module of %s with one the adapter's firmware supports (NVIDIA's firmware release notes list qualified cables).", nd), report.ActionReplaceCableOrModule
 	case ethtoolnl.ExtEEPROMIssue:
-		return "the module's EEPROM could not be read or parsed", fmt.Sprintf("Reseat the module of %s; replace it if the reason stays.", nd)
+		return "the module's EEPROM could not be read or parsed", fmt.Sprintf("Reseat the module of %s; replace it if the reason stays.", nd), report.ActionReplaceCableOrModule
 	case ethtoolnl.ExtCalibrationFailure:
-		return "the PHY's calibration failed", fmt.Sprintf("Reseat the cable of %s and reset the port (ip link set %s down; ip link set %s up); if it persists, contact the adapter's vendor.", nd, nd, nd)
+		return "the PHY's calibration failed", fmt.Sprintf("Reseat the cable of %s and reset the port (ip link set %s down; ip link set %s up); if it persists, contact the adapter's vendor.", nd, nd, nd), report.ActionReseatOrCleanCable
 	case ethtoolnl.ExtPowerBudgetExceeded:
-		return "the module needs more power than the port can give", fmt.Sprintf("Use a module within the port's power class for %s (or a port that allows high-power modules).", nd)
+		return "the module needs more power than the port can give", fmt.Sprintf("Use a module within the port's power class for %s (or a port that allows high-power modules).", nd), report.ActionReplaceCableOrModule
 	case ethtoolnl.ExtOverheat:
-		return "the module overheated and was shut down", fmt.Sprintf("Check the airflow and fans around %s's module and the module's temperature (port.transceiver); replace a module that overheats in a cooled chassis.", nd)
+		return "the module overheated and was shut down", fmt.Sprintf("Check the airflow and fans around %s's module and the module's temperature (port.transceiver); replace a module that overheats in a cooled chassis.", nd), report.ActionCheckCooling
 	case ethtoolnl.ExtModule:
-		return with("the module is not ready", ""), fmt.Sprintf("Reseat the module of %s; replace it if it stays not ready.", nd)
+		return with("the module is not ready", ""), fmt.Sprintf("Reseat the module of %s; replace it if it stays not ready.", nd), report.ActionReplaceCableOrModule
 	}
-	return "the driver reports " + w.ls.ExtState.String(), fmt.Sprintf("Check the cable, module and switch port of %s.", nd)
+	return "the driver reports " + w.ls.ExtState.String(), fmt.Sprintf("Check the cable, module and switch port of %s.", nd), report.ActionReseatOrCleanCable
 }

@@ -244,6 +244,9 @@ func judgePKeys(env *checks.Env, withPolicy bool, p portRef, t pkeyTable, f *eng
 	if len(fixes) > 0 {
 		f.Remediation = strings.Join(fixes, " ")
 	}
+	if f.Severity.Problem() {
+		f.Action = report.ActionFixConfiguration // the subnet manager's partitions, not the hardware
+	}
 }
 
 func membership(k uint16) string {
@@ -308,6 +311,7 @@ func comparePKeys(ports []pkeyPort, out []engine.Finding) {
 			f.Evidence = append(f.Evidence, report.Ev("identical ports' P_Keys", why, "ports/N/pkeys of identical cards"))
 			if f.Severity < report.Warning {
 				f.Severity = report.Warning
+				f.Action = report.ActionFixConfiguration
 				f.Summary = pp.p.name() + ": " + why
 			} else {
 				f.Summary += "; " + why

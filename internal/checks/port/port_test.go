@@ -252,6 +252,12 @@ func TestEthDownCauses(t *testing.T) {
 		if f.Severity != report.Critical || !strings.Contains(f.Summary, tc.summary) || !strings.Contains(f.Remediation, tc.fixSubstr) {
 			t.Errorf("%+v %v: %s %q / %q", tc.nd, tc.why, f.Severity, f.Summary, f.Remediation)
 		}
+		if tc.why != nil && tc.nd.AdminUp != nil && *tc.nd.AdminUp {
+			_, _, want := tc.why["ens2"].explain()
+			if f.Action != want || want == "" {
+				t.Errorf("%v: action %q, want the driver reason's %q", tc.why, f.Action, want)
+			}
+		}
 	}
 }
 

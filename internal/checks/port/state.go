@@ -178,6 +178,7 @@ func judgeEthState(p portRef, st, phys inventory.PortState, nds []observe.Netdev
 	var down, fixes []string
 	adminOnly := true // every netdev that is down was set down: a setting, not the cable
 	noCarrier := false
+	var driverAct report.Action // what the driver's reason for the first netdev calls for
 	for _, nd := range nds {
 		if nd.Operstate == "up" || nd.Operstate == "" {
 			continue
@@ -187,7 +188,11 @@ func judgeEthState(p portRef, st, phys inventory.PortState, nds []observe.Netdev
 			down = append(down, nd.Name+" was set administratively down")
 			fixes = append(fixes, "Bring "+nd.Name+" up: ip link set "+nd.Name+" up (and find what set it down: NetworkManager, netplan, a script).")
 		case nd.AdminUp != nil && why[nd.Name].ls != nil && why[nd.Name].ls.ExtState != nil:
-			cause, fix := why[nd.Name].explain()
+			adminOnly, noCarrier = false, true
+			cause, fix, act := why[nd.Name].explain()
+			if driverAct == "" {
+				driverAct = act
+			}
 			down = append(down, fmt.Sprintf("%s is up but has no link (%s): %s", nd.Name, nd.Operstate, cause))
 			fixes = append(fixes, fix)
 		case nd.AdminUp != nil:
@@ -207,8 +212,11 @@ func judgeEthState(p portRef, st, phys inventory.PortState, nds []observe.Netdev
 		f.Remediation = strings.Join(fixes, " ")
 		// Set down, or the port Disabled with no netdev that lost its carrier: the port was
 		// turned off (mlx5 disables the port of a netdev that is down), which no cable explains.
-		if adminOnly || (phys.Num == physDisabled && !noCarrier) {
+		switch {
+		case adminOnly || (phys.Num == physDisabled && !noCarrier):
 			f.Action = report.ActionFixConfiguration
+		case driverAct != "":
+			f.Action = driverAct
 		}
 	case len(nds) == 0:
 		f.Severity = report.Critical
