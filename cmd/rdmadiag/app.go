@@ -16,6 +16,7 @@ import (
 
 	"github.com/rdmadiag/rdmadiag/internal/checks"
 	_ "github.com/rdmadiag/rdmadiag/internal/checks/all" // registers every layer's checks
+	"github.com/rdmadiag/rdmadiag/internal/dcbnl"
 	"github.com/rdmadiag/rdmadiag/internal/devlink"
 	"github.com/rdmadiag/rdmadiag/internal/ethtoolnl"
 	"github.com/rdmadiag/rdmadiag/internal/host"
@@ -217,8 +218,11 @@ func (s *source) open(ctx context.Context) (*host.Host, func(), error) {
 	}
 	// The ethtool socket opens on the first ethtool question (ethtoolnl.LazyConn).
 	econn := ethtoolnl.NewLazyConn()
+	// The DCB socket (NETLINK_ROUTE) likewise, on the first DCB question.
+	dcbconn := dcbnl.NewLazyConn()
 	closeAll := func() {
 		econn.Close()
+		dcbconn.Close()
 		if conn != nil {
 			conn.Close()
 		}
@@ -226,7 +230,7 @@ func (s *source) open(ctx context.Context) (*host.Host, func(), error) {
 			dconn.Close()
 		}
 	}
-	h, err := live.Live(nl, dl, econn)
+	h, err := live.Live(nl, dl, econn, dcbconn)
 	if err != nil {
 		closeAll()
 		return nil, nil, err

@@ -33,7 +33,7 @@ func TestOptionFileErrorsAreUsageErrors(t *testing.T) {
 		want            string // stderr after "rdmadiag: <flag>: <file>: "
 	}{
 		{"policy: unknown section", "--policy", `{"prots": {}}`, "prots: unknown section (want ports, firmware, topology or devices)"},
-		{"policy: unknown key", "--policy", `{"ports": {"expect_rate": 400}}`, "ports.expect_rate: unknown key (want expect_rate_gbps, by_board_id, link_layer, expect_up or pkeys)"},
+		{"policy: unknown key", "--policy", `{"ports": {"expect_rate": 400}}`, "ports.expect_rate: unknown key (want expect_rate_gbps, by_board_id, link_layer, expect_up, pkeys, pfc_priorities or trust)"},
 		{"policy: mistyped rate", "--policy", `{"ports": {"by_board_id": {"MT_0000000838": "400"}}}`,
 			`ports.by_board_id["MT_0000000838"]: want a number of Gb/s > 0 (at most 24000), got "400"`},
 		{"policy: negative rate", "--policy", `{"ports": {"expect_rate_gbps": -100}}`, "ports.expect_rate_gbps: want a number of Gb/s > 0 (at most 24000), got -100"},

@@ -56,6 +56,7 @@ type Host struct {
 	nl    NetlinkConn
 	dl    NetlinkConn
 	enl   NetlinkConn
+	dcb   NetlinkConn
 	klog  func() ([]byte, error)
 	facts func() (*Facts, error)
 	// verbs answers VerbsDevices; by default the recorded facts' list.
@@ -98,6 +99,9 @@ type Options struct {
 	// statistics, module EEPROM); nil means none (a plain root, or a snapshot recorded without
 	// them).
 	EthtoolNetlink NetlinkConn
+	// DCB is a NETLINK_ROUTE connection for DCB netlink queries (RTM_GETDCB: PFC, ETS, the APP
+	// table); nil means none (a plain root, or a snapshot recorded without them).
+	DCB NetlinkConn
 	// KernelLog returns /dev/kmsg records (live, or as recorded); nil means none, except for a
 	// KindRoot host, which then reads its tree's log files (TreeKernelLogs).
 	KernelLog func() ([]byte, error)
@@ -130,7 +134,7 @@ func New(o Options) (*Host, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("host root %q is not a directory", abs)
 	}
-	h := &Host{root: abs, kind: o.Kind, nl: o.Netlink, dl: o.Devlink, enl: o.EthtoolNetlink, klog: o.KernelLog, facts: o.Facts, verbs: o.VerbsDevices,
+	h := &Host{root: abs, kind: o.Kind, nl: o.Netlink, dl: o.Devlink, enl: o.EthtoolNetlink, dcb: o.DCB, klog: o.KernelLog, facts: o.Facts, verbs: o.VerbsDevices,
 		observe: o.Observe, ethtool: o.Ethtool, meta: o.Meta, readErrs: o.ReadErrors, pending: &pendingOps{ops: map[int]PendingOp{}}}
 	h.meta.Kind = o.Kind
 	if abs != "/" {
@@ -146,6 +150,9 @@ func New(o Options) (*Host, error) {
 	}
 	if h.enl != nil {
 		h.enl = trackedConn{h.enl, h, "ethtool netlink request"}
+	}
+	if h.dcb != nil {
+		h.dcb = trackedConn{h.dcb, h, "DCB netlink request"}
 	}
 	// A plain root without a KernelLog function reads the tree's log files (kernlog.go).
 	if h.klog == nil && o.Kind != KindRoot {
@@ -498,6 +505,9 @@ func (h *Host) Devlink() NetlinkConn { return h.dl }
 // Ethtool returns the generic netlink connection ethtool netlink is asked through
 // (internal/ethtoolnl resolves the family on it), or nil when this host has none.
 func (h *Host) Ethtool() NetlinkConn { return h.enl }
+
+// DCB is the DCB netlink (rtnetlink RTM_GETDCB) connection, nil when the source has none.
+func (h *Host) DCB() NetlinkConn { return h.dcb }
 
 // Facts returns what the host is that no file says: effective uid, memlock limit, openable
 // character devices, loadable verbs libraries. The verbs devices' limits are not part of it

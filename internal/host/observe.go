@@ -31,5 +31,8 @@ func (h *Host) Observed(o Observer, wrap func(which string, c NetlinkConn) Netli
 	if t, ok := h.enl.(trackedConn); ok {
 		v.enl = trackedConn{wrap("ethtool", t.NetlinkConn), &v, t.what}
 	}
+	if t, ok := h.dcb.(trackedConn); ok {
+		v.dcb = trackedConn{wrap("dcb", t.NetlinkConn), &v, t.what}
+	}
 	return &v
 }

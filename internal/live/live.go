@@ -21,10 +21,10 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/host"
 )
 
-// Live returns the running machine. nl (RDMA netlink), dl (generic netlink, for devlink) and enl
-// (generic netlink, for ethtool) may be nil when no socket could be opened; their absence is
-// then reported by the checks that need them.
-func Live(nl, dl, enl host.NetlinkConn) (*host.Host, error) {
+// Live returns the running machine. nl (RDMA netlink), dl (generic netlink, for devlink), enl
+// (generic netlink, for ethtool) and dcb (rtnetlink, for DCB) may be nil when no socket could be
+// opened; their absence is then reported by the checks that need them.
+func Live(nl, dl, enl, dcb host.NetlinkConn) (*host.Host, error) {
 	// host.Facts are read once per run: several checks ask, and each read opens the uverbs nodes and
 	// scans the library directories. The verbs query (dlopen of libibverbs and its providers, a
 	// ucontext per device) is separate, so that only the checks that judge the devices' limits
@@ -44,6 +44,7 @@ func Live(nl, dl, enl host.NetlinkConn) (*host.Host, error) {
 		Netlink:        nl,
 		Devlink:        dl,
 		EthtoolNetlink: enl,
+		DCB:            dcb,
 		KernelLog:      func() ([]byte, error) { return ReadKmsg("/dev/kmsg") },
 		Ethtool:        EthtoolStats,
 		Facts:          func() (*host.Facts, error) { return facts(), nil },

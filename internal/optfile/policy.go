@@ -3,6 +3,7 @@ package optfile
 import (
 	"fmt"
 	pathpkg "path"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -70,6 +71,11 @@ type PortsPolicy struct {
 	// PKeys are the partition keys every active InfiniBand port must hold, membership bit
 	// included (0x8001: full member of partition 1; 0x0001: limited member).
 	PKeys []uint16
+	// PFCPriorities are the priorities on which every RoCE port must have PFC on, and only
+	// those (an empty list: PFC off everywhere, a lossy fabric); nil when not set.
+	PFCPriorities []int
+	// Trust is how every RoCE port must classify traffic: "dscp" or "pcp"; "" when not set.
+	Trust string
 }
 
 // FirmwarePolicy is which boards the fleet runs and the firmware each must have at least:
@@ -102,7 +108,7 @@ const MaxRateGbps = 24000
 
 var (
 	policySections = []string{"ports", "firmware", "topology", "devices"}
-	portsKeys      = []string{"expect_rate_gbps", "by_board_id", "link_layer", "expect_up", "pkeys"}
+	portsKeys      = []string{"expect_rate_gbps", "by_board_id", "link_layer", "expect_up", "pkeys", "pfc_priorities", "trust"}
 	firmwareKeys   = []string{"allowed_psids", "min_version"}
 )
 
@@ -222,6 +228,41 @@ func (c checker) ports(path string, v *value) (*PortsPolicy, error) {
 				return nil, c.fail(index(kp, i), "want a P_Key of 4 hex digits like \"0x8001\" (0x0000 and 0x8000 are the invalid key), got %s", quote(s))
 			}
 			p.PKeys = append(p.PKeys, k)
+		}
+	}
+	if x, ok := v.obj["pfc_priorities"]; ok {
+		pp := field(path, "pfc_priorities")
+		if x.kind != kArray {
+			return nil, c.want(pp, `a list of priorities 0-7 like [3] (empty: PFC off on every priority)`, x)
+		}
+		p.PFCPriorities = []int{}
+		for i, it := range x.items {
+			n, err := c.number(index(pp, i), it, "a priority 0-7")
+			if err != nil {
+				return nil, err
+			}
+			if n != float64(int(n)) || n < 0 || n > 7 {
+				return nil, c.want(index(pp, i), "a priority 0-7", it)
+			}
+			if slices.Contains(p.PFCPriorities, int(n)) {
+				return nil, c.fail(index(pp, i), "priority %d is listed twice", int(n))
+			}
+			p.PFCPriorities = append(p.PFCPriorities, int(n))
+		}
+		slices.Sort(p.PFCPriorities)
+	}
+	if x, ok := v.obj["trust"]; ok {
+		tp := field(path, "trust")
+		const want = `"dscp" or "pcp"`
+		s, err := c.str(tp, x, want)
+		if err != nil {
+			return nil, err
+		}
+		switch strings.ToLower(s) {
+		case "dscp", "pcp":
+			p.Trust = strings.ToLower(s)
+		default:
+			return nil, c.want(tp, want, x)
 		}
 	}
 	return p, nil

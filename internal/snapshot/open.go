@@ -30,9 +30,11 @@ const (
 	// EthtoolNetlinkDir holds ethtool generic netlink replies (FEC, link modes, module EEPROM),
 	// keyed like devlink/.
 	EthtoolNetlinkDir = "ethtool-netlink"
-	RootDir           = "root"
-	FormatV1          = "rdmadiag-snapshot/1"
-	ArchiveExts       = ".tar.gz, .tgz"
+	// DCBNetlinkDir holds DCB netlink (rtnetlink RTM_GETDCB) replies: PFC, ETS, the APP table.
+	DCBNetlinkDir = "dcb-netlink"
+	RootDir       = "root"
+	FormatV1      = "rdmadiag-snapshot/1"
+	ArchiveExts   = ".tar.gz, .tgz"
 )
 
 // Meta is meta.json.
@@ -157,6 +159,10 @@ func openDir(dir, source string) (*host.Host, error) {
 	if isDir(EthtoolNetlinkDir) {
 		enl = netlinkraw.NewReplay(filepath.Join(dir, EthtoolNetlinkDir))
 	}
+	var dcb host.NetlinkConn
+	if isDir(DCBNetlinkDir) {
+		dcb = netlinkraw.NewReplay(filepath.Join(dir, DCBNetlinkDir))
+	}
 	readErrs, err := loadReadErrors(read)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: %v", source, ErrNotSnapshot, err)
@@ -168,6 +174,7 @@ func openDir(dir, source string) (*host.Host, error) {
 		Netlink:        nl,
 		Devlink:        dl,
 		EthtoolNetlink: enl,
+		DCB:            dcb,
 		KernelLog: func() ([]byte, error) {
 			b, err := read(KmsgFile)
 			if os.IsNotExist(err) {

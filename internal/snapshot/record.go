@@ -137,13 +137,13 @@ func record(h *host.Host, dir string, o RecordOptions, lim limits) error {
 	return nil
 }
 
-// ask runs the checks on an observed view of the host whose RDMA netlink, devlink and ethtool
-// netlink answers are written under dir as they arrive.
+// ask runs the checks on an observed view of the host whose RDMA netlink, devlink, ethtool
+// netlink and DCB netlink answers are written under dir as they arrive.
 func (r *recorder) ask(dir string, run func(view *host.Host)) error {
 	// A connection the host has not (a tree without recorded answers) stays absent in the
 	// snapshot too: an empty directory would replay as "not recorded" instead of "none".
-	conns := map[string]string{"netlink": NetlinkDir, "devlink": DevlinkDir, "ethtool": EthtoolNetlinkDir}
-	for which, c := range map[string]host.NetlinkConn{"netlink": r.h.Netlink(), "devlink": r.h.Devlink(), "ethtool": r.h.Ethtool()} {
+	conns := map[string]string{"netlink": NetlinkDir, "devlink": DevlinkDir, "ethtool": EthtoolNetlinkDir, "dcb": DCBNetlinkDir}
+	for which, c := range map[string]host.NetlinkConn{"netlink": r.h.Netlink(), "devlink": r.h.Devlink(), "ethtool": r.h.Ethtool(), "dcb": r.h.DCB()} {
 		if c == nil {
 			continue
 		}

@@ -578,7 +578,7 @@ func redactDir(dir string) (*redactor, error) {
 			}
 		}
 	}
-	for _, d := range []string{NetlinkDir, DevlinkDir, EthtoolNetlinkDir} {
+	for _, d := range []string{NetlinkDir, DevlinkDir, EthtoolNetlinkDir, DCBNetlinkDir} {
 		if err := r.replies(filepath.Join(dir, d)); err != nil {
 			return nil, err
 		}
