@@ -32,4 +32,9 @@ func TestLive(t *testing.T) {
 	}
 	l, err := c.LinkModes("lo")
 	t.Logf("LINKMODES_GET lo: %+v, %v", l, err)
+	// LINKSTATE_GET is answered for every netdev (the loopback's get_link is always on); it
+	// has no extended state or link-down count.
+	if ls, err := c.LinkState("lo"); err != nil || ls.Link == nil || !*ls.Link || ls.ExtState != nil {
+		t.Errorf("LINKSTATE_GET lo: %+v, %v", ls, err)
+	}
 }
