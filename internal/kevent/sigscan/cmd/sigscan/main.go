@@ -1,0 +1,68 @@
+// Command sigscan measures how many of a kernel tree's RDMA driver messages the kernel log
+// table recognises: go run ./internal/kevent/sigscan/cmd/sigscan -kernel /tmp/k612
+// (docs/kernel-log.md, Coverage).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/rdmadiag/rdmadiag/internal/kevent"
+	"github.com/rdmadiag/rdmadiag/internal/kevent/sigscan"
+)
+
+func main() {
+	kernel := flag.String("kernel", "", "an extracted kernel source tree (or the drivers' part of one)")
+	missing := flag.Bool("missing", false, "list the formats no entry recognises")
+	skipped := flag.Bool("skipped", false, "list the prints not counted, with why")
+	covered := flag.Bool("covered", false, "list the formats recognised, with the entry")
+	driver := flag.String("driver", "", "only this driver (mlx5_core, mlx4_en, ...)")
+	flag.Parse()
+	if *kernel == "" {
+		fmt.Fprintln(os.Stderr, "sigscan: -kernel DIR is required")
+		os.Exit(2)
+	}
+	if err := run(*kernel, *driver, *missing, *skipped, *covered); err != nil {
+		fmt.Fprintln(os.Stderr, "sigscan:", err)
+		os.Exit(1)
+	}
+}
+
+func run(dir, driver string, missing, skipped, covered bool) error {
+	tb, err := kevent.Default()
+	if err != nil {
+		return err
+	}
+	tree, err := sigscan.ReadTree(dir)
+	if err != nil {
+		return err
+	}
+	var prints []sigscan.DriverPrint
+	for _, p := range tree.Prints() {
+		if driver == "" || p.Driver.Name == driver {
+			prints = append(prints, p)
+		}
+	}
+	rs := sigscan.Check(tb, prints)
+	for _, r := range rs {
+		where := fmt.Sprintf("%s:%d %s()", r.File, r.Line, r.Func)
+		switch {
+		case missing && r.Missing():
+			fmt.Printf("missing  %-9s %-5s %s %q\n", r.Driver.Name, r.Level, where, r.Message())
+		case skipped && r.Skip != "":
+			fmt.Printf("skipped  %-9s %-5s %s %q (%s)\n", r.Driver.Name, r.Level, where, r.Message(), r.Skip)
+		case covered && r.Covered():
+			fmt.Printf("covered  %-9s %-5s %s %q by %s\n", r.Driver.Name, r.Level, where, r.Message(), r.By.ID)
+		}
+	}
+	fmt.Printf("%-10s %8s %8s %8s %9s\n", "driver", "covered", "missing", "skipped", "coverage")
+	for _, t := range sigscan.Tallies(rs) {
+		share := 0.0
+		if n := t.Covered + t.Missing; n > 0 {
+			share = 100 * float64(t.Covered) / float64(n)
+		}
+		fmt.Printf("%-10s %8d %8d %8d %8.0f%%\n", t.Driver, t.Covered, t.Missing, t.Skipped, share)
+	}
+	return nil
+}
