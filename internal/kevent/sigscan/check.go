@@ -67,6 +67,10 @@ func skipReason(p *Print) string {
 	if w := f.Word(); letters < 4 || len(w) < 3 {
 		return "no words of its own"
 	}
+	if strings.Contains(msg, "%pV") && letters < 10 {
+		// A print function's own printk (en_print()): the words are its callers'.
+		return "prints its caller's format (%pV)"
+	}
 	return ""
 }
 

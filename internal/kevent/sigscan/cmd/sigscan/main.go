@@ -1,12 +1,17 @@
 // Command sigscan measures how many of a kernel tree's RDMA driver messages the kernel log
-// table recognises: go run ./internal/kevent/sigscan/cmd/sigscan -kernel /tmp/k612
-// (docs/kernel-log.md, Coverage).
+// table recognises, and writes entries for the ones it does not (docs/kernel-log.md, Coverage):
+//
+//	go run ./internal/kevent/sigscan/cmd/sigscan -kernel /tmp/k612 [-missing] [-skipped]
+//	go run ./internal/kevent/sigscan/cmd/sigscan -gen mlx-scan.json \
+//	    -kernels 5.4.214=/tmp/k54,5.15.178=/tmp/k515,6.12.19=/tmp/k612
 package main
 
 import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/rdmadiag/rdmadiag/internal/kevent"
 	"github.com/rdmadiag/rdmadiag/internal/kevent/sigscan"
@@ -18,12 +23,21 @@ func main() {
 	skipped := flag.Bool("skipped", false, "list the prints not counted, with why")
 	covered := flag.Bool("covered", false, "list the formats recognised, with the entry")
 	driver := flag.String("driver", "", "only this driver (mlx5_core, mlx4_en, ...)")
+	gen := flag.String("gen", "", "write the entries for the missing formats to this file of -signatures")
+	kernels := flag.String("kernels", "", "with -gen: release=DIR,... oldest first")
+	sigs := flag.String("signatures", "internal/kevent/signatures", "with -gen: the signature files' directory")
 	flag.Parse()
-	if *kernel == "" {
-		fmt.Fprintln(os.Stderr, "sigscan: -kernel DIR is required")
+	var err error
+	switch {
+	case *gen != "":
+		err = generate(*sigs, *gen, *kernels)
+	case *kernel != "":
+		err = run(*kernel, *driver, *missing, *skipped, *covered)
+	default:
+		fmt.Fprintln(os.Stderr, "sigscan: -kernel DIR or -gen FILE -kernels REL=DIR,... is required")
 		os.Exit(2)
 	}
-	if err := run(*kernel, *driver, *missing, *skipped, *covered); err != nil {
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "sigscan:", err)
 		os.Exit(1)
 	}
@@ -64,5 +78,36 @@ func run(dir, driver string, missing, skipped, covered bool) error {
 		}
 		fmt.Printf("%-10s %8d %8d %8d %8.0f%%\n", t.Driver, t.Covered, t.Missing, t.Skipped, share)
 	}
+	return nil
+}
+
+func generate(sigs, out, list string) error {
+	var ks []sigscan.Kernel
+	for _, kv := range strings.Split(list, ",") {
+		rel, dir, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fmt.Errorf("-kernels: %q is not release=DIR", kv)
+		}
+		t, err := sigscan.ReadTree(dir)
+		if err != nil {
+			return err
+		}
+		ks = append(ks, sigscan.Kernel{Release: rel, Tree: t})
+	}
+	g, err := sigscan.Generate(os.DirFS(sigs), out, ks)
+	if err != nil {
+		return err
+	}
+	b, err := g.JSON()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(sigs, out), b, 0o644); err != nil {
+		return err
+	}
+	for _, d := range g.Dropped {
+		fmt.Printf("dropped  %-9s %q: %s\n", d.Driver, d.Format, d.Why)
+	}
+	fmt.Printf("%d entries written to %s, %d formats left out\n", len(g.Signatures), filepath.Join(sigs, out), len(g.Dropped))
 	return nil
 }
