@@ -2,6 +2,7 @@ package sigscan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/rdmadiag/rdmadiag/internal/kevent"
@@ -27,17 +28,86 @@ func (r *Result) Covered() bool { return r.Skip == "" && r.By != nil }
 func (r *Result) Missing() bool { return r.Skip == "" && r.By == nil }
 
 // Message is the print's format as the table keeps it: its first line (the table matches a
-// record, one line), a macro's text without conversions before it (esw_warn's "E-Switch: ").
+// record, one line), with a macro's text before it when that has no conversions (esw_warn's
+// "E-Switch: "), or when the format alone is too short to be specific and the macro's text
+// names the function (mlx5_core_warn(dev, "start") is "%s:%d:(pid %d): start" with the
+// function's name as the first conversion's value).
 func (p *Print) Message() string {
+	m, _ := p.Entry()
+	return m
+}
+
+// Entry is Message and the values its conversions are held to: a conversion printing
+// __func__ prints the function's name.
+func (p *Print) Entry() (string, map[int][]string) {
+	f, values, _ := p.entry()
+	return f, values
+}
+
+// entry is Entry, and whether the macro's text is kept in the format.
+func (p *Print) entry() (string, map[int][]string, bool) {
 	f := p.Format
 	if i := strings.IndexByte(f, '\n'); i >= 0 {
 		f = f[:i]
 	}
 	f = strings.TrimRight(f, " \t")
-	if p.Prefix != "" && !strings.Contains(p.Prefix, "%") {
-		f = p.Prefix + f
+	values := map[int][]string{}
+	verbs := convVerbs(f)
+	for i, a := range p.Args {
+		if i < len(verbs) && verbs[i] == 's' && isFunc(a) && p.Func != "" {
+			values[i+1] = []string{p.Func}
+		}
 	}
-	return f
+	kept := true
+	switch {
+	case p.Prefix == "":
+		kept = false
+	case !strings.Contains(p.Prefix, "%"):
+		f = p.Prefix + f
+	case len(strings.ReplaceAll(literalText(f), " ", "")) < kevent.MinLiteral && p.Func != "" && slices.ContainsFunc(p.PrefixArgs, isFunc):
+		pv := convVerbs(p.Prefix)
+		shifted := map[int][]string{}
+		for i, v := range values {
+			shifted[i+len(pv)] = v
+		}
+		for i, a := range p.PrefixArgs {
+			if i < len(pv) && pv[i] == 's' && isFunc(a) {
+				shifted[i+1] = []string{p.Func}
+			}
+		}
+		f, values = p.Prefix+f, shifted
+	default:
+		kept = false
+	}
+	return f, values, kept
+}
+
+// prefixKept reports whether Entry keeps the macro's text in the format.
+func (p *Print) prefixKept() bool {
+	_, _, kept := p.entry()
+	return kept
+}
+
+func isFunc(a string) bool { return a == "__func__" || a == "__FUNCTION__" }
+
+// convVerbs are the verbs of a format's conversions, in order.
+func convVerbs(f string) []byte {
+	var out []byte
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' {
+			continue
+		}
+		j := convEnd(f, i)
+		if f[i:j] != "%%" {
+			v := f[j-1]
+			if k := strings.LastIndexByte(f[i:j], 'p'); k > 0 {
+				v = 'p'
+			}
+			out = append(out, v)
+		}
+		i = j - 1
+	}
+	return out
 }
 
 // severe are the levels the scanner counts: what the classifier reports when unknown.
@@ -58,13 +128,24 @@ func skipReason(p *Print) string {
 	if err != nil {
 		return "format does not parse"
 	}
+	// The words must be the call's own, not a macro's ("%s:%d:(pid %d): " before "err %d").
+	own := p.Format
+	if i := strings.IndexByte(own, '\n'); i >= 0 {
+		own = own[:i]
+	}
+	if !strings.Contains(p.Prefix, "%") {
+		own = p.Prefix + own
+	}
+	if _, err := kevent.ParseFormat(own); err != nil {
+		return "format does not parse"
+	}
 	letters := 0
-	for _, r := range literalText(msg) {
+	for _, r := range literalText(own) {
 		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
 			letters++
 		}
 	}
-	if w := f.Word(); letters < 4 || len(w) < 3 {
+	if w, _ := kevent.ParseFormat(own); letters < 4 || len(w.Word()) < 3 || f.Word() == "" {
 		return "no words of its own"
 	}
 	if strings.Contains(msg, "%pV") && letters < 10 {
@@ -110,8 +191,8 @@ func renderPrefix(p *Print) string {
 	var b strings.Builder
 	n := 0
 	pre := p.Prefix
-	if !strings.Contains(pre, "%") {
-		return "" // kept in Message
+	if p.prefixKept() {
+		return "" // in Message
 	}
 	for i := 0; i < len(pre); i++ {
 		if pre[i] != '%' {
@@ -147,11 +228,12 @@ var sampleDevices = []kevent.Device{{Name: "mlx5_0", PCI: "0000:3b:00.0", Netdev
 
 // SampleLine is the log line the print makes with sample arguments.
 func (p *DriverPrint) SampleLine() (string, error) {
-	f, err := kevent.ParseFormat(p.Message())
+	msg, values := p.Entry()
+	f, err := kevent.ParseFormat(msg)
 	if err != nil {
 		return "", err
 	}
-	return p.Driver.Lead[p.Kind] + renderPrefix(&p.Print) + f.Sample(nil, nil), nil
+	return p.Driver.Lead[p.Kind] + renderPrefix(&p.Print) + f.Sample(values, nil), nil
 }
 
 // Check classifies a line formatted from every print with the table.

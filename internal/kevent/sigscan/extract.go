@@ -26,6 +26,8 @@ type Print struct {
 	// conversions.
 	Prefix     string
 	PrefixArgs []string
+	// Args are the C expressions of the format's conversions, in order.
+	Args []string
 	// Unresolved says why no format was read: the argument is no literal ("format is a
 	// variable"), or names a macro the scanned tree does not define.
 	Unresolved string
@@ -405,6 +407,9 @@ func extract(file string, toks []token, e *env) []Print {
 		}
 		pr.Format = strings.TrimSuffix(s, "\n")
 		pr.Unresolved = why
+		for _, a := range args[p.fmtArg+1:] {
+			pr.Args = append(pr.Args, joinTokens(a))
+		}
 		if p.prFmt {
 			if m := e.macros["pr_fmt"]; m != nil && m.funcLike && len(m.params) == 1 {
 				pre, pargs := e.prFmt(m)

@@ -1,6 +1,7 @@
 package sigscan
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -83,16 +84,31 @@ static int __init mod_init(void) { pr_crit("x %d\n", 1); }`, []string{"mod_init|
 }
 
 func TestMessageAndPrefix(t *testing.T) {
-	p := Print{Func: "mlx5_cmd_check", Line: 800, Format: "first line\nsecond", Prefix: "%s:%d:(pid %d): ", PrefixArgs: []string{"__func__", "__LINE__", "current->pid"}}
-	if got := p.Message(); got != "first line" {
-		t.Errorf("Message: %q", got)
+	mlx5Err := func(format string, args ...string) Print {
+		return Print{Func: "mlx5_cmd_check", Line: 800, Format: format, Args: args, Prefix: "%s:%d:(pid %d): ", PrefixArgs: []string{"__func__", "__LINE__", "current->pid"}}
 	}
-	if got := renderPrefix(&p); got != "mlx5_cmd_check:800:(pid 17): " {
-		t.Errorf("renderPrefix: %q", got)
-	}
-	p = Print{Format: "failed", Prefix: "E-Switch: "}
-	if got := p.Message(); got != "E-Switch: failed" {
-		t.Errorf("Message: %q", got)
+	for _, tc := range []struct {
+		p            Print
+		message, pre string
+		values       string
+	}{
+		// The table matches one record: the first line.
+		{mlx5Err("first line of it\nsecond"), "first line of it", "mlx5_cmd_check:800:(pid 17): ", ""},
+		// Too short alone: the macro's text with the function named is kept.
+		{mlx5Err("start"), "%s:%d:(pid %d): start", "", "1=mlx5_cmd_check"},
+		{mlx5Err("%s: failed to do it, %d", "__func__", "err"), "%s: failed to do it, %d", "mlx5_cmd_check:800:(pid 17): ", "1=mlx5_cmd_check"},
+		{Print{Format: "failed", Prefix: "E-Switch: "}, "E-Switch: failed", "", ""},
+	} {
+		msg, values := tc.p.Entry()
+		var vs []string
+		for i := 1; i <= 9; i++ {
+			if v, ok := values[i]; ok {
+				vs = append(vs, fmt.Sprintf("%d=%s", i, strings.Join(v, ",")))
+			}
+		}
+		if msg != tc.message || renderPrefix(&tc.p) != tc.pre || strings.Join(vs, " ") != tc.values {
+			t.Errorf("%q: got %q, prefix %q, values %q; want %q, %q, %q", tc.p.Format, msg, renderPrefix(&tc.p), vs, tc.message, tc.pre, tc.values)
+		}
 	}
 }
 

@@ -43,6 +43,7 @@ type entry struct {
 	driver   *SourceDriver
 	format   string
 	level    string
+	values   map[int][]string // conversions printing __func__: the functions
 	releases []string
 	sources  map[string][]string // "file function()" -> releases
 	first    DriverPrint         // the newest release's first print, for the rules
@@ -52,7 +53,7 @@ type entry struct {
 // of sigs other than skip) does not recognise. An entry that would take another's line, or
 // that does not recognise its own, is left out, as is a format too short for a driver without
 // a prefix to scope it.
-func Generate(sigs fs.FS, skip string, kernels []Kernel) (*Generated, error) {
+func Generate(sigs fs.FS, skip string, kernels []Kernel, foreign []*Tree) (*Generated, error) {
 	base, err := tableFS(sigs, skip, nil)
 	if err != nil {
 		return nil, err
@@ -68,13 +69,20 @@ func Generate(sigs fs.FS, skip string, kernels []Kernel) (*Generated, error) {
 			if !r.Missing() {
 				continue
 			}
-			msg := r.Message()
+			msg, values := r.Entry()
 			key := r.Driver.Name + "\x00" + msg
 			e := entries[key]
 			if e == nil {
-				e = &entry{driver: r.Driver, format: msg, level: r.Level, sources: map[string][]string{}}
+				e = &entry{driver: r.Driver, format: msg, level: r.Level, values: map[int][]string{}, sources: map[string][]string{}}
 				entries[key] = e
 				order = append(order, key)
+			}
+			for i, v := range values {
+				for _, fn := range v {
+					if !slices.Contains(e.values[i], fn) {
+						e.values[i] = append(e.values[i], fn)
+					}
+				}
 			}
 			if !slices.Contains(e.releases, k.Release) {
 				e.releases = append(e.releases, k.Release)
@@ -112,7 +120,7 @@ func Generate(sigs fs.FS, skip string, kernels []Kernel) (*Generated, error) {
 			g.Dropped = append(g.Dropped, Dropped{e.driver.Name, e.format, "format does not parse"})
 			continue
 		}
-		if f.Literal(nil) < kevent.MinLiteral && len(drv.Prefixes) == 0 {
+		if f.Literal(e.values) < kevent.MinLiteral && len(drv.Prefixes) == 0 {
 			g.Dropped = append(g.Dropped, Dropped{e.driver.Name, e.format, "too short to match without the driver's prefix, which it has none of"})
 			continue
 		}
@@ -124,7 +132,7 @@ func Generate(sigs fs.FS, skip string, kernels []Kernel) (*Generated, error) {
 		if rule == nil || layerOf[rule.Fault] == "" {
 			return nil, fmt.Errorf("%s %q: no rule gives a known fault row", e.driver.Name, e.format)
 		}
-		sev := severityOf(e.level)
+		sev := severityOf(e.level, literalText(e.format))
 		if rule.Severity != "" {
 			sev = rule.Severity
 		}
@@ -149,10 +157,21 @@ func Generate(sigs fs.FS, skip string, kernels []Kernel) (*Generated, error) {
 			What:     text.What,
 			Fix:      text.Fix,
 		}
+		if len(e.values) > 0 {
+			s.Values = map[string][]string{}
+			for i, v := range e.values {
+				sort.Strings(v)
+				s.Values[fmt.Sprint(i)] = v
+			}
+		}
 		byFormat[e.format] = e.driver.Name
 		g.Signatures = append(g.Signatures, s)
 	}
-	if err := g.settle(sigs, skip); err != nil {
+	var alien []DriverPrint
+	for _, t := range foreign {
+		alien = append(alien, t.ForeignPrints()...)
+	}
+	if err := g.settle(sigs, skip, alien); err != nil {
 		return nil, err
 	}
 	return g, nil
@@ -216,6 +235,15 @@ func newID(prefix, format string, ids map[string]bool) string {
 	return id
 }
 
+// LoadWithout loads the table of the signature files of sigs but skip.
+func LoadWithout(sigs fs.FS, skip string) (*kevent.Table, error) {
+	tfs, err := tableFS(sigs, skip, nil)
+	if err != nil {
+		return nil, err
+	}
+	return kevent.Load(tfs)
+}
+
 // tableFS is the signature files of sigs, skip left out and, when extra is set, it in its
 // place.
 func tableFS(sigs fs.FS, skip string, extra []byte) (fs.FS, error) {
@@ -242,8 +270,9 @@ func tableFS(sigs fs.FS, skip string, extra []byte) (fs.FS, error) {
 
 // settle drops entries until the table with them passes its own test: every entry recognises
 // the lines formatted from its formats after its driver's prefixes, and no other entry takes
-// them (internal/kevent TestTableFormatsMatchThemselves).
-func (g *Generated) settle(sigs fs.FS, skip string) error {
+// them (internal/kevent TestTableFormatsMatchThemselves); and until no entry recognises a line
+// of the foreign prints (other drivers' words alike: "add rule failed").
+func (g *Generated) settle(sigs fs.FS, skip string, foreign []DriverPrint) error {
 	for round := 0; round < 50; round++ {
 		b, err := g.JSON()
 		if err != nil {
@@ -278,6 +307,11 @@ func (g *Generated) settle(sigs fs.FS, skip string) error {
 				case got != nil && isNew[got.ID]:
 					drop[got.ID] = "takes the line of " + s.ID
 				}
+			}
+		}
+		for _, r := range Check(tb, foreign) {
+			if r.By != nil && isNew[r.By.ID] && drop[r.By.ID] == "" {
+				drop[r.By.ID] = fmt.Sprintf("recognises %s %s() %q", r.File, r.Func, r.Message())
 			}
 		}
 		if len(drop) == 0 {
@@ -322,7 +356,7 @@ func selfLines(tb *kevent.Table, s *kevent.Signature) []string {
 }
 
 // genComment heads the generated file.
-const genComment = "Generated by internal/kevent/sigscan (docs/kernel-log.md, Coverage) from the drivers' own print calls at warning level or graver that the hand-written entries (mlx.json) do not recognise. Read at Linux 5.4.214 (GunWooJung/git-linux-5.4.214 35604827), 5.15.178 (wangshuai199398/linux-5-15 76278aab8) and 6.12.19 (wishday/linux-6.12.y 21ae40e85). Each format is the call's own string (C concatenation joined, the trailing newline dropped, a macro's literal text before it kept: esw_warn's 'E-Switch: ', rxe's pr_fmt 'rdma_rxe: '; a prefix with conversions, mlx5_core_err's 'func:line:(pid N): ', is left to the unanchored start); 'source' names file and function with the releases that print it there, 'kernels' the releases. Layer and fault row come from the rules of sigscan/rules.go, severity from the print's level (crit and graver critical, err and warn warning; a refused request or unsupported setting info), 'what' and 'fix' are stated once per fault row there. Do not edit: regenerate."
+const genComment = "Generated by internal/kevent/sigscan (docs/kernel-log.md, Coverage) from the drivers' own print calls at warning level or graver that the hand-written entries (mlx.json) do not recognise. Read at Linux 5.4.214 (GunWooJung/git-linux-5.4.214 35604827), 5.15.178 (wangshuai199398/linux-5-15 76278aab8) and 6.12.19 (wishday/linux-6.12.y 21ae40e85). Each format is the call's own string (C concatenation joined, the trailing newline dropped, a macro's literal text before it kept: esw_warn's 'E-Switch: ', rxe's pr_fmt 'rdma_rxe: '; a prefix with conversions, mlx5_core_err's 'func:line:(pid N): ', is left to the unanchored start); 'source' names file and function with the releases that print it there, 'kernels' the releases. Layer and fault row come from the rules of sigscan/rules.go, severity from the print's level (crit and graver critical, err and warn warning; a refused request or unsupported setting, and a warning-level print without a word of failure, info), 'what' and 'fix' are stated once per fault row there. Do not edit: regenerate."
 
 // JSON is the generated signature file.
 func (g *Generated) JSON() ([]byte, error) {

@@ -116,6 +116,8 @@ var Rules = []Rule{
 	// read them (health.c "PCI reads still not working", "PCI slot is unavailable").
 	{Why: "PCIe link, slot or config space", Text: re(`(?i)PCI reads still not working|PCI slot is unavailable|\bPCIe\b|PCI Express|pcie_|\bPCI (capabilit|power|error|channel|link|bus)|pci_(enable|request|set_master|save|restore|reset|iomap|find_capability)|\bBARs?\b|\bDMA mask\b|dma_set_mask|consistent DMA|No usable DMA|Missing DCS|\bAER\b|bus master|config space`), Fault: "pcie-interface"},
 	{Why: "DMA mapping between the adapter and host memory", Text: re(`(?i)dma[_ ]?map|DMA mapping|dma_alloc|\bIOMMU\b|mapping error|map_sg`), Fault: "dma-engine"},
+	// The driver's use of host resources: interrupt vectors, the pages it gives the firmware.
+	{Why: "mlx5 interrupt vectors and firmware pages", Drivers: []string{"mlx5_core"}, Path: re(`/(pci_irq|irq_affinity|pagealloc)\.c$`), Fault: "driver-module"},
 	// The firmware's health: the health poll, firmware reset and crash dump, the command
 	// interface's timeouts and the catastrophic error flow.
 	{Why: "mlx5 health, firmware reset, crash dump", Drivers: []string{"mlx5_core"}, Path: re(`/(health|fw_reset|diag/crdump|lib/tout)\.c$`), Fault: "firmware-health"},
@@ -188,12 +190,18 @@ func Classify(driver, file, fn, text string) *Rule {
 	return nil
 }
 
+// problem words: a warning-level print without any is a notice the driver prints at warning
+// level ("Using %d RX rings", "Setting num_txqs %d"), reported as information.
+var problem = re(`(?i)fail|error|\berr|timeout|timed out|unable|couldn't|could not|can't|cannot|\binvalid|\bbad\b|wrong|unexpected|unknown|illegal|mismatch|\bnot\b|\bno\b|missing|lost|exceed|overflow|stuck|abort|corrupt|\bbug\b|warn|refus|reject|declin|denied|busy|\bfull\b|leak|drop|violat|fatal|crash|hang|\btoo\b|\bonly\b|retry|disabl|doesn't|isn't|won't|unsupported|out of|exhaust|insufficient|degrad|limit|!`)
+
 // severityOf is what a print's level says: crit and graver the device or function stops
 // working, err and warn a fault the driver reports.
-func severityOf(level string) string {
-	switch level {
-	case "emerg", "alert", "crit":
+func severityOf(level, text string) string {
+	switch {
+	case level == "emerg" || level == "alert" || level == "crit":
 		return "critical"
+	case level == "warn" && !problem.MatchString(text):
+		return "info"
 	}
 	return "warning"
 }

@@ -186,3 +186,28 @@ func ExtractFile(name string, src []byte, modname string) []Print {
 	}
 	return extract(name, f.toks, e)
 }
+
+// Foreign is the driver every file of a tree outside SourceDrivers is read as: other vendors'
+// drivers, whose lines a generated entry must not claim.
+var Foreign = &SourceDriver{Name: "foreign", Module: "foreign",
+	Lead: map[string]string{"dev": "foreign " + pciLead, "net": "foreign 0000:3b:00.0 eth0: ", "ib": "infiniband foo0: ", "en": "foreign: "}}
+
+// ForeignPrints returns the print calls of the files no SourceDriver claims.
+func (t *Tree) ForeignPrints() []DriverPrint {
+	names := make([]string, 0, len(t.files))
+	for p := range t.files {
+		if DriverOf(p) == nil {
+			names = append(names, p)
+		}
+	}
+	sort.Strings(names)
+	var out []DriverPrint
+	for _, p := range names {
+		f := t.files[p]
+		mod := path.Base(path.Dir(p))
+		for _, pr := range extract(p, f.toks, t.envOf(f, mod)) {
+			out = append(out, DriverPrint{Print: pr, Driver: Foreign})
+		}
+	}
+	return out
+}

@@ -26,13 +26,15 @@ func main() {
 	gen := flag.String("gen", "", "write the entries for the missing formats to this file of -signatures")
 	kernels := flag.String("kernels", "", "with -gen: release=DIR,... oldest first")
 	sigs := flag.String("signatures", "internal/kevent/signatures", "with -gen: the signature files' directory")
+	without := flag.String("without", "", "with -kernel: measure the table of -signatures without this file (mlx-scan.json: the hand-written entries alone)")
+	foreign := flag.String("foreign", "", "with -gen: DIR,... trees of other drivers, whose lines no generated entry may recognise")
 	flag.Parse()
 	var err error
 	switch {
 	case *gen != "":
-		err = generate(*sigs, *gen, *kernels)
+		err = generate(*sigs, *gen, *kernels, *foreign)
 	case *kernel != "":
-		err = run(*kernel, *driver, *missing, *skipped, *covered)
+		err = run(*kernel, *driver, *sigs, *without, *missing, *skipped, *covered)
 	default:
 		fmt.Fprintln(os.Stderr, "sigscan: -kernel DIR or -gen FILE -kernels REL=DIR,... is required")
 		os.Exit(2)
@@ -43,8 +45,11 @@ func main() {
 	}
 }
 
-func run(dir, driver string, missing, skipped, covered bool) error {
+func run(dir, driver, sigs, without string, missing, skipped, covered bool) error {
 	tb, err := kevent.Default()
+	if without != "" {
+		tb, err = sigscan.LoadWithout(os.DirFS(sigs), without)
+	}
 	if err != nil {
 		return err
 	}
@@ -81,7 +86,7 @@ func run(dir, driver string, missing, skipped, covered bool) error {
 	return nil
 }
 
-func generate(sigs, out, list string) error {
+func generate(sigs, out, list, foreign string) error {
 	var ks []sigscan.Kernel
 	for _, kv := range strings.Split(list, ",") {
 		rel, dir, ok := strings.Cut(kv, "=")
@@ -94,7 +99,18 @@ func generate(sigs, out, list string) error {
 		}
 		ks = append(ks, sigscan.Kernel{Release: rel, Tree: t})
 	}
-	g, err := sigscan.Generate(os.DirFS(sigs), out, ks)
+	var fs []*sigscan.Tree
+	for _, dir := range strings.Split(foreign, ",") {
+		if dir == "" {
+			continue
+		}
+		t, err := sigscan.ReadTree(dir)
+		if err != nil {
+			return err
+		}
+		fs = append(fs, t)
+	}
+	g, err := sigscan.Generate(os.DirFS(sigs), out, ks, fs)
 	if err != nil {
 		return err
 	}
