@@ -74,6 +74,7 @@ type Rule struct {
 	Path     *regexp.Regexp
 	Func     *regexp.Regexp
 	Text     *regexp.Regexp
+	Unless   *regexp.Regexp // the text must not match
 	Fault    string
 	Severity string
 }
@@ -82,7 +83,8 @@ func (r *Rule) matches(driver, file, fn, text string) bool {
 	return (len(r.Drivers) == 0 || contains(r.Drivers, driver)) &&
 		(r.Path == nil || r.Path.MatchString(file)) &&
 		(r.Func == nil || r.Func.MatchString(fn)) &&
-		(r.Text == nil || r.Text.MatchString(text))
+		(r.Text == nil || r.Text.MatchString(text)) &&
+		(r.Unless == nil || !r.Unless.MatchString(text))
 }
 
 func contains(ss []string, s string) bool {
@@ -138,6 +140,10 @@ var Rules = []Rule{
 	// Requests refused as unsupported or invalid: configuration, not a fault.
 	{Why: "a verbs request refused", Drivers: verbsDrivers, Text: refusal, Fault: "user-verbs", Severity: "info"},
 	{Why: "a setting refused", Text: refusal, Fault: "kernel-config", Severity: "info"},
+	// The paths that apply what a user asks through ethtool, DCB netlink and tc: what they
+	// print without a failure of their own refuses the request ("Can't set CQE compression
+	// with HW-GRO, disable it first").
+	{Why: "an ethtool, DCB or tc request refused", Drivers: []string{"mlx5_core", "mlx4_en"}, Path: re(`/(en_ethtool|en_dcbnl|en_dcb_nl|en_fs_ethtool|en_tc|en/tc_.*|en/tc/.*|en/port_buffer|en/qos|en/htb|esw/qos)\.c$`), Unless: re(`(?i)fail|error|\berr\b|timeout|timed out|unable|couldn't|could not`), Fault: "kernel-config", Severity: "info"},
 	// Completion and event queues.
 	{Why: "completion and event queues", Text: re(`(?i)\bEQs?\b|\bCQs?\b|\bCQN\b|completion queue|event queue|\bEQE|cq overrun|overrun`), Fault: "cq-eq"},
 	{Why: "completion and event queues", Path: re(`/(eq|cq|rxe_cq)\.c$`), Fault: "cq-eq"},
