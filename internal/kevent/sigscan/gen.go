@@ -145,7 +145,7 @@ func Generate(sigs fs.FS, skip string, kernels []Kernel, foreign []*Tree) (*Gene
 			level = "err" // a level from a variable: the graver of what it takes
 		}
 		s := &kevent.Signature{
-			ID:       newID(idPrefix[e.driver.Name], e.format, ids),
+			ID:       newID(idPrefix[e.driver.Name], idText(&e.first.Print), ids),
 			Driver:   e.driver.Name,
 			Format:   e.format,
 			Source:   sourceText(e.sources),
@@ -213,6 +213,28 @@ var (
 	idWord    = regexp.MustCompile(`[A-Za-z][A-Za-z0-9]*`)
 	stopWords = map[string]bool{"a": true, "an": true, "the": true, "to": true, "of": true, "for": true, "on": true, "in": true, "with": true, "and": true, "or": true, "is": true, "err": true, "ret": true, "rc": true, "s": true, "d": true, "x": true, "u": true, "lu": true, "llx": true, "lld": true, "llu": true, "ld": true, "at": true, "by": true, "from": true, "be": true, "it": true}
 )
+
+// idText is the text an id is made of: the call's own words, the function's name when it
+// has too few ("fail %d" in pages_work_handler()).
+func idText(p *Print) string {
+	own := p.Format
+	if i := strings.IndexByte(own, '\n'); i >= 0 {
+		own = own[:i]
+	}
+	if !strings.Contains(p.Prefix, "%") {
+		own = p.Prefix + own
+	}
+	n := 0
+	for _, w := range idWord.FindAllString(literalText(own), -1) {
+		if !stopWords[strings.ToLower(w)] {
+			n++
+		}
+	}
+	if n < 2 && p.Func != "" {
+		own = strings.ReplaceAll(p.Func, "_", " ") + " " + own
+	}
+	return own
+}
 
 // newID makes an id from the format's words, unique among ids.
 func newID(prefix, format string, ids map[string]bool) string {

@@ -111,15 +111,18 @@ var failure = re(`(?i)fail|error|\berr\b|timeout|timed out|unable|couldn't|could
 // Rules, in the order they are tried. The mlx5 split follows the driver's layout
 // (drivers/net/ethernet/mellanox/mlx5/core): health.c, fw_reset.c and the command interface are
 // the firmware's health, en_*.c and en/ the Ethernet data path, steering, eswitch, tc, IPsec,
-// MACsec, kTLS, FPGA and SF the driver's offload functions; pci_irq.c and pagealloc.c are the
-// driver's use of host resources (interrupt vectors, pages given to the firmware).
+// MACsec, kTLS, FPGA and SF the driver's offload functions; pci_irq.c is the driver's use of
+// interrupt vectors, pagealloc.c the pages the firmware asks for.
 var Rules = []Rule{
 	// The PCIe path: the function's config space and link, as mlx5's health poll and probe
 	// read them (health.c "PCI reads still not working", "PCI slot is unavailable").
 	{Why: "PCIe link, slot or config space", Text: re(`(?i)PCI reads still not working|PCI slot is unavailable|\bPCIe\b|PCI Express|pcie_|\bPCI (capabilit|power|error|channel|link|bus)|pci_(enable|request|set_master|save|restore|reset|iomap|find_capability)|\bBARs?\b|\bDMA mask\b|dma_set_mask|consistent DMA|No usable DMA|Missing DCS|\bAER\b|bus master|config space`), Fault: "pcie-interface"},
 	{Why: "DMA mapping between the adapter and host memory", Text: re(`(?i)dma[_ ]?map|DMA mapping|dma_alloc|\bIOMMU\b|mapping error|map_sg`), Fault: "dma-engine"},
-	// The driver's use of host resources: interrupt vectors, the pages it gives the firmware.
-	{Why: "mlx5 interrupt vectors and firmware pages", Drivers: []string{"mlx5_core"}, Path: re(`/(pci_irq|irq_affinity|pagealloc)\.c$`), Fault: "driver-module"},
+	// The driver's use of host resources: interrupt vectors. The pages the firmware asks for
+	// (pagealloc.c) are the firmware's: a failed give or reclaim is a MANAGE_PAGES command that
+	// failed or timed out ("give fail -110"), as the hand-written pagealloc entries have it.
+	{Why: "mlx5 interrupt vectors", Drivers: []string{"mlx5_core"}, Path: re(`/(pci_irq|irq_affinity)\.c$`), Fault: "driver-module"},
+	{Why: "mlx5 pages given to the firmware", Drivers: []string{"mlx5_core"}, Path: re(`/pagealloc\.c$`), Unless: re(`(?i)dma`), Fault: "firmware"},
 	// The firmware's health: the health poll, firmware reset and crash dump, the command
 	// interface's timeouts and the catastrophic error flow.
 	{Why: "mlx5 health, firmware reset, crash dump", Drivers: []string{"mlx5_core"}, Path: re(`/(health|fw_reset|diag/crdump|lib/tout)\.c$`), Fault: "firmware-health"},
