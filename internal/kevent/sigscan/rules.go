@@ -183,8 +183,14 @@ var Texts = map[string]struct{ What, Fix string }{
 	"kernel-config":   {"The driver refused a setting or a feature the device or kernel does not support (configuration, not a fault)", "Check the requested configuration against what the device, its firmware and the kernel support."},
 }
 
-// refusalWhat is the user-verbs row's text for a refused request (severity info).
-var refusalWhat = struct{ What, Fix string }{"The kernel refused an application's verbs request as invalid or unsupported (the application's, not a fault of the device)", "Check the request the application makes against the device's capabilities (`ibv_devinfo -v`)."}
+// The texts of the two kinds of information, whatever the row: a refused request or
+// unsupported setting (the verbs drivers' are an application's), and a notice without a
+// failure.
+var (
+	refusalWhat     = struct{ What, Fix string }{"The kernel refused an application's verbs request as invalid or unsupported (the application's, not a fault of the device)", "Check the request the application makes against the device's capabilities (`ibv_devinfo -v`)."}
+	unsupportedWhat = struct{ What, Fix string }{"The driver reports a feature or setting the device, its firmware or the kernel does not support, or a request it refused (configuration, not a fault)", "Check the requested configuration against what the device, its firmware and the kernel support."}
+	noticeWhat      = struct{ What, Fix string }{"A notice the driver prints at warning level without a failure: a state it reports or a setting it chose", ""}
+)
 
 // Classify gives a message its rule.
 func Classify(driver, file, fn, text string) *Rule {
@@ -199,8 +205,11 @@ func Classify(driver, file, fn, text string) *Rule {
 	return nil
 }
 
-// problem words: a warning-level print without any is a notice the driver prints at warning
-// level ("Using %d RX rings", "Setting num_txqs %d"), reported as information.
+// notice is a warning-level print that reports a state or a choice ("Using %d RX rings",
+// "Setting num_txqs %d", "Running in master mode"): information when no problem word is in it.
+var notice = re(`(?i)^(using|setting|initializing|enabling|running in|detected|skipping|sending|trying again|consider|expected slowdown|reload performed|hca operating)\b|obsolete module param|falling back|deferring probe`)
+
+// problem words keep a notice a warning.
 var problem = re(`(?i)fail|error|\berr|timeout|timed out|unable|couldn't|could not|can't|cannot|\binvalid|\bbad\b|wrong|unexpected|unknown|illegal|mismatch|\bnot\b|\bno\b|missing|lost|exceed|overflow|stuck|abort|corrupt|\bbug\b|warn|refus|reject|declin|denied|busy|\bfull\b|leak|drop|violat|fatal|crash|hang|\btoo\b|\bonly\b|retry|disabl|doesn't|isn't|won't|unsupported|out of|exhaust|insufficient|degrad|limit|!`)
 
 // severityOf is what a print's level says: crit and graver the device or function stops
@@ -209,7 +218,7 @@ func severityOf(level, text string) string {
 	switch {
 	case level == "emerg" || level == "alert" || level == "crit":
 		return "critical"
-	case level == "warn" && !problem.MatchString(text):
+	case level == "warn" && notice.MatchString(text) && !problem.MatchString(text):
 		return "info"
 	}
 	return "warning"
