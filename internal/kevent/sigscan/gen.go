@@ -1,0 +1,409 @@
+package sigscan
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing/fstest"
+
+	"github.com/rdmadiag/rdmadiag/internal/kevent"
+	"github.com/rdmadiag/rdmadiag/report/engine"
+)
+
+// Kernel is one scanned release.
+type Kernel struct {
+	Release string // 6.12.19
+	Tree    *Tree
+}
+
+// Dropped is a missing format the generator wrote no entry for, with why.
+type Dropped struct {
+	Driver, Format, Why string
+}
+
+// Generated is what Generate makes: the entries and the formats it left out.
+type Generated struct {
+	Signatures []*kevent.Signature
+	Dropped    []Dropped
+}
+
+// idPrefix is each driver's id prefix, as the table's hand-written entries have it.
+var idPrefix = map[string]string{
+	"mlx5_core": "mlx5", "mlx5_ib": "mlx5ib", "mlx4_core": "mlx4", "mlx4_en": "mlx4en",
+	"mlx4_ib": "mlx4ib", "rdma_rxe": "rxe", "ib_core": "ibcore", "ib_ipoib": "ipoib",
+}
+
+// entry is one missing format, over every release that prints it.
+type entry struct {
+	driver   *SourceDriver
+	format   string
+	level    string
+	values   map[int][]string // conversions printing __func__: the functions
+	releases []string
+	sources  map[string][]string // "file function()" -> releases
+	first    DriverPrint         // the newest release's first print, for the rules
+}
+
+// Generate writes an entry for every format the kernels print that the table (signature files
+// of sigs other than skip) does not recognise. An entry that would take another's line, or
+// that does not recognise its own, is left out, as is a format too short for a driver without
+// a prefix to scope it.
+func Generate(sigs fs.FS, skip string, kernels []Kernel, foreign []*Tree) (*Generated, error) {
+	base, err := tableFS(sigs, skip, nil)
+	if err != nil {
+		return nil, err
+	}
+	tb, err := kevent.Load(base)
+	if err != nil {
+		return nil, err
+	}
+	entries := map[string]*entry{} // driver \x00 format
+	var order []string
+	for _, k := range kernels {
+		for _, r := range Check(tb, k.Tree.Prints()) {
+			if !r.Missing() {
+				continue
+			}
+			msg, values := r.Entry()
+			key := r.Driver.Name + "\x00" + msg
+			e := entries[key]
+			if e == nil {
+				e = &entry{driver: r.Driver, format: msg, level: r.Level, values: map[int][]string{}, sources: map[string][]string{}}
+				entries[key] = e
+				order = append(order, key)
+			}
+			for i, v := range values {
+				for _, fn := range v {
+					if !slices.Contains(e.values[i], fn) {
+						e.values[i] = append(e.values[i], fn)
+					}
+				}
+			}
+			if !slices.Contains(e.releases, k.Release) {
+				e.releases = append(e.releases, k.Release)
+			}
+			src := r.File + " " + r.Func + "()"
+			if !slices.Contains(e.sources[src], k.Release) {
+				e.sources[src] = append(e.sources[src], k.Release)
+			}
+			e.first = r.DriverPrint // the last kernel given is the newest
+			// The gravest level any release prints it at; "" (from a variable) yields.
+			if r.Level != "" && (e.level == "" || levelNum[r.Level] < levelNum[e.level]) {
+				e.level = r.Level
+			}
+		}
+	}
+	g := &Generated{}
+	layerOf := map[string]string{}
+	for _, row := range engine.DefaultFaults().Rows {
+		layerOf[row.ID] = row.Layer
+	}
+	ids := map[string]bool{}
+	for _, s := range tb.Signatures {
+		ids[s.ID] = true
+	}
+	byFormat := map[string]string{} // format -> driver of the entry written for it
+	sortEntries(order, entries, kernels)
+	for _, key := range order {
+		e := entries[key]
+		drv := tb.Driver(e.driver.Name)
+		if drv == nil {
+			return nil, fmt.Errorf("driver %s is in no signature file", e.driver.Name)
+		}
+		f, err := kevent.ParseFormat(e.format)
+		if err != nil {
+			g.Dropped = append(g.Dropped, Dropped{e.driver.Name, e.format, "format does not parse"})
+			continue
+		}
+		if f.Literal(e.values) < kevent.MinLiteral && len(drv.Prefixes) == 0 {
+			g.Dropped = append(g.Dropped, Dropped{e.driver.Name, e.format, "too short to match without the driver's prefix, which it has none of"})
+			continue
+		}
+		if d, ok := byFormat[e.format]; ok {
+			g.Dropped = append(g.Dropped, Dropped{e.driver.Name, e.format, "printed alike by " + d + ", whose entry is kept"})
+			continue
+		}
+		rule := Classify(e.driver.Name, e.first.File, e.first.Func, e.format)
+		if rule == nil || layerOf[rule.Fault] == "" {
+			return nil, fmt.Errorf("%s %q: no rule gives a known fault row", e.driver.Name, e.format)
+		}
+		sev := severityOf(e.level, literalText(e.format))
+		if rule.Severity != "" {
+			sev = rule.Severity
+		}
+		if sev == "warning" && refusal.MatchString(e.format) && !failure.MatchString(e.format) {
+			// Whatever the row, a setting or feature refused without a failure is information
+			// ("LSO not supported, please upgrade to later FW version to enable LSO").
+			sev = "info"
+		}
+		text := Texts[rule.Fault]
+		switch {
+		case sev != "info":
+		case rule.Fault == "user-verbs":
+			text = refusalWhat
+		case refusal.MatchString(e.format) || rule.Severity == "info":
+			text = unsupportedWhat
+		default:
+			text = noticeWhat
+		}
+		level := e.level
+		if level == "" {
+			level = "err" // a level from a variable: the graver of what it takes
+		}
+		s := &kevent.Signature{
+			ID:       newID(idPrefix[e.driver.Name], idText(&e.first.Print), ids),
+			Driver:   e.driver.Name,
+			Format:   e.format,
+			Source:   sourceText(e.sources),
+			Kernels:  strings.Join(e.releases, ","),
+			Level:    level,
+			Layer:    layerOf[rule.Fault],
+			Fault:    rule.Fault,
+			Severity: sev,
+			What:     text.What,
+			Fix:      text.Fix,
+		}
+		if len(e.values) > 0 {
+			s.Values = map[string][]string{}
+			for i, v := range e.values {
+				sort.Strings(v)
+				s.Values[fmt.Sprint(i)] = v
+			}
+		}
+		byFormat[e.format] = e.driver.Name
+		g.Signatures = append(g.Signatures, s)
+	}
+	var alien []DriverPrint
+	for _, t := range foreign {
+		alien = append(alien, t.ForeignPrints()...)
+	}
+	if err := g.settle(sigs, skip, alien); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// sortEntries orders entries by driver, then by where the newest release prints them.
+func sortEntries(order []string, entries map[string]*entry, kernels []Kernel) {
+	rank := map[string]int{}
+	for i, d := range SourceDrivers {
+		rank[d.Name] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		a, b := entries[order[i]], entries[order[j]]
+		if rank[a.driver.Name] != rank[b.driver.Name] {
+			return rank[a.driver.Name] < rank[b.driver.Name]
+		}
+		if a.first.File != b.first.File {
+			return a.first.File < b.first.File
+		}
+		return a.first.Line < b.first.Line
+	})
+}
+
+// sourceText names each file and function with the releases that print the format there.
+func sourceText(srcs map[string][]string) string {
+	keys := make([]string, 0, len(srcs))
+	for k := range srcs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + " (" + strings.Join(srcs[k], ", ") + ")"
+	}
+	return strings.Join(parts, "; ")
+}
+
+var (
+	idWord    = regexp.MustCompile(`[A-Za-z][A-Za-z0-9]*`)
+	stopWords = map[string]bool{"a": true, "an": true, "the": true, "to": true, "of": true, "for": true, "on": true, "in": true, "with": true, "and": true, "or": true, "is": true, "err": true, "ret": true, "rc": true, "s": true, "d": true, "x": true, "u": true, "lu": true, "llx": true, "lld": true, "llu": true, "ld": true, "at": true, "by": true, "from": true, "be": true, "it": true}
+)
+
+// idText is the text an id is made of: the call's own words, the function's name when it
+// has too few ("fail %d" in pages_work_handler()).
+func idText(p *Print) string {
+	own := p.Format
+	if i := strings.IndexByte(own, '\n'); i >= 0 {
+		own = own[:i]
+	}
+	if !strings.Contains(p.Prefix, "%") {
+		own = p.Prefix + own
+	}
+	n := 0
+	for _, w := range idWord.FindAllString(literalText(own), -1) {
+		if !stopWords[strings.ToLower(w)] {
+			n++
+		}
+	}
+	if n < 2 && p.Func != "" {
+		own = strings.ReplaceAll(p.Func, "_", " ") + " " + own
+	}
+	return own
+}
+
+// newID makes an id from the format's words, unique among ids.
+func newID(prefix, format string, ids map[string]bool) string {
+	var words []string
+	for _, w := range idWord.FindAllString(literalText(format), -1) {
+		w = strings.ToLower(w)
+		if stopWords[w] {
+			continue
+		}
+		words = append(words, w)
+		if len(words) == 7 {
+			break
+		}
+	}
+	id := prefix + "-" + strings.Join(words, "-")
+	for n := 2; ids[id]; n++ {
+		id = fmt.Sprintf("%s-%s-%d", prefix, strings.Join(words, "-"), n)
+	}
+	ids[id] = true
+	return id
+}
+
+// LoadWithout loads the table of the signature files of sigs but skip.
+func LoadWithout(sigs fs.FS, skip string) (*kevent.Table, error) {
+	tfs, err := tableFS(sigs, skip, nil)
+	if err != nil {
+		return nil, err
+	}
+	return kevent.Load(tfs)
+}
+
+// tableFS is the signature files of sigs, skip left out and, when extra is set, it in its
+// place.
+func tableFS(sigs fs.FS, skip string, extra []byte) (fs.FS, error) {
+	names, err := fs.Glob(sigs, "*.json")
+	if err != nil {
+		return nil, err
+	}
+	m := fstest.MapFS{}
+	for _, n := range names {
+		if n == skip {
+			continue
+		}
+		b, err := fs.ReadFile(sigs, n)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", n, err)
+		}
+		m["signatures/"+n] = &fstest.MapFile{Data: b}
+	}
+	if extra != nil {
+		m["signatures/"+skip] = &fstest.MapFile{Data: extra}
+	}
+	return m, nil
+}
+
+// settle drops entries until the table with them passes its own test: every entry recognises
+// the lines formatted from its formats after its driver's prefixes, and no other entry takes
+// them (internal/kevent TestTableFormatsMatchThemselves); and until no entry recognises a line
+// of the foreign prints (other drivers' words alike: "add rule failed").
+func (g *Generated) settle(sigs fs.FS, skip string, foreign []DriverPrint) error {
+	for round := 0; round < 50; round++ {
+		b, err := g.JSON()
+		if err != nil {
+			return err
+		}
+		tfs, err := tableFS(sigs, skip, b)
+		if err != nil {
+			return err
+		}
+		tb, err := kevent.Load(tfs)
+		if err != nil {
+			return fmt.Errorf("the generated table does not load: %w", err)
+		}
+		isNew := map[string]bool{}
+		for _, s := range g.Signatures {
+			isNew[s.ID] = true
+		}
+		drop := map[string]string{}
+		for _, s := range tb.Signatures {
+			for _, line := range selfLines(tb, s) {
+				got := Recognise(tb, line, "err")
+				if got == s {
+					continue
+				}
+				switch {
+				case isNew[s.ID]:
+					why := "recognises not its own line"
+					if got != nil {
+						why = "its line is taken by " + got.ID
+					}
+					drop[s.ID] = why
+				case got != nil && isNew[got.ID]:
+					drop[got.ID] = "takes the line of " + s.ID
+				}
+			}
+		}
+		for _, r := range Check(tb, foreign) {
+			if r.By != nil && isNew[r.By.ID] && drop[r.By.ID] == "" {
+				drop[r.By.ID] = fmt.Sprintf("recognises %s %s() %q", r.File, r.Func, r.Message())
+			}
+		}
+		if len(drop) == 0 {
+			return nil
+		}
+		kept := g.Signatures[:0]
+		for _, s := range g.Signatures {
+			if why, ok := drop[s.ID]; ok {
+				g.Dropped = append(g.Dropped, Dropped{s.Driver, s.Format, why})
+				continue
+			}
+			kept = append(kept, s)
+		}
+		g.Signatures = kept
+	}
+	return fmt.Errorf("the generated entries do not settle")
+}
+
+// selfLines are the lines the table's test classifies for s: each format's sample after each
+// of its driver's prefixes and the device the prefix names.
+func selfLines(tb *kevent.Table, s *kevent.Signature) []string {
+	d := tb.Driver(s.Driver)
+	prefixes := d.Prefixes
+	if len(prefixes) == 0 {
+		prefixes = []string{d.Example}
+	}
+	var out []string
+	for _, f := range s.Formats() {
+		for _, p := range prefixes {
+			switch d.Device {
+			case "pci":
+				p += "0000:3b:00.0: "
+			case "net":
+				p += "0000:3b:00.0 ens1f0np0: "
+			case "ib":
+				p += "mlx5_0: "
+			}
+			out = append(out, p+f.Sample(s.ValueSets(), s.Roles()))
+		}
+	}
+	return out
+}
+
+// genComment heads the generated file.
+const genComment = "Generated by internal/kevent/sigscan (docs/kernel-log.md, Coverage) from the drivers' own print calls at warning level or graver that the hand-written entries (mlx.json) do not recognise. Read at Linux 5.4.214 (GunWooJung/git-linux-5.4.214 35604827), 5.15.178 (wangshuai199398/linux-5-15 76278aab8) and 6.12.19 (wishday/linux-6.12.y 21ae40e85). Each format is the call's own string (C concatenation joined, the trailing newline dropped, a macro's literal text before it kept: esw_warn's 'E-Switch: ', rxe's pr_fmt 'rdma_rxe: '; a prefix with conversions, mlx5_core_err's 'func:line:(pid N): ', is left to the unanchored start); 'source' names file and function with the releases that print it there, 'kernels' the releases. Layer and fault row come from the rules of sigscan/rules.go, severity from the print's level (crit and graver critical, err and warn warning; a refused request or unsupported setting, and a warning-level notice of a state or a choice without a word of failure, info), 'what' and 'fix' are stated once per fault row there. Do not edit: regenerate."
+
+// JSON is the generated signature file.
+func (g *Generated) JSON() ([]byte, error) {
+	v := struct {
+		Comment    string              `json:"_comment"`
+		Drivers    []kevent.Driver     `json:"drivers"`
+		Signatures []*kevent.Signature `json:"signatures"`
+	}{genComment, []kevent.Driver{}, g.Signatures}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", " ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
