@@ -73,6 +73,13 @@ CACHE=${LAB_CACHE:-$LAB/cache}
 # The scenario's defaults; the environment wins because scenario files only use ${VAR:=default}.
 # shellcheck source=/dev/null
 . "$sfile"
+# A variant scenario names the scenario it varies (LAB_INCLUDE=NAME): its settings come first,
+# then that scenario's file, in the guest too.
+if [ -n "${LAB_INCLUDE:-}" ]; then
+  [ -f "$LAB/scenarios/$LAB_INCLUDE.sh" ] || die "scenario $scenario includes $LAB_INCLUDE, which does not exist"
+  # shellcheck source=/dev/null
+  . "$LAB/scenarios/$LAB_INCLUDE.sh"
+fi
 : "${NO_MODULES:=0}" "${NO_RXE:=0}" "${RP_SPEED:=2_5}" "${RP_WIDTH:=1}" "${LAB_FILES:=}"
 case $RP_SPEED in 2_5|5|8|16|32|64) ;; *) die "RP_SPEED=$RP_SPEED: want 2_5, 5, 8, 16, 32 or 64" ;; esac
 case $RP_WIDTH in 1|2|4|8|12|16|32) ;; *) die "RP_WIDTH=$RP_WIDTH: want 1, 2, 4, 8, 12, 16 or 32" ;; esac
@@ -147,14 +154,16 @@ if [ ! -f "$BASE" ]; then
   # crc32_generic: rdma_rxe needs the "crc32" transform or "rdma link add" fails with ENOENT.
   # aer_inject: the kernel's own AER injector, for correctable errors (QEMU cannot deliver those).
   # psample: what netdevsim.ko needs (Debian ships no netdevsim; lab/netdevsim-ko.sh builds it).
-  for m in crc32_generic virtio_pci virtio_net rdma_rxe ib_uverbs rdma_ucm ib_umad aer_inject psample; do
+  # veth, sch_netem: two hosts on one (bad) wire in two network namespaces (pair-probe).
+  for m in crc32_generic virtio_pci virtio_net rdma_rxe ib_uverbs rdma_ucm ib_umad aer_inject psample veth sch_netem; do
     modprobe -d "$ROOT" -S "$KV" --show-depends "$m" | awk '$1=="insmod"{print $2}'
   done | sort -u | while read -r f; do g=${f#"$ROOT"/}; mkdir -p "$I/$(dirname "$g")"; cp "$f" "$I/$g"; done
   cp "$ROOT/lib/modules/$KV"/modules.* "$I/lib/modules/$KV/"
   # A real Debian host has its kernel config here (CONFIG_IKCONFIG is off, so no /proc/config.gz).
   cp "$ROOT/boot/config-$KV" "$I/boot/"
   for b in ibv_devinfo ibv_devices ibv_rc_pingpong ib_write_bw ib_send_bw; do cp "$ROOT/usr/bin/$b" "$I/usr/bin/"; done
-  for b in rdma lspci; do
+  # iproute2's ip and tc (network namespaces, netem), beside busybox's ip applet.
+  for b in rdma lspci ip tc; do
     p=$(ls "$ROOT"/{usr/bin,usr/sbin,bin,sbin}/$b 2>/dev/null | head -1) || true
     [ -n "$p" ] || unavailable "no $b in the guest packages"
     cp "$p" "$I/usr/bin/"
@@ -184,7 +193,7 @@ T=$RUN/tree # what this run adds to the guest's root
 mkdir -p "$T/lab" "$T/usr/bin"
 cp "$LAB/guest/init" "$T/init"; chmod 755 "$T/init"
 cp "$LAB/guest/lib.sh" "$T/lab/lib.sh"
-cp "$sfile" "$T/lab/scenario.sh"
+{ cat "$sfile"; if [ -n "${LAB_INCLUDE:-}" ]; then cat "$LAB/scenarios/$LAB_INCLUDE.sh"; fi; } >"$T/lab/scenario.sh"
 printf '%s\n' "$payload" >"$T/lab/payload"
 if [ -n "${LAB_SETUP:-}" ]; then printf '%s\n' "$LAB_SETUP" >"$T/lab/extra-setup"; fi
 {

@@ -158,7 +158,7 @@ func (a *App) rootCmd() *cobra.Command {
 	})
 	root.AddCommand(a.checkCmd(), a.recordCmd(), a.listCmd(), a.demoCmd())
 	root.AddCommand(a.fleetCmd(), a.inventoryCmd())
-	root.AddCommand(a.versionCmd(), a.manCmd())
+	root.AddCommand(a.versionCmd(), a.manCmd(), a.probeCmd())
 	return root
 }
 

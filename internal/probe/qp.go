@@ -74,6 +74,12 @@ func (s *session) connectPair(a, b *verbs.QP, trans *[]Transition) error {
 // connect drives qp RESET -> INIT -> RTR -> RTS towards destQPN on the same
 // port: qp sends from sqPSN and expects the remote's packets from rqPSN.
 func (s *session) connect(qp *verbs.QP, destQPN, sqPSN, rqPSN uint32, trans *[]Transition) error {
+	return s.connectTo(qp, func() (verbs.QPAttr, error) { return rtrAttr(s.pattr, s.port, s.gid, destQPN, rqPSN) }, sqPSN, trans)
+}
+
+// connectTo drives qp RESET -> INIT -> RTR -> RTS with the RTR attributes rtr builds (the
+// remote end's address, QPN and PSN): qp sends from sqPSN.
+func (s *session) connectTo(qp *verbs.QP, rtr func() (verbs.QPAttr, error), sqPSN uint32, trans *[]Transition) error {
 	record := func(to string, mask int, err error) error {
 		t := Transition{To: to, Mask: mask, OK: err == nil}
 		if ve, ok := err.(*verbs.Error); ok && ve.Errno != 0 {
@@ -90,7 +96,7 @@ func (s *session) connect(qp *verbs.QP, destQPN, sqPSN, rqPSN uint32, trans *[]T
 		return err
 	}
 	if err := s.step(StageRTR, func() error {
-		at, err := rtrAttr(s.pattr, s.port, s.gid, destQPN, rqPSN)
+		at, err := rtr()
 		if err != nil {
 			return err
 		}
