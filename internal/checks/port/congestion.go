@@ -238,6 +238,10 @@ func judgeCongestion(p portRef, nd string, a, b map[string]uint64, iv time.Durat
 		}
 		d, ok := statDelta(va, vb)
 		if !ok {
+			// a driver reload or counter reset between the readings: read, but no growth to judge
+			j.read++
+			j.raise(report.Info)
+			j.notes = append(j.notes, name+" reset between the readings, its growth unknown")
 			j.f.Evidence = append(j.f.Evidence, report.Ev(name, fmt.Sprintf("%d -> %d: reset between the readings, growth unknown", va, vb), src))
 		}
 		return d, ok
