@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,7 +21,7 @@ import (
 func init() {
 	checks.Register(checks.Check{
 		ID:          "port.counters",
-		Description: "Port error counters (PMA counters/ and driver hw_counters/): since boot, or rates and flaps over --interval",
+		Description: "Port error and congestion counters (PMA counters/; driver hw_counters/ of mlx5, bnxt_re, irdma, efa, hns and rxe): since boot, or rates and flaps over --interval",
 		Fault:       "port-link",
 		Run:         runCounters,
 	})
@@ -44,7 +45,14 @@ type counterDef struct {
 	perHourWarn float64
 	// deltaSev is the severity of any increase over --interval (Info = notable, not a fault).
 	deltaSev report.Severity
-	why      string
+	// congestion marks a counter of congestion rather than errors (port_xmit_wait): that it
+	// saturated says the port waited long, not that errors went uncounted, so it is information.
+	congestion bool
+	// act is the action an alarm of this counter asks for when it is not the cable (the fault
+	// row's): a receiver that posts no buffers is the application's configuration; fix says how.
+	act report.Action
+	fix string
+	why string
 }
 
 // The thresholds: symbol errors at 120 per hour is NVSentinel's symbol_error_fatal line, which it
@@ -56,9 +64,19 @@ type counterDef struct {
 // downs come from switch maintenance, so a single reading warns from 3. link_error_recovery:
 // NVSentinel flags more than 5 retrainings per minute as degradation (the same table, non-fatal);
 // one reading has no rate, so warning from 10 since boot is this tool's own line, and any
-// retraining while watched warns. Application-level
+// retraining while watched warns. roce_slow_restart: more than 10 a second is NVSentinel's
+// degradation line (the same table, "victim flow oscillation"), 36,000 an hour here. Application-level
 // counters (retries, CQE errors) count since boot what every job did, so one reading of them is
-// information, never a fault.
+// information, never a fault. Congestion counters (port_xmit_wait, CNPs, ECN marks) have no
+// public threshold: they are shown, and their growth is information.
+//
+// The meanings of mlx5's hw_counters are NVIDIA's ("Understanding mlx5 Linux Counters and Status
+// Parameters", NVIDIA Enterprise Support knowledge base; the same text in the MLNX_OFED
+// documentation, "Counters"); the PMA counters' are the IBTA PortCounters attribute's as NVIDIA's
+// UFM Enterprise User Manual lists them ("Appendix - Supported Port Counters and Events").
+// Other vendors' names are their drivers' rdma_stat_desc tables in Linux 6.12.19 (and 5.15.178
+// where they differ), judged like mlx5's where the meaning is the same; a name more than one
+// driver uses with the same meaning would be one entry.
 var counterDefs = []counterDef{
 	{name: "symbol_error", dir: "counters", bits: 16, saturates: true, perHourWarn: 120, deltaSev: report.Warning,
 		why: "bit errors on the wire: a dirty or failing cable or transceiver"},
@@ -68,36 +86,120 @@ var counterDefs = []counterDef{
 		why: "the link retrained to recover from errors"},
 	{name: "port_rcv_errors", dir: "counters", bits: 16, saturates: true, deltaSev: report.Warning,
 		why: "malformed or corrupted packets received"},
+	// PortRcvRemotePhysicalErrors counts packets an upstream link already marked bad (EBP
+	// delimiter): the fault is on another link of the path, so it is information here.
+	// PortRcvSwitchRelayErrors is a switch port's (packets it could not forward); an adapter's
+	// port counts none, so growth is shown, not judged. Widths: the pma_table of
+	// drivers/infiniband/core/sysfs.c (6.12.19), 16 bits each.
+	{name: "port_rcv_remote_physical_errors", dir: "counters", bits: 16, saturates: true, deltaSev: report.Info,
+		why: "packets received already marked bad by an upstream link: another link of the path is faulty"},
+	{name: "port_rcv_switch_relay_errors", dir: "counters", bits: 16, saturates: true, deltaSev: report.Info,
+		why: "packets a switch could not forward"},
 	{name: "port_xmit_discards", dir: "counters", bits: 16, saturates: true, deltaSev: report.Info,
 		why: "packets dropped on transmit (congestion or a port going down)"},
+	// PortXmitWait (32 bits, port_pma_attr_port_xmit_wait in drivers/infiniband/core/sysfs.c):
+	// ticks during which the port had data to send but sent none, for lack of flow-control
+	// credits from its partner: congestion downstream. NVSentinel allows it but sets no
+	// threshold (docs/configuration/nic-health-monitor.md, "Allowed Counter Names").
+	{name: "port_xmit_wait", dir: "counters", bits: 32, saturates: true, congestion: true, deltaSev: report.Info,
+		why: "ticks the port had data to send but no credit to send it: congestion downstream"},
 	{name: "excessive_buffer_overrun_errors", dir: "counters", bits: 4, saturates: true, bootWarn: 1, deltaSev: report.Warning,
 		why: "receive buffer overruns: flow control between the port and its partner is broken"},
 	{name: "local_link_integrity_errors", dir: "counters", bits: 4, saturates: true, bootWarn: 1, deltaSev: report.Warning,
 		why: "the local physical errors threshold was exceeded: a marginal link"},
-	// mlx5 hw_counters (drivers/infiniband/hw/mlx5/counters.c).
+	// mlx5 hw_counters (basic_q_cnts, retrans_q_cnts, extended_err_cnts, roce_accl_cnts: 32-bit Q
+	// counters; cong_cnts: 64-bit, read from the _high/_low pairs; drivers/infiniband/hw/mlx5/counters.c).
+	{name: "out_of_buffer", dir: "hw_counters", bits: 32, deltaSev: report.Warning, act: report.ActionFixConfiguration,
+		fix: "out_of_buffer: the receive queues had no posted WQE when packets arrived; the receiving application must post receive buffers sooner or deeper (a larger receive queue or SRQ), or spread the load over more queues and cores.",
+		why: "packets dropped because no receive WQE was posted (the receive queue ran empty)"},
 	{name: "out_of_sequence", dir: "hw_counters", bits: 32, deltaSev: report.Warning, why: "packets arrived out of order: packet loss on the fabric"},
+	{name: "duplicate_request", dir: "hw_counters", bits: 32, deltaSev: report.Info, why: "requests received again after they were executed: the requester retransmitted (an ACK lost or late)"},
 	{name: "packet_seq_err", dir: "hw_counters", bits: 32, deltaSev: report.Warning, why: "NAK sequence errors received: packet loss"},
 	{name: "implied_nak_seq_err", dir: "hw_counters", bits: 32, deltaSev: report.Warning, why: "implied NAK sequence errors: packet loss"},
 	{name: "local_ack_timeout_err", dir: "hw_counters", bits: 32, deltaSev: report.Warning, why: "ACK timeouts: retransmissions after loss or a dead peer"},
-	{name: "rnr_nak_retry_err", dir: "hw_counters", bits: 32, deltaSev: report.Warning, why: "RNR NAK retries exhausted: a receiver without posted buffers"},
+	// rnr_nak_retry_err counts RNR NAKs received while the QP's retry limit was not yet exceeded
+	// (NVIDIA's definition); req_rnr_retries_exceeded the QPs whose limit was.
+	{name: "rnr_nak_retry_err", dir: "hw_counters", bits: 32, deltaSev: report.Warning, act: report.ActionFixConfiguration,
+		fix: rnrFix, why: "RNR NAKs received: a receiver without posted buffers"},
+	{name: "req_rnr_retries_exceeded", dir: "hw_counters", bits: 32, deltaSev: report.Warning, act: report.ActionFixConfiguration,
+		fix: rnrFix, why: "RNR retries exhausted: QPs went to error because the receiver posted no buffer"},
 	{name: "req_transport_retries_exceeded", dir: "hw_counters", bits: 32, deltaSev: report.Warning, why: "transport retries exhausted: QPs went to error"},
 	{name: "req_cqe_error", dir: "hw_counters", bits: 32, deltaSev: report.Warning, why: "requester completions with error"},
 	{name: "resp_cqe_error", dir: "hw_counters", bits: 32, deltaSev: report.Warning, why: "responder completions with error"},
+	{name: "resp_local_length_error", dir: "hw_counters", bits: 32, deltaSev: report.Warning, act: report.ActionFixConfiguration,
+		fix: "resp_local_length_error: incoming messages were longer than the receive buffer posted for them; the application's receive buffers must be as large as the largest message its peers send.",
+		why: "messages longer than the posted receive buffer (an application's sizes disagree)"},
+	{name: "roce_adp_retrans", dir: "hw_counters", bits: 32, deltaSev: report.Warning, why: "adaptive retransmissions: RoCE packets lost and sent again"},
+	{name: "roce_adp_retrans_to", dir: "hw_counters", bits: 32, deltaSev: report.Warning, why: "adaptive retransmission timeouts: RoCE packets lost"},
+	{name: "roce_slow_restart", dir: "hw_counters", bits: 32, perHourWarn: 36000, deltaSev: report.Warning,
+		why: "flows restarted slowly after loss: victim flows oscillating"},
 	{name: "np_cnp_sent", dir: "hw_counters", bits: 64, deltaSev: report.Info, why: "congestion notifications sent: ECN marks seen, congestion control at work"},
+	{name: "np_ecn_marked_roce_packets", dir: "hw_counters", bits: 64, deltaSev: report.Info, why: "ECN-marked RoCE packets received: the fabric signalled congestion"},
 	{name: "rp_cnp_handled", dir: "hw_counters", bits: 64, deltaSev: report.Info, why: "congestion notifications handled: this port was slowed by congestion control"},
+	// NVIDIA: rp_cnp_ignored "should not raise if RoCE congestion control was enabled ... verify
+	// that ECN was enabled on the adapter".
+	{name: "rp_cnp_ignored", dir: "hw_counters", bits: 64, deltaSev: report.Info, why: "congestion notifications ignored: congestion control is not enabled for their priority"},
 	// rdma_rxe hw_counters (drivers/infiniband/sw/rxe/rxe_hw_counters.c): 64-bit atomics.
 	{name: "link_downed", dir: "hw_counters", bits: 64, bootWarn: 3, deltaSev: report.Critical, why: "the netdev under the soft device went down"},
 	{name: "rcvd_seq_err", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "sequence errors received: packet loss"},
 	{name: "out_of_seq_request", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "out-of-sequence requests: packet loss"},
 	{name: "retry_exceeded_err", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "transport retries exhausted"},
-	{name: "retry_rnr_exceeded_err", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "RNR retries exhausted"},
+	{name: "retry_rnr_exceeded_err", dir: "hw_counters", bits: 64, deltaSev: report.Warning, act: report.ActionFixConfiguration,
+		fix: rnrFix, why: "RNR retries exhausted"},
 	// rxe counts a completer retry each time its retransmit timer fires with requests unacked,
 	// and the timer also fires spuriously on a healthy link (rxe_completer() in
 	// drivers/infiniband/sw/rxe/rxe_comp.c: "some timeouts are spurious"), so a retry while
 	// watched is notable, not a fault; retries that fail are retry_exceeded_err.
 	{name: "completer_retry_err", dir: "hw_counters", bits: 64, deltaSev: report.Info, why: "completer retries"},
 	{name: "send_err", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "packets the soft device failed to send"},
+	// Broadcom bnxt_re (bnxt_re_stat_descs in drivers/infiniband/hw/bnxt_re/hw_counters.c; the
+	// firmware's 64-bit counters, le64_to_cpu in bnxt_re_ib_get_hw_stats). rx_roce_drops is 5.15's
+	// (bnxt_re_stat_name[]); 6.12 has rx_roce_errors and the tx_ pair instead.
+	{name: "to_retransmits", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "retransmissions after an ACK timeout: loss or a dead peer"},
+	{name: "seq_err_naks_rcvd", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "sequence-error NAKs received: packet loss"},
+	{name: "max_retry_exceeded", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "transport retries exhausted: QPs went to error"},
+	{name: "rnr_naks_rcvd", dir: "hw_counters", bits: 64, deltaSev: report.Warning, act: report.ActionFixConfiguration,
+		fix: rnrFix, why: "RNR NAKs received: a receiver without posted buffers"},
+	{name: "oos_drop_count", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "out-of-sequence packets dropped: packet loss"},
+	{name: "dup_req", dir: "hw_counters", bits: 64, deltaSev: report.Info, why: "duplicate requests received: the requester retransmitted"},
+	{name: "rx_out_of_buffer", dir: "hw_counters", bits: 64, deltaSev: report.Warning, act: report.ActionFixConfiguration,
+		fix: "rx_out_of_buffer: the receive queues had no posted buffer when packets arrived; the receiving application must post receive buffers sooner or deeper.",
+		why: "packets dropped because no receive buffer was posted"},
+	{name: "rx_roce_discards", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "RoCE packets discarded on receive"},
+	{name: "tx_roce_discards", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "RoCE packets discarded on transmit"},
+	{name: "rx_roce_errors", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "RoCE packets received with errors"},
+	{name: "tx_roce_errors", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "RoCE packets that failed to send"},
+	{name: "rx_roce_drops", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "RoCE packets dropped on receive"},
+	{name: "tx_cnp_pkts", dir: "hw_counters", bits: 64, deltaSev: report.Info, why: "congestion notifications sent: ECN marks seen"},
+	{name: "rx_cnp_pkts", dir: "hw_counters", bits: 64, deltaSev: report.Info, why: "congestion notifications received: this port was slowed by congestion control"},
+	// Intel irdma (irdma_hw_stat_descs in drivers/infiniband/hw/irdma/verbs.c, the same names in
+	// 5.15's irdma_hw_stat_names): the hardware's 48- and 56-bit counters accumulated into 64
+	// bits across wraps (irdma_update_stats in drivers/infiniband/hw/irdma/ctrl.c).
+	{name: "ip4InDiscards", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "IPv4 RDMA packets discarded on receive"},
+	{name: "ip6InDiscards", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "IPv6 RDMA packets discarded on receive"},
+	{name: "tcpRetransSegs", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "iWARP TCP segments retransmitted: packet loss"},
+	{name: "cnpSent", dir: "hw_counters", bits: 64, deltaSev: report.Info, why: "congestion notifications sent: ECN marks seen"},
+	{name: "cnpHandled", dir: "hw_counters", bits: 64, deltaSev: report.Info, why: "congestion notifications handled: this port was slowed by congestion control"},
+	{name: "cnpIgnored", dir: "hw_counters", bits: 64, deltaSev: report.Info, why: "congestion notifications ignored: congestion control is not enabled for their priority"},
+	{name: "RxECNMrkd", dir: "hw_counters", bits: 64, deltaSev: report.Info, why: "ECN-marked packets received: the fabric signalled congestion"},
+	// AWS efa port counters (EFA_DEFINE_PORT_STATS in drivers/infiniband/hw/efa/efa_verbs.c,
+	// 6.12.19 and 5.15): u64 from the device's basic and RDMA statistics. NVSentinel judges the
+	// same three as non-fatal degradation (nic-health-monitor.md, EFADegradationCheck). The
+	// device-wide admin-queue counters (no_completion_cmds) are the device's hw_counters, not a
+	// port's, and are not read here.
+	{name: "rx_drops", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "packets the adapter received and dropped"},
+	{name: "rdma_read_wr_err", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "RDMA read work requests that failed"},
+	{name: "rdma_write_wr_err", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "RDMA write work requests that failed"},
+	// HiSilicon hns (hns_roce_port_stats_descs in drivers/infiniband/hw/hns/hns_roce_main.c,
+	// 6.12.19; 5.15's hns has no hw_counters): 64-bit counters from the firmware.
+	{name: "rx_err_pkt", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "RoCE packets received with errors"},
+	{name: "tx_err_pkt", dir: "hw_counters", bits: 64, deltaSev: report.Warning, why: "RoCE packets that failed to send"},
+	{name: "rx_cnp_pkt", dir: "hw_counters", bits: 64, deltaSev: report.Info, why: "congestion notifications received: this port was slowed by congestion control"},
+	{name: "tx_cnp_pkt", dir: "hw_counters", bits: 64, deltaSev: report.Info, why: "congestion notifications sent: ECN marks seen"},
 }
+
+// rnrFix is what RNR NAKs ask for: the receiver, not the link.
+const rnrFix = "RNR NAKs: a receiver had no receive buffer posted when a send arrived; the receiving application must post receive WQEs ahead of its peers' sends (or the QPs use a larger min_rnr_timer and rnr_retry)."
 
 // reading is one port's counters at one moment.
 type reading struct {
@@ -251,6 +353,32 @@ func flapConsequence(alarmed []string) string {
 	return "link-downed-only"
 }
 
+// counterAction is the action and fix of a finding whose alarms are all counters that are not
+// the link's (a receiver without posted buffers): their own, rather than the fault row's cable
+// action; otherwise none (the row's) and the cable fix, followed by the fixes of any such counters.
+func counterAction(alarmed []counterDef, cableFix string) (report.Action, string) {
+	var act report.Action
+	var fixes []string
+	own := len(alarmed) > 0
+	for _, d := range alarmed {
+		switch {
+		case d.act == "":
+			own = false
+		case act == "":
+			act = d.act
+		case act != d.act:
+			own = false
+		}
+		if d.fix != "" && !slices.Contains(fixes, d.fix) {
+			fixes = append(fixes, d.fix)
+		}
+	}
+	if own {
+		return act, strings.Join(fixes, " ")
+	}
+	return "", strings.Join(append([]string{cableFix}, fixes...), " ")
+}
+
 // readUptime returns the seconds since boot from /proc/uptime, 0 when unknown.
 func readUptime(h *host.Host) float64 {
 	s, err := h.ReadString("/proc/uptime")
@@ -311,6 +439,7 @@ type counterJudgement struct {
 func judge(p portRef, s span, a, b reading) []engine.Finding {
 	f := engine.Finding{Finding: report.Finding{Subject: p.subject(), Severity: report.OK}}
 	var alarms, alarmed, notes, unknown []string
+	var alarmedDefs []counterDef
 	for _, d := range counterDefs {
 		var c counterJudgement
 		if s.interval == 0 {
@@ -328,6 +457,7 @@ func judge(p portRef, s span, a, b reading) []engine.Finding {
 		case c.sev >= report.Warning:
 			alarms = append(alarms, c.alarm)
 			alarmed = append(alarmed, d.name)
+			alarmedDefs = append(alarmedDefs, d)
 		case c.sev == report.Info:
 			notes = append(notes, c.note)
 		}
@@ -350,6 +480,7 @@ func judge(p portRef, s span, a, b reading) []engine.Finding {
 		if s.interval > 0 {
 			f.Remediation = "Errors that grow while watched are a live fault: check and replace the cable or transceiver (mlxlink -d <pci> for BER and the module), and the switch port; link_downed growing means the link is flapping."
 		}
+		f.Action, f.Remediation = counterAction(alarmedDefs, f.Remediation)
 	case len(notes) > 0 && s.interval == 0:
 		f.Summary = p.name() + over + " (not alarming on one reading): " + strings.Join(notes, ", ")
 	case len(notes) > 0:
@@ -376,6 +507,8 @@ func judgeBoot(p portRef, d counterDef, r reading, uptime float64) counterJudgem
 	obs := strconv.FormatUint(v, 10)
 	sev := report.OK
 	switch {
+	case saturated(d, v) && d.congestion:
+		obs += " (saturated: the counter stopped counting)" // a long wait, not errors gone uncounted
 	case saturated(d, v):
 		sev = report.Warning
 		obs += " (saturated: the counter stopped counting)"
