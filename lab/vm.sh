@@ -154,8 +154,10 @@ if [ ! -f "$BASE" ]; then
   # crc32_generic: rdma_rxe needs the "crc32" transform or "rdma link add" fails with ENOENT.
   # aer_inject: the kernel's own AER injector, for correctable errors (QEMU cannot deliver those).
   # psample: what netdevsim.ko needs (Debian ships no netdevsim; lab/netdevsim-ko.sh builds it).
-  # veth, sch_netem: two hosts on one (bad) wire in two network namespaces (pair-probe).
-  for m in crc32_generic virtio_pci virtio_net rdma_rxe ib_uverbs rdma_ucm ib_umad aer_inject psample veth sch_netem; do
+  # veth, sch_netem: two hosts on one (bad) wire (pair-probe).
+  # bridge, sch_prio, cls_u32, act_gact: a switch with one bad path between two hosts (pair-fleet).
+  for m in crc32_generic virtio_pci virtio_net rdma_rxe ib_uverbs rdma_ucm ib_umad aer_inject psample veth sch_netem \
+    bridge sch_prio cls_u32 act_gact; do
     modprobe -d "$ROOT" -S "$KV" --show-depends "$m" | awk '$1=="insmod"{print $2}'
   done | sort -u | while read -r f; do g=${f#"$ROOT"/}; mkdir -p "$I/$(dirname "$g")"; cp "$f" "$I/$g"; done
   cp "$ROOT/lib/modules/$KV"/modules.* "$I/lib/modules/$KV/"

@@ -34,6 +34,7 @@ func (a *App) fleetCmd() *cobra.Command {
 		now     string
 		names   int
 		workers int
+		pairsOf bool
 	)
 	c := &cobra.Command{
 		Use:   "fleet [flags] PATH...",
@@ -66,6 +67,9 @@ func (a *App) fleetCmd() *cobra.Command {
 			}
 			if err := checkOutputPath(o.output); err != nil {
 				return err
+			}
+			if pairsOf {
+				return a.fleetPairs(o, args)
 			}
 			fo.Now, fo.Stale, fo.Names = a.Now(), stale, names
 			if now != "" {
@@ -107,5 +111,6 @@ func (a *App) fleetCmd() *cobra.Command {
 	fl.StringVar(&now, "now", "", "measure staleness from this RFC 3339 time instead of the clock")
 	fl.IntVar(&names, "names", 20, "hosts named per list (the first by name; counts are always complete); 0 names all")
 	fl.IntVar(&workers, "parallel", runtime.GOMAXPROCS(0), "reports decoded at the same time")
+	fl.BoolVar(&pairsOf, "pairs", false, "read `rdmadiag probe --format json` results of a fleet's pairs instead of reports, and say which hosts and links are bad")
 	return c
 }

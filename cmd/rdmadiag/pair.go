@@ -1,17 +1,21 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/rdmadiag/rdmadiag/internal/pairs"
 	"github.com/rdmadiag/rdmadiag/internal/probe"
 	"github.com/rdmadiag/rdmadiag/internal/verbs"
 	"github.com/rdmadiag/rdmadiag/report"
@@ -22,9 +26,9 @@ import (
 // and exits 0 when the pair passed, 2 when it failed, 3 when it could not run here.
 func (a *App) probeCmd() *cobra.Command {
 	var (
-		listen, peer, device, format string
-		port, size, iters, depth     int
-		timeout                      time.Duration
+		listen, peer, device, format, name string
+		port, size, iters, depth           int
+		timeout                            time.Duration
 	)
 	c := &cobra.Command{
 		Use:   "probe (--listen [ADDR] | --peer HOST[:PORT]) [--device DEV]",
@@ -55,7 +59,10 @@ func (a *App) probeCmd() *cobra.Command {
 					return usageErr("%v", err)
 				}
 			}
-			host, _ := os.Hostname()
+			host := name
+			if host == "" {
+				host, _ = os.Hostname()
+			}
 			o := probe.PairOptions{Options: probe.Options{Timeout: timeout, MsgSize: size, Iters: iters, TxDepth: depth}, Host: host}
 			if listening {
 				addr := listen
@@ -109,6 +116,78 @@ func (a *App) probeCmd() *cobra.Command {
 	f.IntVar(&depth, "tx-depth", 128, "writes in flight (ib_write_bw -t)")
 	f.DurationVar(&timeout, "timeout", 30*time.Second, "deadline of the whole exchange, waiting for the peer included")
 	f.StringVar(&format, "format", "text", "text or json")
+	f.StringVar(&name, "name", "", "this end's name in the results (default: the hostname; fleet --pairs matches ends by it)")
+	c.AddCommand(a.probePlanCmd())
+	return c
+}
+
+// probePlanCmd prints the pairings of a fleet's pair probes: every round a perfect matching, no
+// pair repeated, so that after N rounds each host has met N partners and `fleet --pairs` can
+// tell a bad host from a bad link.
+func (a *App) probePlanCmd() *cobra.Command {
+	var (
+		rounds, round int
+		me, format    string
+	)
+	c := &cobra.Command{
+		Use:   "plan HOSTFILE",
+		Short: "Pair a fleet's hosts for `probe`, round by round (one host name per line; - for standard input)",
+		Long: "Print which host listens and which dials in each round. With --me NAME --round R, print only what\n" +
+			"that host does in that round: \"listen\", \"peer HOST\" or \"idle\" (the srun and Kubernetes recipes\n" +
+			"under deploy/ use this form).",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if rounds < 1 {
+				return usageErr("--rounds %d: must be at least 1", rounds)
+			}
+			if format != "text" && format != "json" {
+				return usageErr("--format %q: want text or json", format)
+			}
+			var in io.Reader = fleetStdin
+			if args[0] != "-" {
+				f, err := os.Open(args[0])
+				if err != nil {
+					return usageErr("%v", err)
+				}
+				defer f.Close()
+				in = f
+			}
+			b, err := io.ReadAll(io.LimitReader(in, 16<<20))
+			if err != nil {
+				return usageErr("%s: %v", args[0], err)
+			}
+			var hosts []string
+			for _, l := range strings.Split(string(b), "\n") {
+				if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+					hosts = append(hosts, l)
+				}
+			}
+			plan, err := pairs.Plan(hosts, rounds)
+			if err != nil {
+				return usageErr("%s: %v", args[0], err)
+			}
+			if me != "" {
+				if round < 1 {
+					return usageErr("--me needs --round R (from 1)")
+				}
+				fmt.Fprintln(a.Stdout, pairs.Role(plan, me, round))
+				return nil
+			}
+			if format == "json" {
+				enc := json.NewEncoder(a.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(plan)
+			}
+			for _, m := range plan {
+				fmt.Fprintf(a.Stdout, "round %d: %s listens, %s dials\n", m.Round, m.Listen, m.Peer)
+			}
+			return nil
+		},
+	}
+	c.Flags().IntVar(&rounds, "rounds", 3, "rounds, each a new partner for every host")
+	c.Flags().IntVar(&round, "round", 0, "with --me: the round to print the role of")
+	c.Flags().StringVar(&me, "me", "", "print only this host's role in --round")
+	c.Flags().StringVar(&format, "format", "text", "text or json")
 	return c
 }
 
@@ -166,4 +245,77 @@ func writePair(w io.Writer, r probe.PairResult) {
 			fmt.Fprintf(w, "  fix: %s\n", r.Remedy)
 		}
 	}
+}
+
+// fleetPairs reads pair probe results (files, directories of *.json, - for standard input) and
+// writes where the faults sit; exit 1 when a pair failed or ran slow.
+func (a *App) fleetPairs(o outputFlags, args []string) error {
+	var ends []pairs.End
+	read := func(r io.Reader, name string) error {
+		e, err := pairs.Read(r, name)
+		ends = append(ends, e...)
+		return err
+	}
+	for _, p := range args {
+		if p == "-" {
+			if err := read(fleetStdin, "standard input"); err != nil {
+				return usageErr("%v", err)
+			}
+			continue
+		}
+		var files []string
+		err := filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && (path == p || strings.HasSuffix(path, ".json")) {
+				files = append(files, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		for _, f := range files {
+			fh, err := os.Open(f)
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			err = read(fh, f)
+			fh.Close()
+			if err != nil {
+				return usageErr("%v", err)
+			}
+		}
+	}
+	v := pairs.Localise(ends)
+	var buf bytes.Buffer
+	if o.format == "json" {
+		enc := json.NewEncoder(&buf)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(&buf, "%d pairs probed, %d failed\n", v.Pairs, v.Failed)
+		for _, h := range v.BadHosts {
+			fmt.Fprintf(&buf, "BAD HOST %s: failed with every partner (%s) at %s: its card, cable or switch port\n", h.Host, strings.Join(h.Partners, ", "), strings.Join(h.Stages, ", "))
+		}
+		for _, p := range v.BadLinks {
+			fmt.Fprintf(&buf, "BAD LINK %s: failed at %s while both pass with other partners: the path between them (switch ports, an inter-switch link, a route)\n", p.Hosts, p.Stage)
+		}
+		for _, p := range v.SlowPairs {
+			fmt.Fprintf(&buf, "SLOW PAIR %s: %.1f Gb/s, under half of the fleet's pairs at %.0f Gb/s\n", p.Hosts, p.Gbps, p.Link)
+		}
+		for _, p := range v.Unclear {
+			fmt.Fprintf(&buf, "FAILED %s at %s: no other partner of one end to tell host from link; add rounds\n", p.Hosts, p.Stage)
+		}
+	}
+	if err := o.write(a, buf.Bytes()); err != nil {
+		return err
+	}
+	if v.Failed > 0 || len(v.SlowPairs) > 0 {
+		return &exitCode{code: 1}
+	}
+	return nil
 }

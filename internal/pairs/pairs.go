@@ -1,0 +1,323 @@
+// Package pairs plans the pair probes of a fleet (which host meets which, round by round) and
+// reads their results back to say where a fault sits: a host that fails with every partner is
+// the bad one (its card, cable or switch port), a pair that fails while both ends pass with
+// others is a bad link or path between them (a switch port, an ISL, a route), and a pair much
+// slower than the fleet's other pairs at the same link rate is a degraded path.
+package pairs
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Match is one pair of a round: Listen runs `probe --listen`, Peer `probe --peer Listen`.
+type Match struct {
+	Round  int    `json:"round"`
+	Listen string `json:"listen"`
+	Peer   string `json:"peer"`
+}
+
+// Plan pairs hosts for rounds rounds with the circle method of round-robin tournaments: each
+// round is a perfect matching (every host in one pair at most, so no pair shares a host's port
+// with another), and no two rounds repeat a pair, so after k rounds every host has met k
+// different partners. With an odd number of hosts one sits out each round, a different one
+// each time. Rounds beyond n-1 (every pair met) are not planned.
+func Plan(hosts []string, rounds int) ([]Match, error) {
+	seen := map[string]bool{}
+	for _, h := range hosts {
+		if h == "" || strings.ContainsAny(h, " \t\n") {
+			return nil, fmt.Errorf("host name %q: empty or with blanks", h)
+		}
+		if seen[h] {
+			return nil, fmt.Errorf("host %s listed twice", h)
+		}
+		seen[h] = true
+	}
+	if len(hosts) < 2 {
+		return nil, errors.New("a plan needs at least two hosts")
+	}
+	ring := slices.Clone(hosts)
+	if len(ring)%2 == 1 {
+		ring = append(ring, "") // the bye
+	}
+	n := len(ring)
+	rounds = min(rounds, n-1)
+	var out []Match
+	for r := 0; r < rounds; r++ {
+		for i := 0; i < n/2; i++ {
+			a, b := ring[i], ring[n-1-i]
+			if a == "" || b == "" {
+				continue
+			}
+			// Alternate who listens, so that each host dials in some rounds and listens in others.
+			if (r+i)%2 == 1 {
+				a, b = b, a
+			}
+			out = append(out, Match{Round: r + 1, Listen: a, Peer: b})
+		}
+		// Rotate all but the first.
+		last := ring[n-1]
+		copy(ring[2:], ring[1:n-1])
+		ring[1] = last
+	}
+	return out, nil
+}
+
+// Role is what host does in round: "listen", "peer HOST" or "idle".
+func Role(plan []Match, host string, round int) string {
+	for _, m := range plan {
+		if m.Round != round {
+			continue
+		}
+		switch host {
+		case m.Listen:
+			return "listen"
+		case m.Peer:
+			return "peer " + m.Listen
+		}
+	}
+	return "idle"
+}
+
+// End is what one end of a pair probe reported (the part of `rdmadiag probe --format json` read
+// here).
+type End struct {
+	Probe  string `json:"probe"`
+	Status string `json:"status"`
+	Stage  string `json:"stage"`
+	Error  string `json:"error"`
+	Role   string `json:"role"`
+	Local  *struct {
+		Host     string  `json:"host"`
+		RateGbps float64 `json:"rate_gbps"`
+	} `json:"local"`
+	Remote *struct {
+		Host     string  `json:"host"`
+		RateGbps float64 `json:"rate_gbps"`
+	} `json:"remote"`
+	LinkGbps float64 `json:"link_gbps"`
+	Out      *struct {
+		Gbps float64 `json:"gbit_per_s"`
+	} `json:"out"`
+	In *struct {
+		Gbps float64 `json:"gbit_per_s"`
+	} `json:"in"`
+}
+
+// maxDoc bounds one result document.
+const maxDoc = 1 << 20
+
+// Read decodes every pair result in r (one JSON document after another, as files concatenated
+// or a directory's files read in turn); name says where they came from in errors. Documents of
+// other kinds (a check report) are skipped; a document that is not JSON is an error.
+func Read(r io.Reader, name string) ([]End, error) {
+	dec := json.NewDecoder(io.LimitReader(r, 64<<20))
+	var out []End
+	for i := 1; ; i++ {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err == io.EOF {
+			return out, nil
+		} else if err != nil {
+			return out, fmt.Errorf("%s: document %d: %w", name, i, err)
+		}
+		if len(raw) > maxDoc {
+			return out, fmt.Errorf("%s: document %d: %d bytes, more than a pair result has", name, i, len(raw))
+		}
+		var e End
+		if err := json.Unmarshal(raw, &e); err != nil {
+			if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
+				continue // another kind of document
+			}
+			return out, fmt.Errorf("%s: document %d: %w", name, i, err)
+		}
+		if e.Probe != "pair" {
+			continue
+		}
+		if e.Local == nil || e.Local.Host == "" {
+			return out, fmt.Errorf("%s: document %d: a pair result without this end's host (local.host)", name, i)
+		}
+		out = append(out, e)
+	}
+}
+
+// Pair is one pair's outcome, both ends' reports combined.
+type Pair struct {
+	A, B    string  `json:"-"`
+	Hosts   string  `json:"hosts"` // "a <-> b", sorted
+	OK      bool    `json:"ok"`
+	Stage   string  `json:"stage,omitempty"`
+	Error   string  `json:"error,omitempty"`
+	Gbps    float64 `json:"gbit_per_s"` // the slower direction
+	Link    float64 `json:"link_gbps"`
+	Reports int     `json:"reports"` // 1 when one end's report is missing
+}
+
+// Verdict is where the faults of a fleet's pair probes sit.
+type Verdict struct {
+	Pairs     int                  `json:"pairs"`
+	Failed    int                  `json:"failed"`
+	BadHosts  []BadHost            `json:"bad_hosts"`
+	BadLinks  []Pair               `json:"bad_links"`
+	SlowPairs []Pair               `json:"slow_pairs"`
+	Unclear   []Pair               `json:"unclear"` // failed pairs whose ends met no other partner
+	Hosts     map[string]HostTally `json:"hosts"`
+}
+
+// BadHost is a host that failed with every partner it met.
+type BadHost struct {
+	Host     string   `json:"host"`
+	Partners []string `json:"partners"`
+	Stages   []string `json:"stages"`
+}
+
+// HostTally is one host's pairs.
+type HostTally struct {
+	Partners int `json:"partners"`
+	Failed   int `json:"failed"`
+}
+
+// slowShare is how far below its peers a pair may fall before it is named: half the fleet's
+// median at the same link rate. ib_write_bw between healthy ports of one rate lands within a few
+// per cent of each other; half is far outside that spread and inside what a degraded link (a
+// lane down, a port renegotiated to a lower rate, a congested ISL) costs.
+const slowShare = 0.5
+
+// Localise combines the ends' reports into pairs and names bad hosts, bad links and slow pairs.
+func Localise(ends []End) Verdict {
+	pairs := map[string]*Pair{}
+	var keys []string
+	for _, e := range ends {
+		a := e.Local.Host
+		b := ""
+		if e.Remote != nil {
+			b = e.Remote.Host
+		}
+		if b == "" {
+			// An end that failed before the exchange does not know the peer's name.
+			continue
+		}
+		x, y := a, b
+		if y < x {
+			x, y = y, x
+		}
+		k := x + " <-> " + y
+		p := pairs[k]
+		if p == nil {
+			p = &Pair{A: x, B: y, Hosts: k, OK: true}
+			pairs[k] = p
+			keys = append(keys, k)
+		}
+		p.Reports++
+		if e.Status != "pass" {
+			if p.OK || p.Stage == "pair_peer_write" {
+				p.Stage, p.Error = e.Stage, e.Error
+			}
+			p.OK = false
+		}
+		for _, d := range []*struct {
+			Gbps float64 `json:"gbit_per_s"`
+		}{e.Out, e.In} {
+			if d != nil && d.Gbps > 0 && (p.Gbps == 0 || d.Gbps < p.Gbps) {
+				p.Gbps = d.Gbps
+			}
+		}
+		if e.LinkGbps > 0 {
+			p.Link = e.LinkGbps
+		}
+	}
+	sort.Strings(keys)
+	v := Verdict{Hosts: map[string]HostTally{}, BadHosts: []BadHost{}, BadLinks: []Pair{}, SlowPairs: []Pair{}, Unclear: []Pair{}}
+	partners := map[string][]*Pair{}
+	for _, k := range keys {
+		p := pairs[k]
+		v.Pairs++
+		if !p.OK {
+			v.Failed++
+		}
+		partners[p.A] = append(partners[p.A], p)
+		partners[p.B] = append(partners[p.B], p)
+	}
+	bad := map[string]bool{}
+	var hosts []string
+	for h := range partners {
+		hosts = append(hosts, h)
+	}
+	sort.Strings(hosts)
+	for _, h := range hosts {
+		ps := partners[h]
+		t := HostTally{Partners: len(ps)}
+		for _, p := range ps {
+			if !p.OK {
+				t.Failed++
+			}
+		}
+		v.Hosts[h] = t
+		// Failing with one partner says nothing of which end is bad; with every one of at least
+		// two partners (who do not all fail elsewhere) the host is the common factor.
+		if t.Partners >= 2 && t.Failed == t.Partners {
+			bh := BadHost{Host: h}
+			for _, p := range ps {
+				bh.Partners = append(bh.Partners, other(p, h))
+				if !slices.Contains(bh.Stages, p.Stage) {
+					bh.Stages = append(bh.Stages, p.Stage)
+				}
+			}
+			v.BadHosts = append(v.BadHosts, bh)
+			bad[h] = true
+		}
+	}
+	for _, k := range keys {
+		p := pairs[k]
+		if p.OK || bad[p.A] || bad[p.B] {
+			continue
+		}
+		// Both ends pass with someone else: the fault is between them.
+		if passesElsewhere(partners[p.A], p) && passesElsewhere(partners[p.B], p) {
+			v.BadLinks = append(v.BadLinks, *p)
+		} else {
+			v.Unclear = append(v.Unclear, *p)
+		}
+	}
+	// Slow pairs, against the median of passing pairs at the same link rate.
+	byLink := map[float64][]float64{}
+	for _, k := range keys {
+		if p := pairs[k]; p.OK && p.Gbps > 0 {
+			byLink[p.Link] = append(byLink[p.Link], p.Gbps)
+		}
+	}
+	for _, k := range keys {
+		p := pairs[k]
+		g := byLink[p.Link]
+		if !p.OK || p.Gbps == 0 || len(g) < 3 {
+			continue
+		}
+		s := slices.Clone(g)
+		slices.Sort(s)
+		if med := s[len(s)/2]; p.Gbps < slowShare*med {
+			v.SlowPairs = append(v.SlowPairs, *p)
+		}
+	}
+	return v
+}
+
+func other(p *Pair, h string) string {
+	if p.A == h {
+		return p.B
+	}
+	return p.A
+}
+
+func passesElsewhere(ps []*Pair, not *Pair) bool {
+	for _, p := range ps {
+		if p != not && p.OK {
+			return true
+		}
+	}
+	return false
+}
