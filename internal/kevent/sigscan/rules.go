@@ -257,7 +257,7 @@ var (
 	timeoutWords = re(`(?i)time ?out|timed out|no response|not respond|\bpoll(ing)? (fail|time)`)
 	commandFiles = re(`/(qplib_rcfw|hclge_cmd|hclge_comm_cmd|hclgevf_cmd|hns_roce_cmd|efa_com|efa_com_cmd|erdma_cmdq|qed_mcp|qed_hw|hw_channel|gdma_main|ice_controlq|i40e_adminq|bnxt_hwrm|ctrl|i40iw_ctrl|t4_hw|pvrdma_cmd|ocrdma_hw)\.c$`)
 	// A consumer's resources on the device: set-up, not its connection.
-	setupWords = re(`(?i)alloc|\bcreate|register|\bmap\b|\bmr\b|memory|\bpd\b|\bdevice\b|\binit|set ?up|\bmodule|workqueue|\bno mem|ENOMEM|\bsysfs|debugfs`)
+	setupWords = re(`(?i)alloc|\bcreate|regist(er|r)|kobject|device_add|_register|kstrdup|\bMAD\b|\bmap\b|\bmr\b|memory|\bpd\b|\bdevice\b|\binit|set ?up|\bmodule|workqueue|\bno mem|ENOMEM|\bsysfs|debugfs`)
 	// The IOMMU tables the system firmware gives (DMAR, IVRS, IORT): a BIOS issue printed at
 	// boot, not a fault of the adapter's DMA.
 	firmwareBug = re(`(?i)\[Firmware (Bug|Warn|Info)\]|\bFW_(BUG|WARN|INFO)\b|your BIOS|\bBIOS\b|\bIVRS\b|\bACPI\b|\bDMAR table|\bRMRR\b|\bATSR\b|\bDRHD\b.*(base|address|firmware)`)
@@ -330,6 +330,9 @@ var Rules = []Rule{
 	// The RDMA consumers: the address and route to the peer are the port's, path records and
 	// multicast the subnet's, the connection and its work requests the queue pair's, the
 	// resources they set up on the device the driver's.
+	// What an administrator asks of a consumer (srp's add_target options, module parameters,
+	// configfs attributes) and the sizes it settles on: configuration.
+	{Why: "a consumer's parameters and the sizes it settles on", Drivers: consumers, Text: re(`(?i)parameter|\bparam\b|\boption|kstrto|match_(int|u64|hex|strdup)|\bclamp|\breduc|\bextract\b|\bstore_|\bconfigfs|(adding|removing) (smcd |smcr |net )?device|\bpnetid\b`), Unless: re(`(?i)time ?out|timed out`), Fault: "kernel-config", Severity: "info"},
 	{Why: "a consumer's address or route to the peer", Drivers: consumers, Text: re(`(?i)addr(ess)? (resolution|resolve)|resolve_addr|resolve_route|route (resolution|error|resolve)|ADDR_ERROR|ROUTE_ERROR|unreachable|\bno route`), Fault: "port-link"},
 	{Why: "a consumer's path record or multicast join", Drivers: consumers, Text: re(`(?i)path record|path query|path rec|SA query|\bSM\b|subnet manager|multicast`), Fault: "node-topology"},
 	{Why: "a consumer's completion queues", Drivers: consumers, Text: re(`(?i)\bCQs?\b|completion queue|ib_alloc_cq|\bcq\b`), Unless: re(`(?i)\bCQE`), Fault: "cq-eq"},
