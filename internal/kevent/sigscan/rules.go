@@ -161,7 +161,7 @@ var SourceDrivers = []*SourceDriver{
 		Lead: map[string]string{"dev": "pcieport 0000:00:1c.0: "}},
 	{Name: "pci", Module: "pci", Family: "pcie", ID: "pci", Dirs: []string{"drivers/pci/pci.c"}, Scope: pciScope,
 		Lead: map[string]string{"dev": "pci " + pciLead}},
-	{Name: "ghes", Module: "ghes", Family: "pcie", ID: "ghes", Dirs: []string{"drivers/acpi/apei/ghes.c"}, Scope: re(`(?i)hardware error|error status|\bCPER\b|\bAER\b|\bPCIe?\b`),
+	{Name: "ghes", Module: "ghes", Family: "pcie", ID: "ghes", Dirs: []string{"drivers/acpi/apei/ghes.c"}, Scope: re(`^ghes_handle_aer|(?i)\bCPER\b|\bAER\b|\bPCIe?\b`),
 		Define: define("ghes", "pcie", "", "", "drivers/acpi/apei/ghes.c: GHES_PFX \"GHES: \" written into the formats (after FW_WARN \"[Firmware Warn]: \" on some)", "GHES: ", "[Firmware Warn]: GHES: ")},
 	{Name: "cper", Module: "cper", Family: "pcie", ID: "cper", Dirs: []string{"drivers/firmware/efi/cper.c"}, Scope: re(`^cper_print_pcie|(?i)\bPCIe\b|\baer_`)},
 	{Name: "dmar-ir", Module: "dmar-ir", Family: "pcie", ID: "dmarir", Dirs: []string{"drivers/iommu/intel/irq_remapping.c", "drivers/iommu/intel_irq_remapping.c"},
@@ -254,7 +254,7 @@ var (
 	healthWords  = re(`(?i)\bhealth|\bfatal|\bcrash|heartbeat|\bhung\b|\bhang\b|\bstuck\b|recover|\breset|\bFLR\b|\bAER\b|\bEEH\b|\bRAS\b|\bECC\b|hardware error|\bhw err|\bHW (err|error)|\bparity|\bdead\b|not responding`)
 	queueWords   = re(`(?i)\b(QPs?|CQs?|SRQs?|WQs?|EQs?|qpn|cqn|queue pair|TX timeout|tx_timeout)\b`)
 	commandWords = re(`(?i)\bcmdq|\bcmd\b|command|mailbox|\bmbox|\bmbx|\bhwrm|\brcfw|\bCQP\b|\bCCQ\b|admin ?q|\bAQ\b|\bmcp\b|\bopcode|\bHWC\b|hw channel|\bfw\b|firmware`)
-	timeoutWords = re(`(?i)time ?out|timed out|no response|not respond|\bpoll(ing)? (fail|time)`)
+	timeoutWords = re(`(?i)time ?out|timed ?out|no response|not respond|\bpoll(ing)? (fail|time)`)
 	commandFiles = re(`/(qplib_rcfw|hclge_cmd|hclge_comm_cmd|hclgevf_cmd|hns_roce_cmd|efa_com|efa_com_cmd|erdma_cmdq|qed_mcp|qed_hw|hw_channel|gdma_main|ice_controlq|i40e_adminq|bnxt_hwrm|ctrl|i40iw_ctrl|t4_hw|pvrdma_cmd|ocrdma_hw)\.c$`)
 	// A consumer's resources on the device: set-up, not its connection.
 	setupWords = re(`(?i)alloc|\bcreate|regist(er|r)|kobject|device_add|_register|kstrdup|\bMAD\b|\bmap\b|\bmr\b|memory|\bpd\b|\bdevice\b|\binit|set ?up|\bmodule|workqueue|\bno mem|ENOMEM|\bsysfs|debugfs`)
@@ -280,6 +280,8 @@ var Rules = []Rule{
 	// fault row dma-engine (pcie.dma judges them), the system firmware's tables information.
 	{Why: "the system firmware's IOMMU tables", Drivers: iommus, Text: firmwareBug, Fault: "dma-engine", Severity: "info",
 		What: "The system firmware's IOMMU tables (DMAR, IVRS, IORT) are wrong or incomplete, as the kernel reads them at boot: a BIOS issue, not a fault of the adapter", Fix: "Update the system firmware (BIOS); if DMA faults follow, check the IOMMU mode (iommu=pt for RDMA)."},
+	{Why: "an IOMMU's notice of a mode or an option", Drivers: iommus, Text: re(`(?i)\bdeprecated\b|\bforcing\b.* to enabled|already enabled - trying to copy|ignoring identity map|overridden by FW|memory encryption is active|fallback to v1|falling back`), Unless: re(`(?i)\bfatal\b`), Fault: "dma-engine", Severity: "info",
+		What: noticeWhat.What, Fix: ""},
 	{Why: "IOMMU faults, translation and DMA mapping", Drivers: iommus, Fault: "dma-engine"},
 	// The PCIe path's own drivers: AER, DPC, hotplug, the port services, pci.c's link and
 	// reset, GHES and CPER's PCIe errors (the family, for pcie.aer, is eventFamily's).
@@ -300,17 +302,19 @@ var Rules = []Rule{
 	{Why: "command interface timeouts and recovery", Path: re(`/cmd\.c$`), Text: re(`(?i)time ?out|timed out|health|syndrome|recover|polling|fatal|internal error|stuck`), Fault: "firmware-health"},
 	{Why: "firmware commands, queries and versions", Drivers: []string{"mlx5_core"}, Path: re(`/(cmd|fw|diag/fw_tracer|diag/rsc_dump|diag/reporter_vnic|lib/pci_vsc|uar)\.c$`), Fault: "firmware"},
 	{Why: "firmware commands, queries and versions", Drivers: []string{"mlx4_core"}, Path: re(`/(cmd|fw|fw_qos|port)\.c$`), Fault: "firmware"},
-	{Why: "the firmware named by the message", Text: re(`(?i)\bfirmware\b|\bFW\b|\bfw[ _](ver|version|reset|tracer|dump|command)|\bISSI\b|\bINIT_HCA\b|\bQUERY_(FW|ADAPTER|HCA|DEV_CAP)\b|\bMAP_FA\b|\bRUN_FW\b|\bHCA cap`), Fault: "firmware"},
 	// The other vendors' drivers, as mlx5's layout has it: the device's health, resets and
 	// error recovery, and the command interfaces' timeouts are the firmware's health; the
 	// command interfaces otherwise the firmware; the Ethernet driver's RDMA auxiliary device
 	// the RDMA device.
+	{Why: "a vendor driver's notice of a state", Drivers: vendors, Text: re(`(?i)already (up[- ]to[- ]date|running|loaded|enabled)|\bLAG disabled\b`), Unless: re(`(?i)\bfatal\b`), Fault: "kernel-config", Severity: "info",
+		What: noticeWhat.What, Fix: ""},
 	{Why: "vendor device health, reset, recovery", Drivers: vendors, Text: healthWords, Unless: re(queueWords.String() + `|(?i)non-?fatal`), Fault: "firmware-health"},
 	{Why: "vendor command interface timeouts", Drivers: vendors, Path: commandFiles, Text: timeoutWords, Fault: "firmware-health"},
 	{Why: "vendor command interface timeouts", Drivers: vendors, Text: commandWords, Also: timeoutWords, Fault: "firmware-health"},
 	{Why: "vendor firmware commands", Drivers: vendors, Path: commandFiles, Unless: queueWords, Fault: "firmware"},
 	{Why: "vendor firmware commands", Drivers: vendors, Text: commandWords, Unless: queueWords, Fault: "firmware"},
 	{Why: "the RDMA auxiliary device of an Ethernet driver", Drivers: vendorEth, Text: re(`(?i)rdma|roce|iwarp|\baux|\biidc|\bulp\b|\bpeer\b|\bRoCE`), Fault: "rdma-device"},
+	{Why: "the firmware named by the message", Text: re(`(?i)\bfirmware\b|\bFW\b|\bfw[ _](ver|version|reset|tracer|dump|command)|\bISSI\b|\bINIT_HCA\b|\bQUERY_(FW|ADAPTER|HCA|DEV_CAP)\b|\bMAP_FA\b|\bRUN_FW\b|\bHCA cap`), Fault: "firmware"},
 	// The port: cable and module, then the link.
 	{Why: "cable or transceiver", Text: re(`(?i)\bcable\b|transceiver|EEPROM|\bSFP|\bQSFP|module (temperature|eeprom|info|type)|\bplugged\b`), Fault: "port-module"},
 	{Why: "link state, speed, FEC", Text: re(`(?i)\blink (is )?(up|down)\b|link state|\bcarrier\b|\bautoneg|link speed|link mode|\bFEC\b|\bPHY\b|port type`), Fault: "port-link"},
@@ -330,6 +334,11 @@ var Rules = []Rule{
 	// The RDMA consumers: the address and route to the peer are the port's, path records and
 	// multicast the subnet's, the connection and its work requests the queue pair's, the
 	// resources they set up on the device the driver's.
+	// A consumer's notices at warning level of a state or an expected refusal: a device or an
+	// SMC-R link added or removed, the peer's disconnect or logout, a deprecated parameter,
+	// device management refused on an SR-IOV function ("this is expected if SR-IOV is enabled").
+	{Why: "a consumer's notice of a state", Drivers: consumers, Text: re(`(?i)\bexpected if\b|is deprecated|\bbumping\b|\b(adding|removing) (ib |smcd |smcr |net )?device|link (added|removed)|state changed|received DREQ|logout request|may cause .* to fail`), Unless: re(`(?i)\bfatal\b`), Fault: "qp-context", Severity: "info",
+		What: "A notice the consumer prints at warning level of a state it reports (a device or an SMC-R link added or removed, the peer's disconnect or logout, a deprecated parameter, device management refused on an SR-IOV function, as the message says is expected): not a fault", Fix: ""},
 	// What an administrator asks of a consumer (srp's add_target options, module parameters,
 	// configfs attributes) and the sizes it settles on: configuration.
 	{Why: "a consumer's parameters and the sizes it settles on", Drivers: consumers, Text: re(`(?i)parameter|\bparam\b|\boption|kstrto|match_(int|u64|hex|strdup)|\bclamp|\breduc|\bextract\b|\bstore_|\bconfigfs|(adding|removing) (smcd |smcr |net )?device|\bpnetid\b`), Unless: re(`(?i)time ?out|timed out`), Fault: "kernel-config", Severity: "info"},
@@ -401,7 +410,6 @@ var eventFamilies = []struct {
 	{"aer", re(`/err\.c$`), "aer-recovery"},
 	{"dpc", nil, "dpc"},
 	{"pciehp", nil, "hotplug"},
-	{"ghes", nil, "cper-pcie"},
 	{"cper", nil, "cper-pcie"},
 }
 
