@@ -241,6 +241,9 @@ func Check(tb *kevent.Table, prints []DriverPrint) []Result {
 	out := make([]Result, 0, len(prints))
 	for _, p := range prints {
 		r := Result{DriverPrint: p, Skip: skipReason(&p.Print)}
+		if r.Skip == "" && p.Driver.Scope != nil && !p.Driver.Scope.MatchString(p.Func+" "+p.Message()) {
+			r.Skip = "outside the driver's scope (not about the RDMA function, the device's health or the PCIe path)"
+		}
 		if r.Skip == "" {
 			line, err := p.SampleLine()
 			if err != nil {

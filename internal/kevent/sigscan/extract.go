@@ -50,6 +50,7 @@ type printer struct {
 	levelArg int    // -1: none
 	kind     string
 	prFmt    bool // pr_*(): the caller's pr_fmt() is applied
+	devFmt   bool // dev_*(): the caller's dev_fmt() is applied (include/linux/dev_printk.h)
 	prefix   string
 	pargs    []string
 }
@@ -78,21 +79,23 @@ func kernLevel(s string) string {
 }
 
 // basePrinters are the kernel's print functions (include/linux/dev_printk.h, printk.h,
-// netdevice.h, rdma/ib_verbs.h ibdev_*, bug.h WARN) and two drivers' print functions that are
+// netdevice.h, rdma/ib_verbs.h ibdev_*, bug.h WARN, scsi_host.h shost_printk) and two drivers' print functions that are
 // no macros: mlx4_en's en_print() and mlx5's mlx5_printk().
 var basePrinters = func() map[string]*printer {
 	m := map[string]*printer{}
 	short := map[string]string{"emerg": "emerg", "alert": "alert", "crit": "crit", "err": "err", "warn": "warn", "warning": "warn", "notice": "notice", "info": "info", "dbg": "debug", "debug": "debug", "devel": "debug"}
 	for word, lvl := range short {
 		for _, suf := range []string{"", "_ratelimited", "_once"} {
-			m["dev_"+word+suf] = &printer{fmtArg: 1, level: lvl, levelArg: -1, kind: "dev"}
+			m["dev_"+word+suf] = &printer{fmtArg: 1, level: lvl, levelArg: -1, kind: "dev", devFmt: true}
 			m["netdev_"+word+suf] = &printer{fmtArg: 1, level: lvl, levelArg: -1, kind: "net"}
 			m["ibdev_"+word+suf] = &printer{fmtArg: 1, level: lvl, levelArg: -1, kind: "ib"}
 			m["pr_"+word+suf] = &printer{fmtArg: 0, level: lvl, levelArg: -1, prFmt: true}
 		}
 	}
-	m["dev_printk"] = &printer{fmtArg: 2, levelArg: 0, kind: "dev"}
-	m["dev_err_probe"] = &printer{fmtArg: 2, level: "err", levelArg: -1, kind: "dev"}
+	m["dev_printk"] = &printer{fmtArg: 2, levelArg: 0, kind: "dev", devFmt: true}
+	m["dev_err_probe"] = &printer{fmtArg: 2, level: "err", levelArg: -1, kind: "dev", devFmt: true}
+	// include/scsi/scsi_host.h: dev_printk() on the SCSI host ("scsi host5: ").
+	m["shost_printk"] = &printer{fmtArg: 2, levelArg: 0, kind: "shost"}
 	m["netdev_printk"] = &printer{fmtArg: 2, levelArg: 0, kind: "net"}
 	m["ibdev_printk"] = &printer{fmtArg: 2, levelArg: 0, kind: "ib"}
 	for _, p := range []string{"printk", "printk_ratelimited", "printk_once", "printk_deferred"} {
@@ -157,7 +160,7 @@ func (e *env) wrapper(m *macro, depth int) *printer {
 		if fi < 0 {
 			continue
 		}
-		p := &printer{fmtArg: fi, level: inner.level, levelArg: -1, kind: inner.kind, prFmt: inner.prFmt, prefix: inner.prefix, pargs: inner.pargs}
+		p := &printer{fmtArg: fi, level: inner.level, levelArg: -1, kind: inner.kind, prFmt: inner.prFmt, devFmt: inner.devFmt, prefix: inner.prefix, pargs: inner.pargs}
 		if inner.levelArg >= 0 && inner.levelArg < len(args) {
 			la := args[inner.levelArg]
 			if len(la) == 1 && index(m.params, la[0].text) >= 0 {
@@ -417,10 +420,36 @@ func extract(file string, toks []token, e *env) []Print {
 				pr.PrefixArgs = append(pargs, pr.PrefixArgs...)
 			}
 		}
+		if p.devFmt {
+			if m := e.devFmt(); m != nil {
+				pre, pargs := e.prFmt(m)
+				pr.Prefix = pre + pr.Prefix
+				pr.PrefixArgs = append(pargs, pr.PrefixArgs...)
+			}
+		}
 		out = append(out, pr)
 		i = end - 1
 	}
 	return out
+}
+
+// devFmt is the file's dev_fmt() as a one-parameter macro: "#define dev_fmt(fmt) "DPC: " fmt",
+// or an alias of pr_fmt ("#define dev_fmt pr_fmt", "#define dev_fmt(fmt) pr_fmt(fmt)"); nil
+// when the file has none.
+func (e *env) devFmt() *macro {
+	m := e.macros["dev_fmt"]
+	if m == nil {
+		return nil
+	}
+	if len(m.body) > 0 && m.body[0].kind == tokIdent && (!m.funcLike || len(m.body) == 4 && m.body[1].text == "(") {
+		if a := e.macros[m.body[0].text]; a != nil && a != m && a.funcLike && len(a.params) == 1 {
+			return a
+		}
+	}
+	if m.funcLike && len(m.params) == 1 {
+		return m
+	}
+	return nil
 }
 
 // prFmt reads a pr_fmt() definition: the text before fmt and the arguments after it

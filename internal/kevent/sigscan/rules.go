@@ -3,6 +3,8 @@ package sigscan
 import (
 	"regexp"
 	"strings"
+
+	"github.com/rdmadiag/rdmadiag/internal/kevent"
 )
 
 // SourceDriver is a driver as its sources are laid out: the table's driver name, the module its
@@ -11,13 +13,23 @@ import (
 type SourceDriver struct {
 	Name   string
 	Module string
+	// Family is the generated signature file the driver's entries go to ("mlx": mlx-scan.json,
+	// "vendors", "consumers", "pcie"); ID the prefix of their ids.
+	Family, ID string
 	// Dirs are path prefixes of the tree; Files, when set, narrows a directory to the files
 	// whose base name matches (mlx4_en's en_*.c beside mlx4_core in mlx4/).
 	Dirs  []string
 	Files *regexp.Regexp
+	// Scope, when set, is what a message (its function, a space, its format) must match to be
+	// counted: an Ethernet driver's messages about its RDMA function and the device's health,
+	// not its own configuration.
+	Scope *regexp.Regexp
 	// Lead is how a line starts, by Print.Kind: dev_printk names the driver and the device,
 	// netdev_printk the driver, bus id and netdev, ibdev_printk "infiniband <ibdev>: ".
 	Lead map[string]string
+	// Define is the table's driver when no hand-written signature file defines it; the
+	// generated file carries it.
+	Define *kevent.Driver
 }
 
 const (
@@ -25,31 +37,150 @@ const (
 	netLead = "0000:3b:00.0 ens1f0np0: "
 )
 
+// ethScope is what an RDMA host's operator needs of an RDMA NIC's Ethernet (PF) driver: the
+// firmware and its health, resets and error recovery, the PCIe function, the RDMA auxiliary
+// device and its interface, the link; not the driver's configuration of its own netdev.
+var ethScope = re(`(?i)firmware|\bfw\b|\bfw_|\bnvm\b|reset|health|recover|fatal|crash|heartbeat|hwrm|\bmcp\b|\bcmdq?\b|command|mailbox|\bmbox|\bmbx|\bAQ\b|admin ?q|timeout|timed out|\bhung\b|\bhang|stuck|\bulp\b|rdma|roce|iwarp|\baux|\biidc|\bpeer\b|\bPCIe?\b|\bAER\b|\bEEH\b|\bDMA\b|\bIOMMU\b|\blink (is )?(down|up|fail)|\bPHY\b|\bmodule\b|transceiver|temperature|thermal|\bMSI-?X?\b|\berror (interrupt|irq|int\b)|\bRAS\b|\bECC\b|parity|\bhw error|hardware error|\bdump\b`)
+
+// pciScope is pci.c's part of the PCIe path: the link, its bandwidth and retraining, resets,
+// and a function that does not come back.
+var pciScope = re(`(?i)\blink\b|bandwidth|retrain|\breset\b|\bFLR\b|ready|power state|\bD3|secondary bus|\bbus\b|timeout|timed out|inaccessible|\bACS\b|Gb/s|GT/s`)
+
+func define(name, layer, device, example, source string, prefixes ...string) *kevent.Driver {
+	return &kevent.Driver{Name: name, Layer: layer, Prefixes: prefixes, Device: device, Example: example, Source: source}
+}
+
 // SourceDrivers are the drivers the scanner reads, in the order their paths are tried (a
 // narrower one first).
 var SourceDrivers = []*SourceDriver{
-	{Name: "mlx5_core", Module: "mlx5_core", Dirs: []string{"drivers/net/ethernet/mellanox/mlx5/core/"},
+	{Name: "mlx5_core", Module: "mlx5_core", Family: "mlx", ID: "mlx5", Dirs: []string{"drivers/net/ethernet/mellanox/mlx5/core/"},
 		Lead: map[string]string{"dev": "mlx5_core " + pciLead, "net": "mlx5_core " + netLead, "ib": "infiniband mlx5_0: "}},
-	{Name: "mlx5_ib", Module: "mlx5_ib", Dirs: []string{"drivers/infiniband/hw/mlx5/"},
+	{Name: "mlx5_ib", Module: "mlx5_ib", Family: "mlx", ID: "mlx5ib", Dirs: []string{"drivers/infiniband/hw/mlx5/"},
 		// mlx5_ib_err() prints on the ib_device: "infiniband mlx5_0: ".
 		Lead: map[string]string{"dev": "infiniband mlx5_0: ", "ib": "infiniband mlx5_0: ", "net": "mlx5_core " + netLead}},
-	{Name: "mlx4_en", Module: "mlx4_en", Dirs: []string{"drivers/net/ethernet/mellanox/mlx4/"}, Files: regexp.MustCompile(`^(en_.*|mlx4_en\.h)$`),
+	{Name: "mlx4_en", Module: "mlx4_en", Family: "mlx", ID: "mlx4en", Dirs: []string{"drivers/net/ethernet/mellanox/mlx4/"}, Files: regexp.MustCompile(`^(en_.*|mlx4_en\.h)$`),
 		// en_print(): "mlx4_en: <netdev>: "; mlx4_err() in mlx4_en.h prints on the PCI function,
 		// whose driver is mlx4_core.
 		Lead: map[string]string{"en": "mlx4_en: eth2: ", "dev": "mlx4_core " + pciLead, "net": "mlx4_en " + netLead}},
-	{Name: "mlx4_core", Module: "mlx4_core", Dirs: []string{"drivers/net/ethernet/mellanox/mlx4/"},
+	{Name: "mlx4_core", Module: "mlx4_core", Family: "mlx", ID: "mlx4", Dirs: []string{"drivers/net/ethernet/mellanox/mlx4/"},
 		Lead: map[string]string{"dev": "mlx4_core " + pciLead, "net": "mlx4_core " + netLead}},
-	{Name: "mlx4_ib", Module: "mlx4_ib", Dirs: []string{"drivers/infiniband/hw/mlx4/"},
+	{Name: "mlx4_ib", Module: "mlx4_ib", Family: "mlx", ID: "mlx4ib", Dirs: []string{"drivers/infiniband/hw/mlx4/"},
 		// mlx4_ib_warn() prints on the ib_device's parent, the PCI function.
 		Lead: map[string]string{"dev": "mlx4_core " + pciLead, "ib": "infiniband mlx4_0: "}},
-	{Name: "rdma_rxe", Module: "rdma_rxe", Dirs: []string{"drivers/infiniband/sw/rxe/"},
+	{Name: "rdma_rxe", Module: "rdma_rxe", Family: "mlx", ID: "rxe", Dirs: []string{"drivers/infiniband/sw/rxe/"},
 		Lead: map[string]string{"dev": "infiniband rxe0: ", "ib": "infiniband rxe0: "}},
-	{Name: "ib_ipoib", Module: "ib_ipoib", Dirs: []string{"drivers/infiniband/ulp/ipoib/"},
+	{Name: "ib_ipoib", Module: "ib_ipoib", Family: "mlx", ID: "ipoib", Dirs: []string{"drivers/infiniband/ulp/ipoib/"},
 		Lead: map[string]string{"dev": "infiniband mlx5_0: ", "ib": "infiniband mlx5_0: ", "net": "ib0: "}},
 	// drivers/infiniband/core builds ib_core, ib_cm, iw_cm, rdma_cm, ib_umad and ib_uverbs; the
 	// table keeps them under one driver.
-	{Name: "ib_core", Module: "ib_core", Dirs: []string{"drivers/infiniband/core/"},
+	{Name: "ib_core", Module: "ib_core", Family: "mlx", ID: "ibcore", Dirs: []string{"drivers/infiniband/core/"},
 		Lead: map[string]string{"dev": "infiniband mlx5_0: ", "ib": "infiniband mlx5_0: ", "net": "mlx5_core " + netLead}},
+
+	// The other vendors' RDMA drivers (signatures/vendors.json) and the Ethernet (PF) drivers
+	// under them, the latter scoped to the RDMA function and the device's health. Leads as the
+	// drivers print: dev_err() on the PCI function (bnxt_re's on the bnxt_en function,
+	// hns_roce's on hns3's, irdma's on ice's), ibdev_err() on the RDMA device.
+	{Name: "bnxt_re", Module: "bnxt_re", Family: "vendors", ID: "bnxtre", Dirs: []string{"drivers/infiniband/hw/bnxt_re/"},
+		Lead: map[string]string{"dev": "bnxt_en " + pciLead, "ib": "infiniband bnxt_re0: ", "net": "bnxt_en " + netLead}},
+	{Name: "bnxt_en", Module: "bnxt_en", Family: "vendors", ID: "bnxten", Dirs: []string{"drivers/net/ethernet/broadcom/bnxt/"}, Scope: ethScope,
+		Lead: map[string]string{"dev": "bnxt_en " + pciLead, "net": "bnxt_en " + netLead}},
+	{Name: "irdma", Module: "irdma", Family: "vendors", ID: "irdma", Dirs: []string{"drivers/infiniband/hw/irdma/"},
+		Lead: map[string]string{"dev": "ice " + pciLead, "ib": "infiniband irdma0: ", "net": "ice " + netLead}},
+	{Name: "i40iw", Module: "i40iw", Family: "vendors", ID: "i40iw", Dirs: []string{"drivers/infiniband/hw/i40iw/"},
+		Lead: map[string]string{"dev": "i40e " + pciLead, "ib": "infiniband i40iw0: ", "net": "i40e " + netLead}},
+	{Name: "ice", Module: "ice", Family: "vendors", ID: "ice", Dirs: []string{"drivers/net/ethernet/intel/ice/"}, Scope: ethScope,
+		Lead: map[string]string{"dev": "ice " + pciLead, "net": "ice " + netLead}},
+	{Name: "i40e", Module: "i40e", Family: "vendors", ID: "i40e", Dirs: []string{"drivers/net/ethernet/intel/i40e/"}, Scope: ethScope,
+		Lead: map[string]string{"dev": "i40e " + pciLead, "net": "i40e " + netLead}},
+	{Name: "efa", Module: "efa", Family: "vendors", ID: "efa", Dirs: []string{"drivers/infiniband/hw/efa/"},
+		Lead: map[string]string{"dev": "efa " + pciLead, "ib": "infiniband efa_0: "}},
+	{Name: "hns_roce", Module: "hns_roce_hw_v2", Family: "vendors", ID: "hnsroce", Dirs: []string{"drivers/infiniband/hw/hns/"},
+		Lead: map[string]string{"dev": "hns3 " + pciLead, "ib": "infiniband hns_0: ", "net": "hns3 " + netLead}},
+	{Name: "hns3", Module: "hns3", Family: "vendors", ID: "hns3", Dirs: []string{"drivers/net/ethernet/hisilicon/hns3/"}, Scope: ethScope,
+		Lead: map[string]string{"dev": "hns3 " + pciLead, "net": "hns3 " + netLead}},
+	{Name: "qedr", Module: "qedr", Family: "vendors", ID: "qedr", Dirs: []string{"drivers/infiniband/hw/qedr/"},
+		Lead: map[string]string{"dev": "qede " + pciLead, "ib": "infiniband qedr0: ", "net": "qede " + netLead}},
+	{Name: "qed", Module: "qed", Family: "vendors", ID: "qed", Dirs: []string{"drivers/net/ethernet/qlogic/qed/"}, Scope: ethScope,
+		Lead: map[string]string{"dev": "qede " + pciLead, "net": "qede " + netLead}},
+	{Name: "qede", Module: "qede", Family: "vendors", ID: "qede", Dirs: []string{"drivers/net/ethernet/qlogic/qede/"}, Scope: ethScope,
+		Lead: map[string]string{"dev": "qede " + pciLead, "net": "qede " + netLead}},
+	{Name: "iw_cxgb4", Module: "iw_cxgb4", Family: "vendors", ID: "iwcxgb4", Dirs: []string{"drivers/infiniband/hw/cxgb4/"},
+		Lead: map[string]string{"dev": "cxgb4 0000:3b:00.4: ", "ib": "infiniband iwcxgb4_0: "}},
+	{Name: "cxgb4", Module: "cxgb4", Family: "vendors", ID: "cxgb4", Dirs: []string{"drivers/net/ethernet/chelsio/cxgb4/"}, Scope: ethScope,
+		Lead: map[string]string{"dev": "cxgb4 0000:3b:00.4: ", "net": "cxgb4 0000:3b:00.4 enp59s0f4: "}},
+	{Name: "erdma", Module: "erdma", Family: "vendors", ID: "erdma", Dirs: []string{"drivers/infiniband/hw/erdma/"},
+		Lead: map[string]string{"dev": "erdma " + pciLead, "ib": "infiniband erdma_0: "}},
+	{Name: "mana_ib", Module: "mana_ib", Family: "vendors", ID: "manaib", Dirs: []string{"drivers/infiniband/hw/mana/"},
+		Lead: map[string]string{"dev": "mana 7870:00:00.0: ", "ib": "infiniband mana_0: "}},
+	{Name: "vmw_pvrdma", Module: "vmw_pvrdma", Family: "vendors", ID: "pvrdma", Dirs: []string{"drivers/infiniband/hw/vmw_pvrdma/"},
+		Lead: map[string]string{"dev": "vmw_pvrdma " + pciLead, "ib": "infiniband vmw_pvrdma0: "}},
+	{Name: "ocrdma", Module: "ocrdma", Family: "vendors", ID: "ocrdma", Dirs: []string{"drivers/infiniband/hw/ocrdma/"},
+		Lead:   map[string]string{"dev": "be2net " + pciLead, "ib": "infiniband ocrdma0: "},
+		Define: define("ocrdma", "driver", "", "be2net 0000:3b:00.0: ", "drivers/infiniband/hw/ocrdma (Emulex OneConnect RoCE): pr_err() without pr_fmt, dev_err() on the be2net PCI function, ibdev on the RDMA device")},
+	{Name: "usnic_verbs", Module: "usnic_verbs", Family: "vendors", ID: "usnic", Dirs: []string{"drivers/infiniband/hw/usnic/"},
+		Lead:   map[string]string{"dev": "enic " + pciLead, "ib": "infiniband usnic_0: "},
+		Define: define("usnic_verbs", "driver", "", "", "drivers/infiniband/hw/usnic/usnic_log.h usnic_printk(): \"usnic_verbs:<function>:<line>: \" printed before the message, which follows in a printk of its own")},
+	{Name: "siw", Module: "siw", Family: "vendors", ID: "siw", Dirs: []string{"drivers/infiniband/sw/siw/"},
+		Lead: map[string]string{"dev": "infiniband siw0: ", "ib": "infiniband siw0: "}},
+
+	// The RDMA consumers (signatures/consumers.json): lines start with their pr_fmt, or the
+	// SCSI host, NVMe controller or RDMA device they print on.
+	{Name: "ib_iser", Module: "ib_iser", Family: "consumers", ID: "iser", Dirs: []string{"drivers/infiniband/ulp/iser/"},
+		Lead: map[string]string{"dev": "infiniband mlx5_0: ", "ib": "infiniband mlx5_0: "}},
+	{Name: "ib_isert", Module: "ib_isert", Family: "consumers", ID: "isert", Dirs: []string{"drivers/infiniband/ulp/isert/"},
+		Lead: map[string]string{"dev": "infiniband mlx5_0: ", "ib": "infiniband mlx5_0: "}},
+	{Name: "ib_srp", Module: "ib_srp", Family: "consumers", ID: "srp", Dirs: []string{"drivers/infiniband/ulp/srp/"},
+		Lead: map[string]string{"dev": "infiniband mlx5_0: ", "ib": "infiniband mlx5_0: ", "shost": "scsi host5: "}},
+	{Name: "ib_srpt", Module: "ib_srpt", Family: "consumers", ID: "srpt", Dirs: []string{"drivers/infiniband/ulp/srpt/"},
+		Lead:   map[string]string{"dev": "infiniband mlx5_0: ", "ib": "infiniband mlx5_0: "},
+		Define: define("ib_srpt", "qp", "", "", "drivers/infiniband/ulp/srpt/ib_srpt.c: #define pr_fmt(fmt) DRV_NAME \" \" fmt, DRV_NAME \"ib_srpt\"", "ib_srpt ")},
+	{Name: "rtrs", Module: "rtrs_core", Family: "consumers", ID: "rtrs", Dirs: []string{"drivers/infiniband/ulp/rtrs/"},
+		Lead: map[string]string{"dev": "infiniband mlx5_0: ", "ib": "infiniband mlx5_0: "}},
+	{Name: "nvme_rdma", Module: "nvme_rdma", Family: "consumers", ID: "nvmerdma", Dirs: []string{"drivers/nvme/host/"}, Files: re(`^rdma\.c$`),
+		Lead: map[string]string{"dev": "nvme nvme0: ", "ib": "infiniband mlx5_0: "}},
+	{Name: "nvmet_rdma", Module: "nvmet_rdma", Family: "consumers", ID: "nvmetrdma", Dirs: []string{"drivers/nvme/target/"}, Files: re(`^rdma\.c$`),
+		Lead: map[string]string{"dev": "nvmet_rdma: ", "ib": "infiniband mlx5_0: "}},
+	{Name: "rpcrdma", Module: "rpcrdma", Family: "consumers", ID: "rpcrdma", Dirs: []string{"net/sunrpc/xprtrdma/"},
+		Lead: map[string]string{"dev": "infiniband mlx5_0: ", "ib": "infiniband mlx5_0: "}},
+	{Name: "rds_rdma", Module: "rds_rdma", Family: "consumers", ID: "rds", Dirs: []string{"net/rds/"}, Files: re(`^(ib.*|rdma_transport)\.[ch]$`),
+		Lead: map[string]string{"dev": "infiniband mlx5_0: ", "ib": "infiniband mlx5_0: "}},
+	{Name: "smc", Module: "smc", Family: "consumers", ID: "smc", Dirs: []string{"net/smc/"},
+		Lead:   map[string]string{"dev": "infiniband mlx5_0: ", "ib": "infiniband mlx5_0: "},
+		Define: define("smc", "qp", "", "", "net/smc/af_smc.c: #define pr_fmt(fmt) KMSG_COMPONENT \": \" fmt, KMSG_COMPONENT \"smc\"; the other files write \"smc: \" into their formats or print without it", "smc: ")},
+	{Name: "ksmbd_rdma", Module: "ksmbd", Family: "consumers", ID: "ksmbd", Dirs: []string{"fs/smb/server/", "fs/ksmbd/"}, Files: re(`^transport_rdma\.c$`),
+		Lead: map[string]string{"dev": "infiniband mlx5_0: ", "ib": "infiniband mlx5_0: "}},
+
+	// The PCIe path and the IOMMUs (signatures/pcie.json).
+	{Name: "aer", Module: "aer", Family: "pcie", ID: "aer", Dirs: []string{"drivers/pci/pcie/"}, Files: re(`^(aer|err)\.c$`),
+		Lead: map[string]string{"dev": "pcieport 0000:00:1c.0: "}},
+	{Name: "dpc", Module: "dpc", Family: "pcie", ID: "dpc", Dirs: []string{"drivers/pci/pcie/"}, Files: re(`^(dpc|edr)\.c$`),
+		Lead: map[string]string{"dev": "pcieport 0000:00:1c.0: "}},
+	{Name: "pcieport", Module: "pcieport", Family: "pcie", ID: "pcieport", Dirs: []string{"drivers/pci/pcie/"}, Files: re(`^(portdrv.*|bwctrl|bw_notification)\.c$`),
+		Lead: map[string]string{"dev": "pcieport 0000:00:1c.0: "}},
+	{Name: "pciehp", Module: "pciehp", Family: "pcie", ID: "pciehp", Dirs: []string{"drivers/pci/hotplug/"}, Files: re(`^pciehp`),
+		Lead: map[string]string{"dev": "pcieport 0000:00:1c.0: "}},
+	{Name: "pci", Module: "pci", Family: "pcie", ID: "pci", Dirs: []string{"drivers/pci/pci.c"}, Scope: pciScope,
+		Lead: map[string]string{"dev": "pci " + pciLead}},
+	{Name: "ghes", Module: "ghes", Family: "pcie", ID: "ghes", Dirs: []string{"drivers/acpi/apei/ghes.c"}, Scope: re(`^ghes_handle_aer|(?i)\bCPER\b|\bAER\b|\bPCIe?\b`),
+		Define: define("ghes", "pcie", "", "", "drivers/acpi/apei/ghes.c: GHES_PFX \"GHES: \" written into the formats (after FW_WARN \"[Firmware Warn]: \" on some)", "GHES: ", "[Firmware Warn]: GHES: ")},
+	{Name: "cper", Module: "cper", Family: "pcie", ID: "cper", Dirs: []string{"drivers/firmware/efi/cper.c"}, Scope: re(`^cper_print_pcie|(?i)\bPCIe\b|\baer_`)},
+	{Name: "dmar-ir", Module: "dmar-ir", Family: "pcie", ID: "dmarir", Dirs: []string{"drivers/iommu/intel/irq_remapping.c", "drivers/iommu/intel_irq_remapping.c"},
+		Lead:   map[string]string{"dev": "pci " + pciLead},
+		Define: define("dmar-ir", "pcie", "", "", "drivers/iommu/intel/irq_remapping.c (5.4: drivers/iommu/intel_irq_remapping.c): #define pr_fmt(fmt) \"DMAR-IR: \" fmt", "DMAR-IR: ")},
+	{Name: "dmar", Module: "dmar", Family: "pcie", ID: "dmar", Dirs: []string{"drivers/iommu/intel/", "drivers/iommu/dmar.c", "drivers/iommu/intel-", "drivers/iommu/intel_"},
+		Lead: map[string]string{"dev": "pci " + pciLead}},
+	{Name: "amd-vi", Module: "amd-vi", Family: "pcie", ID: "amdvi", Dirs: []string{"drivers/iommu/amd/", "drivers/iommu/amd_iommu"},
+		Lead: map[string]string{"dev": "iommu ivhd0: "}},
+	{Name: "arm-smmu-v3", Module: "arm-smmu-v3", Family: "pcie", ID: "smmuv3", Dirs: []string{"drivers/iommu/arm/arm-smmu-v3/", "drivers/iommu/arm-smmu-v3"},
+		Lead: map[string]string{"dev": "arm-smmu-v3 arm-smmu-v3.0.auto: "}},
+	{Name: "arm-smmu", Module: "arm-smmu", Family: "pcie", ID: "smmu", Dirs: []string{"drivers/iommu/arm/arm-smmu/", "drivers/iommu/arm-smmu"},
+		Lead:   map[string]string{"dev": "arm-smmu arm-smmu.0.auto: "},
+		Define: define("arm-smmu", "pcie", "", "", "drivers/iommu/arm/arm-smmu/arm-smmu.c (5.4: drivers/iommu/arm-smmu.c): #define pr_fmt(fmt) \"arm-smmu: \" fmt; dev_err() on the SMMU's platform device", "arm-smmu: ", "arm-smmu ")},
+	{Name: "iommu-dma", Module: "iommu-dma", Family: "pcie", ID: "iommudma", Dirs: []string{"drivers/iommu/dma-iommu.c"},
+		Lead:   map[string]string{"dev": "mlx5_core " + pciLead},
+		Define: define("iommu-dma", "pcie", "", "", "drivers/iommu/dma-iommu.c: pr_warn() without pr_fmt, dev_err() on the device whose DMA it maps")},
+	{Name: "swiotlb", Module: "swiotlb", Family: "pcie", ID: "swiotlb", Dirs: []string{"kernel/dma/swiotlb.c"},
+		Lead: map[string]string{"dev": "mlx5_core " + pciLead}},
 }
 
 // DriverOf is the driver a file of the tree belongs to, nil for none.
@@ -75,8 +206,11 @@ type Rule struct {
 	Func     *regexp.Regexp
 	Text     *regexp.Regexp
 	Unless   *regexp.Regexp // the text must not match
+	Also     *regexp.Regexp // the text must match this too
 	Fault    string
 	Severity string
+	// What and Fix, when set, are the entry's texts instead of the fault row's.
+	What, Fix string
 }
 
 func (r *Rule) matches(driver, file, fn, text string) bool {
@@ -84,7 +218,8 @@ func (r *Rule) matches(driver, file, fn, text string) bool {
 		(r.Path == nil || r.Path.MatchString(file)) &&
 		(r.Func == nil || r.Func.MatchString(fn)) &&
 		(r.Text == nil || r.Text.MatchString(text)) &&
-		(r.Unless == nil || !r.Unless.MatchString(text))
+		(r.Unless == nil || !r.Unless.MatchString(text)) &&
+		(r.Also == nil || r.Also.MatchString(text))
 }
 
 func contains(ss []string, s string) bool {
@@ -98,8 +233,35 @@ func contains(ss []string, s string) bool {
 
 var re = regexp.MustCompile
 
+// The drivers by what they are: the other vendors' RDMA drivers, their Ethernet (PF) drivers,
+// the RDMA consumers, the PCIe path, the IOMMUs and the DMA mapping layer.
+var (
+	vendorRDMA = []string{"bnxt_re", "irdma", "i40iw", "efa", "hns_roce", "qedr", "iw_cxgb4", "erdma", "mana_ib", "vmw_pvrdma", "ocrdma", "usnic_verbs", "siw"}
+	vendorEth  = []string{"bnxt_en", "ice", "i40e", "hns3", "qed", "qede", "cxgb4"}
+	vendors    = append(append([]string{}, vendorRDMA...), vendorEth...)
+	consumers  = []string{"ib_iser", "ib_isert", "ib_srp", "ib_srpt", "rtrs", "nvme_rdma", "nvmet_rdma", "rpcrdma", "rds_rdma", "smc", "ksmbd_rdma"}
+	pciePath   = []string{"aer", "dpc", "pcieport", "pciehp", "pci", "ghes", "cper"}
+	iommus     = []string{"dmar-ir", "dmar", "amd-vi", "arm-smmu-v3", "arm-smmu", "iommu-dma", "swiotlb"}
+)
+
 // verbsDrivers serve applications' verbs requests: what they refuse is the application's.
-var verbsDrivers = []string{"mlx5_ib", "mlx4_ib", "rdma_rxe", "ib_core"}
+var verbsDrivers = append([]string{"mlx5_ib", "mlx4_ib", "rdma_rxe", "ib_core"}, vendorRDMA...)
+
+// The vendors' words for the device's health, for their command interfaces (bnxt_re's RCFW and
+// cmdq, hns3's and hns_roce's cmdq and mailbox, irdma's CQP, efa's admin queue, qed's MCP,
+// mana's hardware channel), and for a wait that ran out.
+var (
+	healthWords  = re(`(?i)\bhealth|\bfatal|\bcrash|heartbeat|\bhung\b|\bhang\b|\bstuck\b|recover|\breset|\bFLR\b|\bAER\b|\bEEH\b|\bRAS\b|\bECC\b|hardware error|\bhw err|\bHW (err|error)|\bparity|\bdead\b|not responding`)
+	queueWords   = re(`(?i)\b(QPs?|CQs?|SRQs?|WQs?|EQs?|qpn|cqn|queue pair|TX timeout|tx_timeout)\b`)
+	commandWords = re(`(?i)\bcmdq|\bcmd\b|command|mailbox|\bmbox|\bmbx|\bhwrm|\brcfw|\bCQP\b|\bCCQ\b|admin ?q|\bAQ\b|\bmcp\b|\bopcode|\bHWC\b|hw channel|\bfw\b|firmware`)
+	timeoutWords = re(`(?i)time ?out|timed ?out|no response|not respond|\bpoll(ing)? (fail|time)`)
+	commandFiles = re(`/(qplib_rcfw|hclge_cmd|hclge_comm_cmd|hclgevf_cmd|hns_roce_cmd|efa_com|efa_com_cmd|erdma_cmdq|qed_mcp|qed_hw|hw_channel|gdma_main|ice_controlq|i40e_adminq|bnxt_hwrm|ctrl|i40iw_ctrl|t4_hw|pvrdma_cmd|ocrdma_hw)\.c$`)
+	// A consumer's resources on the device: set-up, not its connection.
+	setupWords = re(`(?i)alloc|\bcreate|regist(er|r)|kobject|device_add|_register|kstrdup|\bMAD\b|\bmap\b|\bmr\b|memory|\bpd\b|\bdevice\b|\binit|set ?up|\bmodule|workqueue|\bno mem|ENOMEM|\bsysfs|debugfs`)
+	// The IOMMU tables the system firmware gives (DMAR, IVRS, IORT): a BIOS issue printed at
+	// boot, not a fault of the adapter's DMA.
+	firmwareBug = re(`(?i)\[Firmware (Bug|Warn|Info)\]|\bFW_(BUG|WARN|INFO)\b|your BIOS|\bBIOS\b|\bIVRS\b|\bACPI\b|\bDMAR table|\bRMRR\b|\bATSR\b|\bDRHD\b.*(base|address|firmware)`)
+)
 
 // refusal is a message that refuses a request or reports a setting the device or kernel does
 // not support, without a failure of its own: configuration, reported as information.
@@ -114,6 +276,16 @@ var failure = re(`(?i)fail|error|\berr\b|timeout|timed out|unable|couldn't|could
 // MACsec, kTLS, FPGA and SF the driver's offload functions; pci_irq.c is the driver's use of
 // interrupt vectors, pagealloc.c the pages the firmware asks for.
 var Rules = []Rule{
+	// The IOMMUs, dma-iommu and swiotlb: DMA faults, their translation tables and mapping, all
+	// fault row dma-engine (pcie.dma judges them), the system firmware's tables information.
+	{Why: "the system firmware's IOMMU tables", Drivers: iommus, Text: firmwareBug, Fault: "dma-engine", Severity: "info",
+		What: "The system firmware's IOMMU tables (DMAR, IVRS, IORT) are wrong or incomplete, as the kernel reads them at boot: a BIOS issue, not a fault of the adapter", Fix: "Update the system firmware (BIOS); if DMA faults follow, check the IOMMU mode (iommu=pt for RDMA)."},
+	{Why: "an IOMMU's notice of a mode or an option", Drivers: iommus, Text: re(`(?i)\bdeprecated\b|\bforcing\b.* to enabled|already enabled - trying to copy|ignoring identity map|overridden by FW|memory encryption is active|fallback to v1|falling back`), Unless: re(`(?i)\bfatal\b`), Fault: "dma-engine", Severity: "info",
+		What: noticeWhat.What, Fix: ""},
+	{Why: "IOMMU faults, translation and DMA mapping", Drivers: iommus, Fault: "dma-engine"},
+	// The PCIe path's own drivers: AER, DPC, hotplug, the port services, pci.c's link and
+	// reset, GHES and CPER's PCIe errors (the family, for pcie.aer, is eventFamily's).
+	{Why: "the PCIe path", Drivers: pciePath, Fault: "pcie-interface"},
 	// The PCIe path: the function's config space and link, as mlx5's health poll and probe
 	// read them (health.c "PCI reads still not working", "PCI slot is unavailable").
 	{Why: "PCIe link, slot or config space", Text: re(`(?i)PCI reads still not working|PCI slot is unavailable|\bPCIe\b|PCI Express|pcie_|\bPCI (capabilit|power|error|channel|link|bus)|pci_(enable|request|set_master|save|restore|reset|iomap|find_capability)|\bBARs?\b|\bDMA mask\b|dma_set_mask|consistent DMA|No usable DMA|Missing DCS|\bAER\b|bus master|config space`), Fault: "pcie-interface"},
@@ -130,6 +302,18 @@ var Rules = []Rule{
 	{Why: "command interface timeouts and recovery", Path: re(`/cmd\.c$`), Text: re(`(?i)time ?out|timed out|health|syndrome|recover|polling|fatal|internal error|stuck`), Fault: "firmware-health"},
 	{Why: "firmware commands, queries and versions", Drivers: []string{"mlx5_core"}, Path: re(`/(cmd|fw|diag/fw_tracer|diag/rsc_dump|diag/reporter_vnic|lib/pci_vsc|uar)\.c$`), Fault: "firmware"},
 	{Why: "firmware commands, queries and versions", Drivers: []string{"mlx4_core"}, Path: re(`/(cmd|fw|fw_qos|port)\.c$`), Fault: "firmware"},
+	// The other vendors' drivers, as mlx5's layout has it: the device's health, resets and
+	// error recovery, and the command interfaces' timeouts are the firmware's health; the
+	// command interfaces otherwise the firmware; the Ethernet driver's RDMA auxiliary device
+	// the RDMA device.
+	{Why: "a vendor driver's notice of a state", Drivers: vendors, Text: re(`(?i)already (up[- ]to[- ]date|running|loaded|enabled)|\bLAG disabled\b`), Unless: re(`(?i)\bfatal\b`), Fault: "kernel-config", Severity: "info",
+		What: noticeWhat.What, Fix: ""},
+	{Why: "vendor device health, reset, recovery", Drivers: vendors, Text: healthWords, Unless: re(queueWords.String() + `|(?i)non-?fatal`), Fault: "firmware-health"},
+	{Why: "vendor command interface timeouts", Drivers: vendors, Path: commandFiles, Text: timeoutWords, Fault: "firmware-health"},
+	{Why: "vendor command interface timeouts", Drivers: vendors, Text: commandWords, Also: timeoutWords, Fault: "firmware-health"},
+	{Why: "vendor firmware commands", Drivers: vendors, Path: commandFiles, Unless: queueWords, Fault: "firmware"},
+	{Why: "vendor firmware commands", Drivers: vendors, Text: commandWords, Unless: queueWords, Fault: "firmware"},
+	{Why: "the RDMA auxiliary device of an Ethernet driver", Drivers: vendorEth, Text: re(`(?i)rdma|roce|iwarp|\baux|\biidc|\bulp\b|\bpeer\b|\bRoCE`), Fault: "rdma-device"},
 	{Why: "the firmware named by the message", Text: re(`(?i)\bfirmware\b|\bFW\b|\bfw[ _](ver|version|reset|tracer|dump|command)|\bISSI\b|\bINIT_HCA\b|\bQUERY_(FW|ADAPTER|HCA|DEV_CAP)\b|\bMAP_FA\b|\bRUN_FW\b|\bHCA cap`), Fault: "firmware"},
 	// The port: cable and module, then the link.
 	{Why: "cable or transceiver", Text: re(`(?i)\bcable\b|transceiver|EEPROM|\bSFP|\bQSFP|module (temperature|eeprom|info|type)|\bplugged\b`), Fault: "port-module"},
@@ -147,18 +331,39 @@ var Rules = []Rule{
 	// print without a failure of their own refuses the request ("Can't set CQE compression
 	// with HW-GRO, disable it first").
 	{Why: "an ethtool, DCB or tc request refused", Drivers: []string{"mlx5_core", "mlx4_en"}, Path: re(`/(en_ethtool|en_dcbnl|en_dcb_nl|en_fs_ethtool|en_tc|en/tc_.*|en/tc/.*|en/port_buffer|en/qos|en/htb|esw/qos)\.c$`), Unless: re(`(?i)fail|error|\berr\b|timeout|timed out|unable|couldn't|could not`), Fault: "kernel-config", Severity: "info"},
+	// The RDMA consumers: the address and route to the peer are the port's, path records and
+	// multicast the subnet's, the connection and its work requests the queue pair's, the
+	// resources they set up on the device the driver's.
+	// A consumer's notices at warning level of a state or an expected refusal: a device or an
+	// SMC-R link added or removed, the peer's disconnect or logout, a deprecated parameter,
+	// device management refused on an SR-IOV function ("this is expected if SR-IOV is enabled").
+	{Why: "a consumer's notice of a state", Drivers: consumers, Text: re(`(?i)\bexpected if\b|is deprecated|\bbumping\b|\b(adding|removing) (ib |smcd |smcr |net )?device|link (added|removed)|state changed|received DREQ|logout request|may cause .* to fail`), Unless: re(`(?i)\bfatal\b`), Fault: "qp-context", Severity: "info",
+		What: "A notice the consumer prints at warning level of a state it reports (a device or an SMC-R link added or removed, the peer's disconnect or logout, a deprecated parameter, device management refused on an SR-IOV function, as the message says is expected): not a fault", Fix: ""},
+	// What an administrator asks of a consumer (srp's add_target options, module parameters,
+	// configfs attributes) and the sizes it settles on: configuration.
+	{Why: "a consumer's parameters and the sizes it settles on", Drivers: consumers, Text: re(`(?i)parameter|\bparam\b|\boption|kstrto|match_(int|u64|hex|strdup)|\bclamp|\breduc|\bextract\b|\bstore_|\bconfigfs|(adding|removing) (smcd |smcr |net )?device|\bpnetid\b`), Unless: re(`(?i)time ?out|timed out`), Fault: "kernel-config", Severity: "info"},
+	{Why: "a consumer's address or route to the peer", Drivers: consumers, Text: re(`(?i)addr(ess)? (resolution|resolve)|resolve_addr|resolve_route|route (resolution|error|resolve)|ADDR_ERROR|ROUTE_ERROR|unreachable|\bno route`), Fault: "port-link"},
+	{Why: "a consumer's path record or multicast join", Drivers: consumers, Text: re(`(?i)path record|path query|path rec|SA query|\bSM\b|subnet manager|multicast`), Fault: "node-topology"},
+	{Why: "a consumer's completion queues", Drivers: consumers, Text: re(`(?i)\bCQs?\b|completion queue|ib_alloc_cq|\bcq\b`), Unless: re(`(?i)\bCQE`), Fault: "cq-eq"},
+	{Why: "a consumer's connection and work requests", Drivers: consumers, Text: re(`(?i)connect|reject|\bREJ\b|\bCM\b|cm_id|cm event|rdma_cm|\bwork completion|\bWC\b|\bWR\b|post_(send|recv)|\bsend\b|\brecv|receive|keep.?alive|heartbeat|time ?out|timed out|\bQPs?\b|\bqp\b|flush|\bCQE|completion|\berror recovery|\bsession|\bconn\b|\bRDMA (READ|WRITE)|\bread\b|\bwrite\b`), Fault: "qp-context"},
+	{Why: "a consumer's resources on the device", Drivers: consumers, Text: setupWords, Fault: "driver-module"},
+	{Why: "a consumer's RDMA connection", Drivers: consumers, Fault: "qp-context"},
 	// Completion and event queues.
 	{Why: "completion and event queues", Text: re(`(?i)\bEQs?\b|\bCQs?\b|\bCQN\b|completion queue|event queue|\bEQE|cq overrun|overrun`), Fault: "cq-eq"},
 	{Why: "completion and event queues", Path: re(`/(eq|cq|rxe_cq)\.c$`), Fault: "cq-eq"},
+	{Why: "completion and event queues", Drivers: vendorRDMA, Path: re(`[/_](eq|cq|cq_ev|hns_roce_eq|pvrdma_cq)\.c$`), Fault: "cq-eq"},
 	// Queue pairs, their send and receive queues and error completions (mlx5e's error CQE
 	// reporter: en/reporter_tx.c, en/reporter_rx.c).
 	{Why: "queues and error completions", Text: re(`(?i)\bCQEs?\b|err_cqe|error cqe|\bSQs?\b|\bRQs?\b|ICOSQ|XDPSQ|\bWQEs?\b|\bQPN?s?\b|\bqpn\b|queue pair|\bSRQs?\b|\bWQs?\b|\bqp#`), Fault: "qp-context"},
 	{Why: "queues and error completions", Path: re(`/(qp|srq|wq|transobj|en_rx|en_tx|en_txrx|en/reporter_(tx|rx)|en/xsk/.*|rxe_(qp|req|resp|comp|srq|recv|icrc)|cm|iwcm|rw|ipoib_cm|ipoib_ib)\.c$`), Fault: "qp-context"},
+	{Why: "queues and error completions", Drivers: vendorRDMA, Path: re(`[/_](qp|srq|qplib_fp|uk|puda|hns_roce_qp|hns_roce_srq|qp_tx|qp_rx|erdma_qp)\.c$`), Fault: "qp-context"},
 	// The RDMA device and the verbs applications use.
 	{Why: "verbs requests of applications", Drivers: []string{"ib_core"}, Path: re(`/(uverbs.*|umem.*|rdma_core|ucma|user_mad|ib_core_uverbs)\.c$`), Fault: "user-verbs"},
 	{Why: "verbs requests of applications", Drivers: []string{"mlx5_ib", "mlx4_ib"}, Path: re(`/(mr|odp|umr|devx|wr|mem|dm|mw|doorbell|fs|qos|std_types|restrack)\.c$`), Fault: "user-verbs"},
 	{Why: "verbs requests of applications", Drivers: []string{"rdma_rxe"}, Path: re(`/rxe_(verbs|mr|mw|mmap|pool|queue)\.[ch]$`), Fault: "user-verbs"},
 	{Why: "the RDMA device's registration and core services", Drivers: []string{"ib_core", "mlx5_ib", "mlx4_ib"}, Fault: "rdma-device"},
+	{Why: "verbs requests of applications", Drivers: vendorRDMA, Path: re(`(?i)(verbs|_mr|_mw|mem|umem|_mmap|_user|_uverbs|pvrdma_misc)\.c$`), Fault: "user-verbs"},
+	{Why: "the RDMA device's registration and core services", Drivers: vendorRDMA, Text: re(`(?i)register|ib_alloc_device|ib device|\bibdev\b|\bGIDs?\b|\bsgid|\bP_?Key|\bMAD\b|port attr|query_port|query_device|netdev notifier|notifier`), Fault: "rdma-device"},
 	{Why: "the Ethernet data path", Drivers: []string{"mlx5_core"}, Path: re(`/(en_(main|tx|rx|txrx)|en/(health|txrx|ptp|params))\.[ch]$`), Fault: "netdev-tx"},
 	{Why: "the Ethernet data path", Drivers: []string{"mlx4_en"}, Path: re(`/en_(tx|rx|netdev|cq|port)\.c$`), Fault: "netdev-tx"},
 	{Why: "the rest of the driver", Fault: "driver-module"},
@@ -191,6 +396,39 @@ var (
 	unsupportedWhat = struct{ What, Fix string }{"The driver reports a feature or setting the device, its firmware or the kernel does not support, or a request it refused (configuration, not a fault)", "Check the requested configuration against what the device, its firmware and the kernel support."}
 	noticeWhat      = struct{ What, Fix string }{"A notice the driver prints at warning level without a failure: a state it reports or a setting it chose", ""}
 )
+
+// eventFamilies are the PCIe port services' files whose events pcie.aer judges, with the
+// family of their lines (signatures/pcie.json; checks.JudgeOf): AER's reports (aer.c) and
+// recovery (err.c), DPC and EDR, native hotplug. The service's own set-up (its interrupt, its
+// memory, its registration) is no event of a link and stays with driver.kernel_log.
+var eventFamilies = []struct {
+	driver string
+	path   *regexp.Regexp
+	family string
+}{
+	{"aer", re(`/aer\.c$`), "aer"},
+	{"aer", re(`/err\.c$`), "aer-recovery"},
+	{"dpc", nil, "dpc"},
+	{"pciehp", nil, "hotplug"},
+	{"cper", nil, "cper-pcie"},
+}
+
+// serviceSetup is a port service's set-up of itself, not an event of the link it watches.
+var serviceSetup = re(`(?i)\birq\b|interrupt|\balloc|\bmemory\b|\bregister|sysfs|debugfs|\bprobe\b|\binit\b|initiali[sz]|\bkfifo|\bpoll interval`)
+
+// eventFamily is the family a generated entry carries: a PCIe port service's event, "" for
+// every other line.
+func eventFamily(driver, file, text, fault string) string {
+	if fault != "pcie-interface" || serviceSetup.MatchString(text) {
+		return ""
+	}
+	for _, f := range eventFamilies {
+		if f.driver == driver && (f.path == nil || f.path.MatchString(file)) {
+			return f.family
+		}
+	}
+	return ""
+}
 
 // Classify gives a message its rule.
 func Classify(driver, file, fn, text string) *Rule {

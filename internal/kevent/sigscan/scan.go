@@ -66,8 +66,12 @@ func ReadTree(root string) (*Tree, error) {
 func parseFile(rel string, b []byte) *srcFile {
 	toks, dirs := lex(b)
 	f := &srcFile{path: rel, toks: toks}
+	defined := map[string]bool{}
 	for _, d := range dirs {
-		if m := parseDefine(d, rel); m != nil {
+		// A name defined twice in one file is defined in the two branches of an #if; the first
+		// is kept (ksmbd's glob.h: pr_fmt with SUBMOD_NAME, then without it).
+		if m := parseDefine(d, rel); m != nil && !defined[m.name] {
+			defined[m.name] = true
 			f.defines = append(f.defines, m)
 		}
 		if inc, ok := includeOf(d.text); ok {
@@ -192,11 +196,11 @@ func ExtractFile(name string, src []byte, modname string) []Print {
 var Foreign = &SourceDriver{Name: "foreign", Module: "foreign",
 	Lead: map[string]string{"dev": "foreign " + pciLead, "net": "foreign 0000:3b:00.0 eth0: ", "ib": "infiniband foo0: ", "en": "foreign: "}}
 
-// ForeignPrints returns the print calls of the files no SourceDriver claims.
-func (t *Tree) ForeignPrints() []DriverPrint {
+// ForeignPrints returns the print calls of the files no SourceDriver of family claims.
+func (t *Tree) ForeignPrints(family string) []DriverPrint {
 	names := make([]string, 0, len(t.files))
 	for p := range t.files {
-		if DriverOf(p) == nil {
+		if d := DriverOf(p); d == nil || d.Family != family {
 			names = append(names, p)
 		}
 	}

@@ -2,8 +2,8 @@
 // table recognises, and writes entries for the ones it does not (docs/kernel-log.md, Coverage):
 //
 //	go run ./internal/kevent/sigscan/cmd/sigscan -kernel /tmp/k612 [-missing] [-skipped]
-//	go run ./internal/kevent/sigscan/cmd/sigscan -gen mlx-scan.json \
-//	    -kernels 5.4.214=/tmp/k54,5.15.178=/tmp/k515,6.12.19=/tmp/k612
+//	go run ./internal/kevent/sigscan/cmd/sigscan -gen mlx-scan.json [-family mlx] \
+//	    -kernels 5.4.214=/tmp/k54,5.15.178=/tmp/k515,6.12.19=/tmp/k612 -foreign /tmp/f612
 package main
 
 import (
@@ -24,6 +24,7 @@ func main() {
 	covered := flag.Bool("covered", false, "list the formats recognised, with the entry")
 	driver := flag.String("driver", "", "only this driver (mlx5_core, mlx4_en, ...)")
 	gen := flag.String("gen", "", "write the entries for the missing formats to this file of -signatures")
+	family := flag.String("family", "mlx", "with -gen: the drivers whose entries the file holds (mlx, vendors, consumers, pcie)")
 	kernels := flag.String("kernels", "", "with -gen: release=DIR,... oldest first")
 	sigs := flag.String("signatures", "internal/kevent/signatures", "with -gen: the signature files' directory")
 	without := flag.String("without", "", "with -kernel: measure the table of -signatures without this file (mlx-scan.json: the hand-written entries alone)")
@@ -32,7 +33,7 @@ func main() {
 	var err error
 	switch {
 	case *gen != "":
-		err = generate(*sigs, *gen, *kernels, *foreign)
+		err = generate(*sigs, *gen, *family, *kernels, *foreign)
 	case *kernel != "":
 		err = run(*kernel, *driver, *sigs, *without, *missing, *skipped, *covered)
 	default:
@@ -86,7 +87,7 @@ func run(dir, driver, sigs, without string, missing, skipped, covered bool) erro
 	return nil
 }
 
-func generate(sigs, out, list, foreign string) error {
+func generate(sigs, out, family, list, foreign string) error {
 	var ks []sigscan.Kernel
 	for _, kv := range strings.Split(list, ",") {
 		rel, dir, ok := strings.Cut(kv, "=")
@@ -110,7 +111,7 @@ func generate(sigs, out, list, foreign string) error {
 		}
 		fs = append(fs, t)
 	}
-	g, err := sigscan.Generate(os.DirFS(sigs), out, ks, fs)
+	g, err := sigscan.Generate(os.DirFS(sigs), out, family, ks, fs)
 	if err != nil {
 		return err
 	}
