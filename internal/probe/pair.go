@@ -216,8 +216,7 @@ func Pair(ctx context.Context, lib *verbs.Lib, dev string, port int, o PairOptio
 		if o.Listener != nil {
 			c, err = acceptCtx(s.ctx, o.Listener)
 		} else {
-			d := net.Dialer{Deadline: dl}
-			c, err = d.DialContext(s.ctx, "tcp", o.Peer)
+			c, err = dialRetry(s.ctx, o.Peer)
 		}
 		if err != nil {
 			return fmt.Errorf("side channel to the peer: %w", err)
@@ -403,6 +402,28 @@ func minPositive(a, b float64) float64 {
 		return a
 	}
 	return min(a, b)
+}
+
+// dialRetry dials the peer until it answers or ctx ends: the two ends of a pair start at about
+// the same time (srun, an Indexed Job), so the listener may not be up yet. A refusal or a
+// timeout of one attempt is retried every half second; a name that does not resolve is not.
+func dialRetry(ctx context.Context, addr string) (net.Conn, error) {
+	for {
+		d := net.Dialer{Timeout: 2 * time.Second}
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			return c, nil
+		}
+		var dns *net.DNSError
+		if errors.As(err, &dns) && !dns.IsTemporary {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (last attempt: %v)", context.Cause(ctx), err)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }
 
 // acceptCtx accepts one connection, giving up when ctx ends.

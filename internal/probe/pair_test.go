@@ -99,3 +99,34 @@ func TestPairHints(t *testing.T) {
 		t.Errorf("RTR timeout on IB: %q", h)
 	}
 }
+
+// The dialling end waits for a listener that is not up yet, and gives up at its deadline.
+func TestDialRetry(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skip(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := dialRetry(ctx, addr); err == nil || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("nobody listening: %v", err)
+	}
+	go func() {
+		time.Sleep(600 * time.Millisecond)
+		if l2, err := net.Listen("tcp", addr); err == nil {
+			defer l2.Close()
+			if c, err := l2.Accept(); err == nil {
+				c.Close()
+			}
+		}
+	}()
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel2()
+	c, err := dialRetry(ctx2, addr)
+	if err != nil {
+		t.Fatalf("listener up after 600 ms: %v", err)
+	}
+	c.Close()
+}
