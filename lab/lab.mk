@@ -22,7 +22,7 @@
 # (internal/snapshot/devlink_lab_test.go, internal/snapshot/ethtool_lab_test.go and the goldens of
 # fixtures/sysfs/{devlink,ethtool}-netdevsim), so the devlink and ethtool decoders meet real kernel
 # bytes in every CI run anyway.
-LAB_OPTIONAL ?= probe-bandwidth devlink-netdevsim ethtool-netdevsim
+LAB_OPTIONAL ?= probe-bandwidth pair-bandwidth devlink-netdevsim ethtool-netdevsim
 LAB_SCENARIOS ?= $(filter-out $(LAB_OPTIONAL),$(sort $(basename $(notdir $(wildcard lab/scenarios/*.sh)))))
 LAB_GO_TEST = go test -tags lab -count=1 -timeout 60m -v -run 'TestLab$$|TestLab/' ./lab/e2e/
 
@@ -32,7 +32,7 @@ e2e: build lab-bins
 	LAB_E2E_SCENARIOS="$(LAB_SCENARIOS)" $(LAB_GO_TEST)
 
 e2e-bandwidth: build lab-bins
-	LAB_E2E_SCENARIOS=probe-bandwidth $(LAB_GO_TEST)
+	LAB_E2E_SCENARIOS="probe-bandwidth pair-bandwidth" $(LAB_GO_TEST)
 
 # The guest kernel must be unpacked (any scenario run does it) before netdevsim.ko can be built;
 # lab/netdevsim-ko.sh then builds it and fetches the guest's ethtool into $(LAB_CACHE)/netdevsim
@@ -55,7 +55,7 @@ lab-selftest:
 
 # probe-lab's guest is healthy's; what it tests is the probes, not a state worth a fixture.
 # stalled-read's FIFO is a state to survive, not to record.
-LAB_NO_FIXTURE ?= probe-lab probe-bandwidth devlink-netdevsim stalled-read pair-probe pair-probe-loss pair-fleet
+LAB_NO_FIXTURE ?= probe-lab probe-bandwidth devlink-netdevsim stalled-read pair-probe pair-probe-loss pair-fleet pair-bandwidth
 
 fixtures: build lab-bins
 	lab/fixtures.sh $(filter-out $(LAB_NO_FIXTURE),$(LAB_SCENARIOS))
