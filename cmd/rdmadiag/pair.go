@@ -207,7 +207,8 @@ func onlyDevice() (string, error) {
 	return ents[0].Name(), nil
 }
 
-func writePair(w io.Writer, r probe.PairResult) {
+func writePair(out io.Writer, r probe.PairResult) {
+	w := out
 	verdict := "PASS"
 	switch r.Status {
 	case probe.Fail:
@@ -222,6 +223,9 @@ func writePair(w io.Writer, r probe.PairResult) {
 			fmt.Fprintf(w, ", GID %s (%s) -> %s", r.Local.GID, r.Local.GIDType, r.Remote.GID)
 		}
 		fmt.Fprintln(w)
+	}
+	for _, warn := range r.Warnings {
+		fmt.Fprintf(out, "  warning: %s\n", warn)
 	}
 	for _, d := range []*probe.Direction{r.Out, r.In} {
 		if d == nil {

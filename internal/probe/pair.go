@@ -91,6 +91,8 @@ type PairResult struct {
 	Transitions []Transition `json:"transitions,omitempty"`
 	Out         *Direction   `json:"out,omitempty"` // this end's writes to the peer
 	In          *Direction   `json:"in,omitempty"`  // the peer's writes here, as it measured them
+	// Warnings are what passed but is not as it should be (the two ends' MTUs differ).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // PairOptions is the pair probe's settings.
@@ -281,6 +283,11 @@ func Pair(ctx context.Context, lib *verbs.Lib, dev string, port int, o PairOptio
 	}
 	r.Remote = remote
 	r.PathMTU = min(local.MTU, remote.MTU)
+	if local.MTU != remote.MTU {
+		// RoCE's active MTU follows the netdev's (rxe_set_mtu, mlx5's port MTU): ends that differ
+		// have jumbo frames set on one host only.
+		r.Warnings = append(r.Warnings, fmt.Sprintf("the ends' active MTUs differ (this end %d, the peer %d): the pair runs at %d; the MTU (on RoCE the netdev's) is not set alike on both hosts", local.MTU, remote.MTU, r.PathMTU))
+	}
 	r.LinkGbps = minPositive(local.RateGbps, remote.RateGbps)
 	rtr := func() (verbs.QPAttr, error) {
 		var g *GIDChoice
@@ -320,7 +327,7 @@ func Pair(ctx context.Context, lib *verbs.Lib, dev string, port int, o PairOptio
 		return r
 	}
 	buf := mem.Bytes()
-	w := pairWriter{s: s, qp: qp, cq: cq, a: arena, mr: mr, mem: mem, base: uint64(mem.Addr()), remote: remote, msg: msg, depth: depth, iters: iters,
+	w := pairWriter{s: s, qp: qp, cq: cq, a: arena, mr: mr, mem: mem, pathMTU: r.PathMTU, base: uint64(mem.Addr()), remote: remote, msg: msg, depth: depth, iters: iters,
 		latIters: orDefault(o.LatIters, 200), from: orHost(o.Host, "this host"), to: r.Peer}
 	// The dialling end writes first: the two directions are timed apart, as two ib_write_bw
 	// runs would be.
@@ -460,6 +467,7 @@ type pairWriter struct {
 	base              uint64
 	remote            *Endpoint
 	msg, depth, iters int
+	pathMTU           int
 	latIters          int
 	from, to          string
 }
@@ -502,6 +510,31 @@ func (w *pairWriter) run() (*Direction, string, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var bad uintptr
+	// One small write first: whether frames reach the peer at all, told apart from frames of the
+	// path MTU being dropped (a switch port or link with a smaller MTU than the hosts').
+	setup(64)
+	if err := w.qp.PostSend(&wrs[0], &bad); err != nil {
+		d.Error = err.Error()
+		return d, "", err
+	}
+	reach := time.Now().Add(min(budget/3, 10*time.Second))
+	for {
+		k, err := w.cq.Poll(wcs[:1])
+		if err != nil {
+			d.Error = err.Error()
+			return d, "", err
+		}
+		if k == 1 {
+			if wcs[0].Status != verbs.WCStatusSuccess {
+				return d, "", fail(&wcs[0], "a 64-byte RDMA WRITE to the peer")
+			}
+			break
+		}
+		if err := s.expired(); err != nil || time.Now().After(reach) {
+			d.Error = "a 64-byte RDMA WRITE to the peer was not acknowledged: " + pairCompletionHint("IBV_WC_RETRY_EXC_ERR")
+			return d, "", errors.New(d.Error)
+		}
+	}
 	setup(w.msg)
 	stop := time.Now().Add(budget)
 	target, posted, completed := w.iters, 0, 0
@@ -533,9 +566,8 @@ func (w *pairWriter) run() (*Direction, string, error) {
 			if err := s.expired(); err != nil {
 				d.Error = fmt.Sprintf("%d of %d writes completed before %v", completed, target, err)
 				if completed == 0 {
-					// rxe keeps retransmitting past its retry count on a dead wire where hardware
-					// completes with IBV_WC_RETRY_EXC_ERR: the same fault, seen at the deadline.
-					d.Error += ": no RDMA WRITE was acknowledged, " + pairCompletionHint("IBV_WC_RETRY_EXC_ERR")
+					// The small write passed: what is lost is frames of the path MTU.
+					d.Error += fmt.Sprintf(": 64-byte writes are acknowledged but no %d-byte write (frames of the path MTU, %d bytes) is: frames that large are dropped on the path, an MTU smaller than the hosts' RoCE MTU on a switch port or link; lower the RoCE MTU (the netdev's) or raise the path's", w.msg, w.pathMTU)
 				}
 				return d, "", errors.New(d.Error)
 			}

@@ -7,9 +7,10 @@
 # cannot live in two namespaces; instead the local routing table is moved behind per-interface
 # rules, so that what rxb sends to 192.0.2.1 leaves through vb and crosses the wire to va
 # (accept_local, no reverse-path filter). LAB_PAIR_LOSS (a netem loss percentage on va and vb)
-# and LAB_PAIR_MTU (the MTU of vb) make it a bad wire; pair-probe-loss sets the first.
+# and LAB_PAIR_MTU (the MTU of vb) make it a bad wire, LAB_PAIR_SWITCH_MTU puts a bridge whose
+# ports carry only that MTU between them; pair-probe-loss and pair-probe-mtu set those.
 : "${RP_SPEED:=2_5}" "${RP_WIDTH:=1}"
-: "${LAB_PAIR_LOSS:=}" "${LAB_PAIR_MTU:=}"
+: "${LAB_PAIR_LOSS:=}" "${LAB_PAIR_MTU:=}" "${LAB_PAIR_SWITCH_MTU:=}"
 
 lab_pair_gid() { # DEV: its GID index 1 is set
 	g=$(cat "/sys/class/infiniband/$1/ports/1/gids/1" 2>/dev/null) && [ -n "$g" ] &&
@@ -24,7 +25,20 @@ guest_setup() {
 	# iproute2's ip and tc (/usr/bin), not busybox's applet: policy routing rules and netem.
 	ip=/usr/bin/ip
 	modprobe veth 2>/dev/null
-	$ip link add va type veth peer name vb || return 1
+	if [ -n "$LAB_PAIR_SWITCH_MTU" ]; then
+		# A switch between them: each end on a veth pair to a bridge port whose MTU is
+		# LAB_PAIR_SWITCH_MTU, the ends at 9000 (RoCE MTU 4096); veth drops what is larger than
+		# its peer's MTU, as a switch port drops frames above its own.
+		modprobe bridge || return 1
+		$ip link add br0 type bridge && $ip link set br0 up || return 1
+		$ip link add va type veth peer name pa && $ip link add vb type veth peer name pb || return 1
+		for p in pa pb; do
+			$ip link set "$p" mtu "$LAB_PAIR_SWITCH_MTU" && $ip link set "$p" master br0 && $ip link set "$p" up || return 1
+		done
+		$ip link set va mtu 9000 && $ip link set vb mtu 9000 || return 1
+	else
+		$ip link add va type veth peer name vb || return 1
+	fi
 	for k in all/rp_filter va/rp_filter vb/rp_filter; do echo 0 >"/proc/sys/net/ipv4/conf/$k" || return 1; done
 	for d in va vb; do
 		echo 1 >"/proc/sys/net/ipv4/conf/$d/accept_local" && echo 1 >"/proc/sys/net/ipv4/conf/$d/arp_ignore" || return 1
@@ -51,5 +65,6 @@ guest_setup() {
 }
 
 guest_verify() {
-	lab_pair_ready && [ "$(/usr/bin/ip route get 192.0.2.1 oif vb | head -1 | grep -c 'dev vb')" = 1 ]
+	lab_pair_ready && [ "$(/usr/bin/ip route get 192.0.2.1 oif vb | head -1 | grep -c 'dev vb')" = 1 ] &&
+		{ [ -z "$LAB_PAIR_SWITCH_MTU" ] || [ "$(cat /sys/class/net/pa/mtu)" = "$LAB_PAIR_SWITCH_MTU" ]; }
 }

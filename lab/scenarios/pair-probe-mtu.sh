@@ -1,0 +1,7 @@
+# pair-probe-mtu: pair-probe's two hosts at MTU 9000 (RoCE MTU 4096 on rxa and rxb) with a switch
+# between them whose ports carry 1500 (a bridge; each end's veth peer at MTU 1500 drops what is
+# larger, as a switch port with a smaller MTU does): the QPs connect and a 64-byte write is
+# acknowledged, but no write of frames of the path MTU gets through. The probe must fail at its
+# write stage and name the MTU.
+: "${LAB_PAIR_SWITCH_MTU:=1500}"
+LAB_INCLUDE=pair-probe
