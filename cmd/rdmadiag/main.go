@@ -131,6 +131,10 @@ func runMain(app *App, args []string) int {
 		}
 	}()
 	code := app.Execute(ctx, args)
+	var in *interrupted
+	if errors.As(context.Cause(ctx), &in) && in.sig == "SIGTERM" && app.termExitsZero.Load() && code == 0 {
+		return 0 // a service stopped the way its manager stops it
+	}
 	if ctx.Err() != nil && code != report.ExitUsage {
 		// Interrupted: probes have cleaned up by now; say so and use the shell's convention (or
 		// the format's code for "could not tell": npd, nagios).

@@ -1,0 +1,140 @@
+package watch
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Identity names a device or one of its ports across renames: the PCI function (a bond or a
+// udev rule renames mlx5_0 to mlx5_bond_0, the function stays), else the node GUID, and only
+// for a device that has neither its name. Port 0 is the device itself.
+type Identity struct {
+	Key    string `json:"key"`
+	Device string `json:"device,omitempty"`
+	Port   int    `json:"port,omitempty"`
+}
+
+// HostIdentity stands for what is about no one device (a host-wide finding, an unattributed
+// kernel log line); AgentIdentity for rdmadiag watch itself (reads that block).
+var (
+	HostIdentity  = Identity{Key: "host"}
+	AgentIdentity = Identity{Key: "agent"}
+)
+
+// device is one RDMA device as the rescan found it.
+type device struct {
+	Name, PCI, GUID string
+	ID              Identity
+	Ports           []port
+}
+
+// port is one port with the files the poll reads.
+type port struct {
+	ID        Identity
+	Device    string
+	Num       int
+	LinkLayer string
+	// Netdev is the Ethernet netdev of a RoCE port, "" for InfiniBand.
+	Netdev string
+	// Dir is the port's directory in the tree, as a path of the file system.
+	Dir string
+}
+
+func deviceKey(pci, guid, name string) string {
+	switch {
+	case pci != "":
+		return "pci-" + pci
+	case guid != "" && guid != "0000:0000:0000:0000":
+		return "guid-" + guid
+	}
+	return "name-" + name
+}
+
+func portIdentity(dev Identity, num int) Identity {
+	return Identity{Key: dev.Key + "/" + strconv.Itoa(num), Device: dev.Device, Port: num}
+}
+
+// classDir is where ib_core registers devices (drivers/infiniband/core/device.c, the
+// "infiniband" class), relative to the root.
+const classDir = "sys/class/infiniband"
+
+// discover walks root's /sys/class/infiniband: every device with its identity and ports. It
+// reads a few small files per port (link_layer, the netdev of GID 0) and none of the polled
+// ones. A device whose directory vanishes during the walk is left out (it is gone).
+func discover(root string) ([]device, error) {
+	ents, err := os.ReadDir(filepath.Join(root, classDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // no RDMA device, or ib_core not loaded
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(root, classDir), err)
+	}
+	var out []device
+	for _, e := range ents {
+		name := e.Name()
+		dir := filepath.Join(root, classDir, name)
+		d := device{Name: name}
+		if t, err := os.Readlink(filepath.Join(dir, "device")); err == nil {
+			if b := filepath.Base(t); looksBDF(b) {
+				d.PCI = b
+			}
+		}
+		d.GUID = readSmall(filepath.Join(dir, "node_guid"))
+		d.ID = Identity{Key: deviceKey(d.PCI, d.GUID, name), Device: name}
+		pents, err := os.ReadDir(filepath.Join(dir, "ports"))
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			out = append(out, d) // a device whose ports cannot be listed is still present
+			continue
+		}
+		for _, pe := range pents {
+			n, err := strconv.Atoi(pe.Name())
+			if err != nil || n <= 0 {
+				continue
+			}
+			pdir := filepath.Join(dir, "ports", pe.Name())
+			p := port{ID: portIdentity(d.ID, n), Device: name, Num: n, Dir: pdir,
+				LinkLayer: readSmall(filepath.Join(pdir, "link_layer"))}
+			if p.LinkLayer == "Ethernet" {
+				p.Netdev = roceNetdev(root, dir, pdir)
+			}
+			d.Ports = append(d.Ports, p)
+		}
+		sort.Slice(d.Ports, func(i, j int) bool { return d.Ports[i].Num < d.Ports[j].Num })
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// roceNetdev is the netdev a RoCE port carries traffic on: the one of its GID 0
+// (gid_attrs/ndevs/0, drivers/infiniband/core/sysfs.c show_port_gid_attr_ndev), else the PCI
+// function's only netdev, else a software device's parent (rxe's "parent" file).
+func roceNetdev(root, devDir, portDir string) string {
+	if s := readSmall(filepath.Join(portDir, "gid_attrs", "ndevs", "0")); s != "" {
+		return s
+	}
+	if ents, err := os.ReadDir(filepath.Join(devDir, "device", "net")); err == nil && len(ents) == 1 {
+		return ents[0].Name()
+	}
+	return readSmall(filepath.Join(devDir, "parent"))
+}
+
+func readSmall(p string) string {
+	b, err := os.ReadFile(p)
+	if err != nil || len(b) > 4096 {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func looksBDF(s string) bool {
+	return len(s) == 12 && s[4] == ':' && s[7] == ':' && s[10] == '.'
+}
