@@ -19,10 +19,10 @@ import (
 )
 
 type watchFlags struct {
-	root, kmsg, stateDir, listen                           string
+	root, kmsg, stateDir, listen                          string
 	poll, rescan, counters, full, clearAfter, readTimeout time.Duration
-	probeEvery, checkTimeout                               time.Duration
-	noKmsg                                                 bool
+	probeEvery, checkTimeout                              time.Duration
+	noKmsg                                                bool
 }
 
 const watchHelp = `Watch the host's RDMA devices until stopped, with the judgement of ` + "`rdmadiag check`" + `:

@@ -43,7 +43,7 @@ func newMetrics(_ *Watcher) *metrics {
 	m.lastPoll = prometheus.NewGauge(prometheus.GaugeOpts{Name: "rdmadiag_watch_last_poll_timestamp_seconds",
 		Help: "when the last poll of the ports' state ended"})
 	m.pollDur = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rdmadiag_watch_poll_duration_seconds",
-		Help: "time one poll of every port's state took, reads abandoned at their deadline included",
+		Help:    "time one poll of every port's state took, reads abandoned at their deadline included",
 		Buckets: []float64{0.0001, 0.0003, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1, 3}})
 	m.stuck = prometheus.NewGauge(prometheus.GaugeOpts{Name: "rdmadiag_watch_stuck_reads",
 		Help: "reads of the host that have not returned by their deadline"})

@@ -113,9 +113,9 @@ type Watcher struct {
 
 // polledPort is one port with its held-open files.
 type polledPort struct {
-	p                           port
+	p                          port
 	state, phys, oper, carrier *heldFile
-	known, up                   bool
+	known, up                  bool
 }
 
 // New checks cfg and returns a watcher.
