@@ -21,8 +21,8 @@ type step struct {
 }
 
 var (
-	t0   = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	dev  = Identity{Key: "pci-0000:3b:00.0", Device: "mlx5_0"}
+	t0  = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	dev = Identity{Key: "pci-0000:3b:00.0", Device: "mlx5_0"}
 	prt = Identity{Key: "pci-0000:3b:00.0/1", Device: "mlx5_0", Port: 1}
 )
 
