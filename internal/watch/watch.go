@@ -89,6 +89,7 @@ type Watcher struct {
 	rates       map[string]map[string]float64 // by port identity key, per counter, per second
 
 	loopAlive atomic.Int64 // UnixNano of the main loop's last iteration
+	addr      atomic.Value // string: the endpoint's address once it listens
 
 	table   *kevent.Table
 	enc     *json.Encoder
@@ -149,6 +150,12 @@ func New(cfg Config) (*Watcher, error) {
 	return w, nil
 }
 
+// Addr is the address the endpoint listens on ("" before Run listens, or without --listen).
+func (w *Watcher) Addr() string {
+	s, _ := w.addr.Load().(string)
+	return s
+}
+
 // Run watches until ctx ends, then stops within a second: reads still blocked are abandoned,
 // the state is saved, the endpoint closed.
 func (w *Watcher) Run(ctx context.Context) error {
@@ -161,6 +168,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("--listen %s: %w", w.cfg.Listen, err)
 		}
+		w.addr.Store(ln.Addr().String())
 		srv = &http.Server{Handler: w.Handler(), ReadHeaderTimeout: 5 * time.Second}
 		go srv.Serve(ln)
 	}
