@@ -193,28 +193,47 @@ func (t *Tracker) PollFailed(at time.Time, id Identity, missed int, why string) 
 	return t.set(at, id, CondUnreadable, report.Warning, fmt.Sprintf("%d polls in a row failed: %s", missed, why))
 }
 
-// Tick clears the conditions whose cause has been gone long enough.
+// Tick clears the conditions whose cause has been gone long enough. It runs every poll, so it
+// allocates nothing while nothing clears.
 func (t *Tracker) Tick(at time.Time) []Event {
-	var out []Event
-	for _, k := range t.keys() {
-		c := t.conds[k]
+	var due []condKey
+	for k, c := range t.conds {
 		if c.Good.IsZero() {
 			continue
 		}
+		wait := t.rules.ClearAfter
+		switch c.Kind {
+		case CondPortDown, CondCounters:
+		case CondPortFlap:
+			wait = t.rules.FlapQuiet
+		default:
+			continue
+		}
+		if at.Sub(c.Good) >= wait {
+			due = append(due, k)
+		}
+	}
+	if len(due) == 0 {
+		return nil
+	}
+	sort.Slice(due, func(i, j int) bool {
+		if due[i].id != due[j].id {
+			return due[i].id < due[j].id
+		}
+		return due[i].kind < due[j].kind
+	})
+	var out []Event
+	for _, k := range due {
+		c := t.conds[k]
+		quiet := at.Sub(c.Good).Round(time.Second)
 		switch c.Kind {
 		case CondPortDown:
-			if at.Sub(c.Good) >= t.rules.ClearAfter {
-				out = append(out, t.clear(at, k, fmt.Sprintf("port up for %s", at.Sub(c.Good).Round(time.Second)))...)
-			}
+			out = append(out, t.clear(at, k, fmt.Sprintf("port up for %s", quiet))...)
 		case CondCounters:
-			if at.Sub(c.Good) >= t.rules.ClearAfter {
-				out = append(out, t.clear(at, k, fmt.Sprintf("no error counter grew for %s", at.Sub(c.Good).Round(time.Second)))...)
-			}
+			out = append(out, t.clear(at, k, fmt.Sprintf("no error counter grew for %s", quiet))...)
 		case CondPortFlap:
-			if at.Sub(c.Good) >= t.rules.FlapQuiet {
-				delete(t.downs, c.Identity.Key)
-				out = append(out, t.clear(at, k, fmt.Sprintf("no link down for %s", at.Sub(c.Good).Round(time.Second)))...)
-			}
+			delete(t.downs, c.Identity.Key)
+			out = append(out, t.clear(at, k, fmt.Sprintf("no link down for %s", quiet))...)
 		}
 	}
 	return out

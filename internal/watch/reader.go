@@ -39,6 +39,9 @@ type readResult struct {
 	err error
 }
 
+// readAt is one poll's read; tests stand in for a device that is gone (ENODEV).
+var readAt = func(f *os.File, b []byte) (int, error) { return f.ReadAt(b, 0) }
+
 func newHeldFile(path, rel string) *heldFile {
 	h := &heldFile{path: path, rel: rel, req: make(chan struct{}, 1), res: make(chan readResult, 1),
 		quit: make(chan struct{}), buf: make([]byte, 256)}
@@ -65,7 +68,7 @@ func (h *heldFile) loop() {
 			}
 			h.f = f
 		}
-		n, err := h.f.ReadAt(h.buf, 0)
+		n, err := readAt(h.f, h.buf)
 		if errors.Is(err, io.EOF) {
 			err = nil
 		}

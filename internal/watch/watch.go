@@ -333,9 +333,8 @@ func (w *Watcher) pollOnce(ctx context.Context) {
 		default:
 		}
 	}
-	if !expired && !w.timer.Stop() {
-		<-w.timer.C
-	}
+	// Go 1.23 timers: Stop leaves no stale value for the next Reset to deliver.
+	w.timer.Stop()
 	end := w.now()
 	w.mu.Lock()
 	defer w.mu.Unlock()

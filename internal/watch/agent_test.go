@@ -1,0 +1,94 @@
+package watch
+
+import (
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A held file whose device is gone answers ENODEV (kernfs deactivated it): the poll walks
+// /sys/class/infiniband again at once instead of waiting for --rescan, and the device is gone.
+func TestWatchVanishedFileRescans(t *testing.T) {
+	root := tree(t, "b1")
+	var gone atomic.Value
+	gone.Store("")
+	orig := readAt
+	t.Cleanup(func() { readAt = orig }) // after the watcher's own cleanup stops it
+	readAt = func(f *os.File, b []byte) (int, error) {
+		if g := gone.Load().(string); g != "" && strings.Contains(f.Name(), g) {
+			return 0, syscall.ENODEV
+		}
+		return orig(f, b)
+	}
+	r := start(t, Config{Root: root, Rescan: time.Hour})
+	r.ev.wait(t, 2*time.Second, "port_down", is(EvSet, CondPortDown, mlx5_1Port))
+	if err := os.Remove(filepath.Join(root, classDir, "mlx5_0")); err != nil {
+		t.Fatal(err)
+	}
+	gone.Store("/mlx5_0/")
+	r.ev.wait(t, 2*time.Second, "gone after ENODEV", is(EvSet, CondGone, "pci-0000:3b:00.0"))
+}
+
+// /healthz answers 503 once the poll loop has not completed a poll within three intervals.
+func TestWatchHealthzStuckLoop(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	w, err := New(Config{Root: t.TempDir(), Poll: time.Second, Rescan: time.Minute, Counters: time.Minute, Full: time.Hour,
+		ReadTimeout: 500 * time.Millisecond, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.started, w.lastPoll = now.Add(-time.Minute), now.Add(-2*time.Second)
+	srv := httptest.NewServer(w.Handler())
+	defer srv.Close()
+	code := func() int {
+		resp, err := http.Get(srv.URL + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if c := code(); c != 200 {
+		t.Fatalf("last poll 2 s ago: %d, want 200", c)
+	}
+	w.lastPoll = now.Add(-4 * time.Second)
+	if c := code(); c != 503 {
+		t.Fatalf("last poll 4 s ago (limit 3.5 s): %d, want 503", c)
+	}
+}
+
+// READY=1 once the first walk is applied, WATCHDOG=1 after polls, over $NOTIFY_SOCKET.
+func TestWatchSDNotify(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "notify")
+	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
+	if err != nil {
+		t.Skip("unixgram:", err)
+	}
+	defer conn.Close()
+	t.Setenv("NOTIFY_SOCKET", sock)
+	root := tree(t, "b1")
+	start(t, Config{Root: root, Notify: func(s string) {
+		if err := SDNotify(s); err != nil {
+			t.Error(err)
+		}
+	}})
+	want := []string{"READY=1", "WATCHDOG=1"}
+	buf := make([]byte, 256)
+	conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+	for len(want) > 0 {
+		n, err := conn.Read(buf)
+		if err != nil {
+			t.Fatalf("still waiting for %v: %v", want, err)
+		}
+		if string(buf[:n]) == want[0] {
+			want = want[1:]
+		}
+	}
+}
