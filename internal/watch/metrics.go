@@ -6,8 +6,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-
-	"github.com/rdmadiag/rdmadiag/report"
 )
 
 // metrics are watch's Prometheus series, on a registry of its own (no global state).
@@ -25,7 +23,7 @@ type metrics struct {
 	fullDur     prometheus.Gauge
 }
 
-func newMetrics(_ *Watcher) *metrics {
+func newMetrics() *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
 	m.condition = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "rdmadiag_watch_condition",
 		Help: "1 for each active condition of a device or port (identity: PCI address or node GUID, and port), with its severity"},
@@ -107,5 +105,3 @@ func (m *metrics) fullCheck(at time.Time, took time.Duration) {
 	m.lastFull.Set(float64(at.UnixNano()) / 1e9)
 	m.fullDur.Set(took.Seconds())
 }
-
-var _ = report.OK

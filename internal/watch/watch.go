@@ -88,8 +88,7 @@ type Watcher struct {
 	kmsgErr     string
 	rates       map[string]map[string]float64 // by port identity key, per counter, per second
 
-	loopAlive atomic.Int64 // UnixNano of the main loop's last iteration
-	addr      atomic.Value // string: the endpoint's address once it listens
+	addr atomic.Value // string: the endpoint's address once it listens
 
 	table   *kevent.Table
 	enc     *json.Encoder
@@ -105,6 +104,7 @@ type Watcher struct {
 	counterOn bool
 	counterAt time.Time
 	prevCount map[string]counterSample
+	missing   map[string]int // walks in a row that did not find a device, by identity key
 	fullCh    chan fullResult
 	fullOn    bool
 	lastProbe time.Time
@@ -143,10 +143,10 @@ func New(cfg Config) (*Watcher, error) {
 		return nil, err
 	}
 	w := &Watcher{cfg: cfg, now: cfg.Now, tr: NewTracker(cfg.Rules), table: t, enc: json.NewEncoder(cfg.Out),
-		rates: map[string]map[string]float64{}, prevCount: map[string]counterSample{},
+		rates: map[string]map[string]float64{}, prevCount: map[string]counterSample{}, missing: map[string]int{},
 		rescanCh: make(chan rescanResult, 1), counterCh: make(chan counterResult, 1), fullCh: make(chan fullResult, 1),
 		kmsgCh: make(chan kmsgBatch, 256)}
-	w.metrics = newMetrics(w)
+	w.metrics = newMetrics()
 	return w, nil
 }
 
@@ -191,7 +191,6 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}()
 	w.startRescan()
 	for {
-		w.loopAlive.Store(time.Now().UnixNano())
 		select {
 		case <-ctx.Done():
 			w.stop(srv)
@@ -484,6 +483,25 @@ func (w *Watcher) applyRescan(ctx context.Context, r rescanResult) {
 		w.emitLocked(ev(at, "rescan_failed", AgentIdentity, "", report.Warning, r.err.Error()))
 		return
 	}
+	// A device the walk no longer finds is gone only after Rules.MissedPolls walks in a row
+	// (NVSentinel's deviceMissThreshold): until then it is kept, and its files, which fail
+	// while it is away, bring the next walk at the poll's pace.
+	found := map[string]bool{}
+	for _, d := range r.devs {
+		found[d.ID.Key] = true
+		delete(w.missing, d.ID.Key)
+	}
+	for _, d := range w.devs {
+		if found[d.ID.Key] {
+			continue
+		}
+		w.missing[d.ID.Key]++
+		if w.missing[d.ID.Key] < w.cfg.Rules.MissedPolls {
+			r.devs = append(r.devs, d)
+		} else {
+			delete(w.missing, d.ID.Key)
+		}
+	}
 	old := map[string]device{}
 	for _, d := range w.devs {
 		old[d.ID.Key] = d
@@ -553,6 +571,16 @@ func (w *Watcher) applyRescan(ctx context.Context, r rescanResult) {
 			}
 		}
 		w.kdevs = append(w.kdevs, kd)
+	}
+	held := map[string]bool{}
+	for _, p := range ports {
+		held[p.p.ID.Key] = true
+	}
+	for k := range w.prevCount {
+		if !held[k] {
+			delete(w.prevCount, k)
+			delete(w.rates, k)
+		}
 	}
 	w.metrics.devices(w.ports)
 	w.emitLocked(evs...)
