@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	portchk "github.com/rdmadiag/rdmadiag/internal/checks/port"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -39,21 +40,32 @@ type Rules struct {
 	// ClearAfter: a port down or a counter condition clears once what set it has been gone this
 	// long (--clear-after).
 	ClearAfter time.Duration
-	// FlapDowns downs within FlapWindow set port_flap; it clears after FlapQuiet without a
-	// down.
-	FlapDowns  int
-	FlapWindow time.Duration
-	FlapQuiet  time.Duration
-	// MissedPolls failed polls in a row make a port unreadable.
+	// FlapWarnDowns downs within FlapWarnWindow set port_flap as a warning, FlapDowns within
+	// FlapWindow as critical; it clears after FlapQuiet without a down.
+	FlapWarnDowns  int
+	FlapWarnWindow time.Duration
+	FlapDowns      int
+	FlapWindow     time.Duration
+	FlapQuiet      time.Duration
+	// MissedPolls failed polls in a row make a port unreadable, and as many walks of the class
+	// that miss a device make it gone.
 	MissedPolls int
 }
 
-// DefaultRules: NVIDIA NVSentinel's NIC health monitor counts 3 link downs within 10 minutes as
-// fatal and 3 missed polls as a device gone (NVIDIA/NVSentinel
-// docs/configuration/nic-health-monitor.md); the 60 s clear and 30 min quiet period are this
-// tool's own lines, long enough that a port retraining twice in a row stays one condition.
-var DefaultRules = Rules{ClearAfter: 60 * time.Second, FlapDowns: 3, FlapWindow: 10 * time.Minute,
-	FlapQuiet: 30 * time.Minute, MissedPolls: 3}
+// DefaultRules: the flap lines are port.flaps' (3 downs in 24 h warn, 3 in 10 minutes are
+// critical: GPUd's and NVSentinel's counts, cited in internal/checks/port/flaps.go), so watch
+// and check judge a flapping port alike. NVIDIA NVSentinel's NIC health monitor declares a
+// device gone after 3 consecutive missed enumerations (deviceMissThreshold in
+// health-monitors/nic-health-monitor/pkg/checks/state/base.go). The 60 s clear and the 30 min
+// quiet period are this tool's own lines: long enough that a port retraining twice in a row
+// stays one condition, short next to GPUd's 10-minute drop sticky window
+// (defaultDropStickyWindow, components/accelerator/nvidia/infiniband/component.go), which keeps a
+// recovered port unhealthy for operators to notice, a job the event stream does here.
+var DefaultRules = func() Rules {
+	wc, ww, bc, bw := portchk.FlapThresholds()
+	return Rules{ClearAfter: 60 * time.Second, FlapWarnDowns: wc, FlapWarnWindow: ww, FlapDowns: bc, FlapWindow: bw,
+		FlapQuiet: 30 * time.Minute, MissedPolls: 3}
+}()
 
 // Condition is one active condition of a device, port, the host or the agent.
 type Condition struct {
@@ -169,13 +181,23 @@ func (t *Tracker) PortState(at time.Time, id Identity, up bool, detail string) [
 	if seen && was {
 		sev = report.Critical
 		d := append(t.downs[id.Key], at)
-		for len(d) > 0 && at.Sub(d[0]) > t.rules.FlapWindow {
+		for len(d) > 0 && at.Sub(d[0]) > max(t.rules.FlapWindow, t.rules.FlapWarnWindow) {
 			d = d[1:]
 		}
 		t.downs[id.Key] = d
-		if len(d) >= t.rules.FlapDowns {
+		burst := 0
+		for _, x := range d {
+			if at.Sub(x) <= t.rules.FlapWindow {
+				burst++
+			}
+		}
+		switch {
+		case burst >= t.rules.FlapDowns:
 			out = append(out, t.set(at, id, CondPortFlap, report.Critical,
-				fmt.Sprintf("%d link downs within %s", len(d), t.rules.FlapWindow))...)
+				fmt.Sprintf("%d link downs within %s", burst, t.rules.FlapWindow))...)
+		case t.rules.FlapWarnDowns > 0 && len(d) >= t.rules.FlapWarnDowns:
+			out = append(out, t.set(at, id, CondPortFlap, report.Warning,
+				fmt.Sprintf("%d link downs within %s", len(d), t.rules.FlapWarnWindow))...)
 		}
 		if c, ok := t.conds[condKey{id.Key, CondPortFlap}]; ok {
 			c.Good = at // quiet is counted from the last down

@@ -34,3 +34,9 @@ func CounterGrowth(i int, a, b uint64, iv time.Duration) (inc uint64, sev report
 	inc, _ = delta(d, a, b)
 	return inc, c.sev, d.why, true
 }
+
+// FlapThresholds are port.flaps' lines, for a reader that counts link downs itself (rdmadiag
+// watch): warnCount downs within warnWindow warn, burstCount within burstWindow are critical.
+func FlapThresholds() (warnCount int, warnWindow time.Duration, burstCount int, burstWindow time.Duration) {
+	return flapWarnCount, flapWindowUsec * time.Microsecond, flapBurstCritical, flapBurstUsec * time.Microsecond
+}
