@@ -35,9 +35,10 @@ const watchHelp = `Watch the host's RDMA devices until stopped, with the judgeme
 
 Conditions are kept per device and port by identity (PCI address and port, else node GUID),
 so a renamed device keeps its history, and set and clear with hysteresis: a port down sets
-at once and clears after --clear-after up; 3 downs within 10 minutes set port_flap, which
-clears after 30 minutes without one; a kernel log fault clears only when the next full check
-finds the device healthy. Events are written to stdout as JSON lines; --listen serves
+at once and clears after --clear-after up; 3 downs within 24 h set port_flap (a warning; 3
+within 10 minutes, critical: port.flaps' lines), which clears after 30 minutes without one; a
+kernel log fault clears only when the next full check finds the device healthy; a device is
+gone after 3 walks in a row miss it. Events are written to stdout as JSON lines; --listen serves
 /metrics (Prometheus), /healthz and /status. Conditions are kept in --state-dir across a
 restart within one boot, and dropped at a new boot. docs/watch.md has the details.
 
