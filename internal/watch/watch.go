@@ -373,18 +373,19 @@ func stuckID(f *heldFile, p *polledPort) Identity {
 }
 
 // took takes a file's read result: its content kept (copied, the buffer is the goroutine's
-// again at the next request), whether it changed, its error.
+// again at the next request), whether it changed, its error. It holds mu: /status reads the
+// contents.
 func (w *Watcher) took(f *heldFile, r readResult, at time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	f.busy = false
 	if f.stuck {
 		f.stuck = false
-		w.mu.Lock()
 		for i, g := range w.files {
 			if g == f {
 				w.emitLocked(w.tr.Unstuck(at, stuckID(f, w.ports[w.owner[i]]), "the read of "+f.rel+" returned")...)
 			}
 		}
-		w.mu.Unlock()
 	}
 	if r.err != nil {
 		f.missed++

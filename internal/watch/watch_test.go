@@ -442,3 +442,35 @@ func labels(ls []*dto.LabelPair) map[string]string {
 	}
 	return m
 }
+
+// /status and /metrics read what the poll writes: scraping them while ports flip is race-free
+// (go test -race).
+func TestWatchStatusWhilePolling(t *testing.T) {
+	root := tree(t, "b1")
+	r := start(t, Config{Root: root, Poll: 5 * time.Millisecond})
+	srv := httptest.NewServer(r.w.Handler())
+	defer srv.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 40; i++ {
+			state := "1: DOWN\n"
+			if i%2 == 1 {
+				state = "4: ACTIVE\n"
+			}
+			os.WriteFile(filepath.Join(root, mlx5_0State), []byte(state), 0o644)
+			time.Sleep(7 * time.Millisecond)
+		}
+	}()
+	for {
+		select {
+		case <-done:
+			r.ev.wait(t, 2*time.Second, "a flap from the flips", is(EvSet, CondPortFlap, mlx5_0Port))
+			return
+		default:
+		}
+		var st Status
+		getJSON(t, srv.URL+"/status", &st)
+		scrape(t, srv.URL+"/metrics")
+	}
+}
