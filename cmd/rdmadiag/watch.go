@@ -23,6 +23,8 @@ type watchFlags struct {
 	poll, rescan, counters, full, clearAfter, readTimeout time.Duration
 	probeEvery, checkTimeout                              time.Duration
 	noKmsg                                                bool
+	// sel holds --policy, --matrix, --exclude and --include, decoded and validated as check's.
+	sel checkFlags
 }
 
 const watchHelp = `Watch the host's RDMA devices until stopped, with the judgement of ` + "`rdmadiag check`" + `:
@@ -73,6 +75,10 @@ func (a *App) watchCmd() *cobra.Command {
 	fl.StringVar(&f.root, "root", "", "watch a directory laid out like a root (sys/, proc/) instead of this host")
 	fl.StringVar(&f.kmsg, "kmsg", "", "kernel log to follow (default /dev/kmsg, none with --root)")
 	fl.BoolVar(&f.noKmsg, "no-kmsg", false, "do not follow the kernel log")
+	fl.StringVar(&f.sel.opts.PolicyFile, "policy", "", "JSON fleet policy the full check judges against, as check --policy (docs/options.md); its devices.exclude is not watched")
+	fl.StringVar(&f.sel.opts.MatrixFile, "matrix", "", "JSON file extending the firmware/driver compatibility matrix, as check --matrix")
+	fl.StringSliceVar(&f.sel.exclude, "exclude", nil, "leave these RDMA devices out of the watch and the full check: device names, PCI addresses or netdevs, globs allowed")
+	fl.StringSliceVar(&f.sel.include, "include", nil, "watch these devices even though --exclude or the policy's devices.exclude names them")
 	return c
 }
 
@@ -108,6 +114,21 @@ func (a *App) runWatch(ctx context.Context, cmd *cobra.Command, f *watchFlags) e
 	if err := f.validate(); err != nil {
 		return err
 	}
+	// The option files and the device selection are read once, before anything is watched,
+	// exactly as check reads them: a bad file is a usage error.
+	if err := loadOptionFiles(&f.sel.opts); err != nil {
+		return err
+	}
+	if err := f.sel.selectDevices(); err != nil {
+		return err
+	}
+	var excluded func(names ...string) (string, bool)
+	if sel := f.sel.opts.Select; sel != nil {
+		excluded = func(names ...string) (string, bool) {
+			r, ex := sel.Excluded(names...)
+			return r.String(), ex
+		}
+	}
 	// SIGTERM is how a service manager stops watch: a clean stop, exit 0 (runMain).
 	a.termExitsZero.Store(true)
 	root, kmsgPath := "/", "/dev/kmsg"
@@ -131,7 +152,7 @@ func (a *App) runWatch(ctx context.Context, cmd *cobra.Command, f *watchFlags) e
 	}
 	w, err := watch.New(watch.Config{Root: root, Kmsg: kmsgPath, StateDir: f.stateDir, Listen: f.listen,
 		Poll: f.poll, Rescan: f.rescan, Counters: f.counters, Full: f.full, ReadTimeout: f.readTimeout, ProbeEvery: f.probeEvery,
-		Rules: rules, Out: a.Stdout, Notify: notify, Now: a.Now,
+		Rules: rules, Out: a.Stdout, Notify: notify, Now: a.Now, Excluded: excluded,
 		FullCheck: func(ctx context.Context, probes bool) ([]watch.CheckResult, error) {
 			return a.watchFullCheck(ctx, f, probes)
 		}})
@@ -165,7 +186,9 @@ func (a *App) watchFullCheck(ctx context.Context, f *watchFlags, probes bool) ([
 	}
 	defer cleanup()
 	toRun, _ := probeLimits(selected, h.Kind(), !probes)
-	env := checks.NewEnv(h, checks.Options{ProbeTimeout: defaultProbeTimeout})
+	opts := f.sel.opts
+	opts.ProbeTimeout = defaultProbeTimeout
+	env := checks.NewEnv(h, opts)
 	env.Now = a.Now
 	env.InventoryOptions = checks.InventoryOptions(toRun)
 	findings := checks.Run(runCtx, env, toRun, max(2*runtime.NumCPU(), 4))

@@ -30,6 +30,8 @@ func TestWatchUsageErrors(t *testing.T) {
 		{"watch", "--root", filepath.Join(dir, "missing")},
 		{"watch", "--poll", "soon"},
 		{"watch", "extra"},
+		{"watch", "--policy", filepath.Join(dir, "missing.json")},
+		{"watch", "--exclude", "[mlx5"},
 	} {
 		var out, errb bytes.Buffer
 		app := &App{Version: "test", Now: time.Now, Stdout: &out, Stderr: &errb}

@@ -63,6 +63,10 @@ type Config struct {
 	Now func() time.Time
 	// Ready, when set, is closed once the endpoint listens and the first rescan is applied.
 	Ready chan<- struct{}
+	// Excluded, when set, says whether a device known by these names (device, PCI address,
+	// netdevs) is left out, as `check --exclude` and the policy's devices.exclude leave it out:
+	// it is not polled, and the kernel log's lines about it set nothing.
+	Excluded func(names ...string) (by string, excluded bool)
 }
 
 // Watcher runs one watch.
@@ -105,6 +109,7 @@ type Watcher struct {
 	counterAt time.Time
 	prevCount map[string]counterSample
 	missing   map[string]int // walks in a row that did not find a device, by identity key
+	excluded  map[string]bool
 	fullCh    chan fullResult
 	fullOn    bool
 	lastProbe time.Time
@@ -143,7 +148,7 @@ func New(cfg Config) (*Watcher, error) {
 		return nil, err
 	}
 	w := &Watcher{cfg: cfg, now: cfg.Now, tr: NewTracker(cfg.Rules), table: t, enc: json.NewEncoder(cfg.Out),
-		rates: map[string]map[string]float64{}, prevCount: map[string]counterSample{}, missing: map[string]int{},
+		rates: map[string]map[string]float64{}, prevCount: map[string]counterSample{}, missing: map[string]int{}, excluded: map[string]bool{},
 		rescanCh: make(chan rescanResult, 1), counterCh: make(chan counterResult, 1), fullCh: make(chan fullResult, 1),
 		kmsgCh: make(chan kmsgBatch, 256)}
 	w.metrics = newMetrics()
@@ -484,6 +489,7 @@ func (w *Watcher) applyRescan(ctx context.Context, r rescanResult) {
 		w.emitLocked(ev(at, "rescan_failed", AgentIdentity, "", report.Warning, r.err.Error()))
 		return
 	}
+	r.devs = w.selected(r.devs)
 	// A device the walk no longer finds is gone only after Rules.MissedPolls walks in a row
 	// (NVSentinel's deviceMissThreshold): until then it is kept, and its files, which fail
 	// while it is away, bring the next walk at the poll's pace.
@@ -598,6 +604,30 @@ func (w *Watcher) applyRescan(ctx context.Context, r rescanResult) {
 	}
 }
 
+// selected leaves out the devices the selection excludes, saying so once per device.
+func (w *Watcher) selected(devs []device) []device {
+	if w.cfg.Excluded == nil {
+		return devs
+	}
+	kept := devs[:0:0]
+	for _, d := range devs {
+		names := []string{d.Name, d.PCI}
+		for _, p := range d.Ports {
+			names = append(names, p.Netdev)
+		}
+		by, ex := w.cfg.Excluded(names...)
+		if !ex {
+			kept = append(kept, d)
+			continue
+		}
+		if !w.excluded[d.ID.Key] {
+			w.excluded[d.ID.Key] = true
+			w.emitLocked(ev(w.now(), "excluded", d.ID, "", report.Info, d.Name+" is not watched: excluded by "+by))
+		}
+	}
+	return kept
+}
+
 func (p *polledPort) files() []*heldFile {
 	var out []*heldFile
 	for _, f := range []*heldFile{p.state, p.phys, p.oper, p.carrier} {
@@ -679,6 +709,11 @@ func (w *Watcher) applyKmsg(b kmsgBatch) {
 			sev, what, kind = e.Sig.Sev, e.Sig.What, e.Sig.Kind
 			if e.Sig.Benign {
 				sev = report.Info
+			}
+		}
+		if w.cfg.Excluded != nil {
+			if _, ex := w.cfg.Excluded(e.Device, e.PCI, e.Netdev); ex {
+				continue
 			}
 		}
 		id := w.identityOf(e.Device, e.PCI, e.Netdev, 0)

@@ -82,6 +82,14 @@ func newEvents() (*events, io.Writer) {
 	return e, w
 }
 
+// snapshot is a copy of the events so far: the collector must never be held while the watcher
+// is asked anything (its emit would wait for the collector, holding the watcher's lock).
+func (e *events) snapshot() []Event {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]Event(nil), e.all...)
+}
+
 // wait returns the first event matching ok within d.
 func (e *events) wait(t *testing.T, d time.Duration, what string, ok func(Event) bool) Event {
 	t.Helper()
@@ -279,13 +287,11 @@ func TestWatchRestartAndBoot(t *testing.T) {
 	if _, ok := r.w.tr.Has(mlx5_1Port, CondPortDown); !ok {
 		t.Error("port_down not kept across the restart")
 	}
-	r.ev.mu.Lock()
-	for _, e := range r.ev.all {
+	for _, e := range r.ev.snapshot() {
 		if e.Kind == EvSet && e.Condition == CondPortDown {
 			t.Errorf("the restored condition was set again: %+v", e)
 		}
 	}
-	r.ev.mu.Unlock()
 	r.stop()
 
 	setBoot(t, root, "boot-2")
@@ -472,5 +478,42 @@ func TestWatchStatusWhilePolling(t *testing.T) {
 		var st Status
 		getJSON(t, srv.URL+"/status", &st)
 		scrape(t, srv.URL+"/metrics")
+	}
+}
+
+// A device the selection excludes is not watched, and the kernel log's lines about it set
+// nothing; the event says why once.
+func TestWatchExcludedDevice(t *testing.T) {
+	root := tree(t, "b1")
+	klog := filepath.Join(t.TempDir(), "kmsg")
+	write(t, klog, "")
+	excluded := func(names ...string) (string, bool) {
+		for _, n := range names {
+			if n == "0000:5e:00.0" {
+				return `--exclude "0000:5e:00.0"`, true
+			}
+		}
+		return "", false
+	}
+	r := start(t, Config{Root: root, Kmsg: klog, Excluded: excluded})
+	e := r.ev.wait(t, 2*time.Second, "excluded", func(e Event) bool { return e.Kind == "excluded" })
+	if e.Identity != "pci-0000:5e:00.0" {
+		t.Errorf("excluded %+v", e)
+	}
+	f, err := os.OpenFile(klog, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.WriteString("3,1,6000000000,-;mlx5_core 0000:5e:00.0: poll_health:800:(pid 0): Fatal error 1 detected\n SUBSYSTEM=pci\n DEVICE=+pci:0000:5e:00.0\n")
+	f.WriteString("3,2,6000000001,-;mlx5_core 0000:3b:00.0: poll_health:800:(pid 0): Fatal error 1 detected\n SUBSYSTEM=pci\n DEVICE=+pci:0000:3b:00.0\n")
+	r.ev.wait(t, 2*time.Second, "the watched device's fault", is(EvSet, CondKernelLog, "pci-0000:3b:00.0"))
+	for _, e := range r.ev.snapshot() {
+		if strings.HasPrefix(e.Identity, "pci-0000:5e:00.0") && e.Kind != "excluded" {
+			t.Errorf("event about the excluded device: %+v", e)
+		}
+	}
+	if len(r.w.StatusDoc().Devices) != 1 {
+		t.Errorf("status lists the excluded device")
 	}
 }
