@@ -92,3 +92,25 @@ func TestWatchSDNotify(t *testing.T) {
 		}
 	}
 }
+
+// A read stuck since an earlier poll does not cost every later poll its deadline: the polls
+// after the first stay short.
+func TestWatchStuckReadDoesNotSlowPolls(t *testing.T) {
+	root := tree(t, "b1")
+	p := filepath.Join(root, mlx5_1State)
+	os.Remove(p)
+	if err := syscall.Mkfifo(p, 0o644); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	t.Cleanup(func() {
+		if w, err := os.OpenFile(p, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+	})
+	r := start(t, Config{Root: root, ReadTimeout: 300 * time.Millisecond})
+	r.ev.wait(t, 2*time.Second, "stuck_read", is(EvSet, CondStuckRead, ""))
+	time.Sleep(300 * time.Millisecond)
+	if st := r.w.StatusDoc(); st.PollMillis > 100 {
+		t.Errorf("a poll with one read stuck since earlier took %.1f ms, want far below the 300 ms deadline", st.PollMillis)
+	}
+}

@@ -24,6 +24,7 @@ type heldFile struct {
 	// Owned by the poll loop.
 	busy      bool
 	busySince time.Time
+	cycle     uint64 // the poll that asked for the read in flight
 	stuck     bool
 	last      []byte // the content last read, to tell a change without parsing
 	missed    int    // failed reads in a row

@@ -98,6 +98,7 @@ type Watcher struct {
 	enc     *json.Encoder
 	metrics *metrics
 	timer   *time.Timer
+	cycle   uint64 // polls started
 	dirty   bool
 
 	rescanCh  chan rescanResult
@@ -312,15 +313,18 @@ func (w *Watcher) pollOnce(ctx context.Context) {
 			}
 		}
 		f.req <- struct{}{}
-		f.busy, f.busySince = true, start
+		f.busy, f.busySince, f.cycle = true, start, w.cycle+1
 	}
+	w.cycle++
 	w.timer.Reset(w.cfg.ReadTimeout)
 	expired := false
 	for _, f := range files {
 		if !f.busy {
 			continue
 		}
-		if !expired {
+		// Only this cycle's reads are waited for: one still stuck from an earlier cycle was
+		// looked at above, and waiting for it again would spend every poll's deadline on it.
+		if !expired && f.cycle == w.cycle {
 			select {
 			case r := <-f.res:
 				w.took(f, r, start)
