@@ -2,6 +2,7 @@ package watch
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -54,6 +55,10 @@ func newMetrics() *metrics {
 	return m
 }
 
+// lv makes a label value of a name read from the host: client_golang refuses (panics on) label
+// values that are not UTF-8, and a netdev's or a tree's names need not be.
+func lv(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+
 func portLabel(n int) string {
 	if n == 0 {
 		return ""
@@ -64,18 +69,18 @@ func portLabel(n int) string {
 func (m *metrics) conditions(cs []Condition) {
 	m.condition.Reset()
 	for _, c := range cs {
-		m.condition.WithLabelValues(c.Identity.Key, c.Identity.Device, portLabel(c.Identity.Port), string(c.Kind), c.Severity.String()).Set(1)
+		m.condition.WithLabelValues(lv(c.Identity.Key), lv(c.Identity.Device), portLabel(c.Identity.Port), lv(string(c.Kind)), c.Severity.String()).Set(1)
 	}
 }
 
-func (m *metrics) event(e Event) { m.events.WithLabelValues(e.Kind, string(e.Condition)).Inc() }
+func (m *metrics) event(e Event) { m.events.WithLabelValues(lv(e.Kind), lv(string(e.Condition))).Inc() }
 
 func (m *metrics) portUp(p port, up bool) {
 	v := 0.0
 	if up {
 		v = 1
 	}
-	m.portUpG.WithLabelValues(p.ID.Key, p.Device, portLabel(p.Num)).Set(v)
+	m.portUpG.WithLabelValues(lv(p.ID.Key), lv(p.Device), portLabel(p.Num)).Set(v)
 }
 
 // devices drops the series of ports no longer held (a rename gives new labels).
@@ -91,7 +96,7 @@ func (m *metrics) devices(ps []*polledPort) {
 
 func (m *metrics) counterRates(p port, rates map[string]float64) {
 	for c, r := range rates {
-		m.rate.WithLabelValues(p.ID.Key, p.Device, portLabel(p.Num), c).Set(r)
+		m.rate.WithLabelValues(lv(p.ID.Key), lv(p.Device), portLabel(p.Num), c).Set(r)
 	}
 }
 

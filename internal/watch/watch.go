@@ -787,7 +787,7 @@ func (w *Watcher) applyFull(r fullResult) {
 			verdict[id.Key] = j
 			order = append(order, id.Key)
 		}
-		if rank(sev) > rank(j.Severity) {
+		if sev > j.Severity { // the report's order of gravity: unknown below warning
 			j.Severity, j.Message = sev, msg
 		}
 	}
@@ -809,23 +809,6 @@ func (w *Watcher) applyFull(r fullResult) {
 	}
 	evs := []Event{ev(at, "full_check", HostIdentity, "", report.Info, fmt.Sprintf("%d finding(s) in %s", len(r.res), r.took.Round(time.Millisecond)))}
 	w.emitLocked(append(evs, w.tr.FullCheck(at, judged)...)...)
-}
-
-// rank orders severities for "the gravest finding": unknown below warning, above the rest.
-func rank(s report.Severity) int {
-	switch s {
-	case report.Critical:
-		return 5
-	case report.Warning:
-		return 4
-	case report.Unknown:
-		return 3
-	case report.Info:
-		return 2
-	case report.Skipped:
-		return 1
-	}
-	return 0
 }
 
 // counterSample is one reading of a port's counters.
