@@ -114,3 +114,23 @@ func TestWatchStuckReadDoesNotSlowPolls(t *testing.T) {
 		t.Errorf("a poll with one read stuck since earlier took %.1f ms, want far below the 300 ms deadline", st.PollMillis)
 	}
 }
+
+// A link out of a --root tree is never followed: the outside file's content never reaches an
+// event, and the port is unreadable.
+func TestWatchLinkOutOfTreeRefused(t *testing.T) {
+	root := tree(t, "b1")
+	secret := filepath.Join(t.TempDir(), "secret")
+	write(t, secret, "4: OUTSIDE\n")
+	p := filepath.Join(root, mlx5_0State)
+	os.Remove(p)
+	if err := os.Symlink(secret, p); err != nil {
+		t.Fatal(err)
+	}
+	r := start(t, Config{Root: root})
+	r.ev.wait(t, 2*time.Second, "unreadable", is(EvSet, CondUnreadable, mlx5_0Port))
+	for _, e := range r.ev.snapshot() {
+		if strings.Contains(e.Message, "OUTSIDE") {
+			t.Fatalf("the outside file leaked: %+v", e)
+		}
+	}
+}

@@ -75,7 +75,7 @@ func BenchmarkWatchPoll(b *testing.B) {
 	}
 	w.timer = time.NewTimer(time.Hour)
 	w.timer.Stop()
-	devs, err := discover(root)
+	devs, err := discover(w.root)
 	if err != nil || len(devs) != 8 {
 		b.Fatalf("discover: %d devices, %v", len(devs), err)
 	}

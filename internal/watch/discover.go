@@ -3,9 +3,10 @@ package watch
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,7 +43,7 @@ type port struct {
 	LinkLayer string
 	// Netdev is the Ethernet netdev of a RoCE port, "" for InfiniBand.
 	Netdev string
-	// Dir is the port's directory in the tree, as a path of the file system.
+	// Dir is the port's directory, relative to the root.
 	Dir string
 }
 
@@ -64,30 +65,31 @@ func portIdentity(dev Identity, num int) Identity {
 // "infiniband" class), relative to the root.
 const classDir = "sys/class/infiniband"
 
-// discover walks root's /sys/class/infiniband: every device with its identity and ports. It
-// reads a few small files per port (link_layer, the netdev of GID 0) and none of the polled
-// ones. A device whose directory vanishes during the walk is left out (it is gone).
-func discover(root string) ([]device, error) {
-	ents, err := os.ReadDir(filepath.Join(root, classDir))
+// discover walks the root's /sys/class/infiniband: every device with its identity and ports.
+// It reads a few small files per port (link_layer, the netdev of GID 0) and none of the polled
+// ones. A device whose directory vanishes during the walk is left out (it is gone). Every read
+// is confined to the root (os.Root: a link out of a --root tree is refused, as check refuses
+// it), and every path is relative to it.
+func discover(root *os.Root) ([]device, error) {
+	ents, err := readDir(root, classDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil // no RDMA device, or ib_core not loaded
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(root, classDir), err)
+		return nil, fmt.Errorf("/%s: %w", classDir, err)
 	}
 	var out []device
-	for _, e := range ents {
-		name := e.Name()
-		dir := filepath.Join(root, classDir, name)
+	for _, name := range ents {
+		dir := path.Join(classDir, name)
 		d := device{Name: name}
-		if t, err := os.Readlink(filepath.Join(dir, "device")); err == nil {
-			if b := filepath.Base(t); looksBDF(b) {
+		if t, err := root.Readlink(path.Join(dir, "device")); err == nil {
+			if b := path.Base(t); looksBDF(b) {
 				d.PCI = b
 			}
 		}
-		d.GUID = readSmall(filepath.Join(dir, "node_guid"))
+		d.GUID = readSmall(root, path.Join(dir, "node_guid"))
 		d.ID = Identity{Key: deviceKey(d.PCI, d.GUID, name), Device: name}
-		pents, err := os.ReadDir(filepath.Join(dir, "ports"))
+		pents, err := readDir(root, path.Join(dir, "ports"))
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
@@ -96,13 +98,13 @@ func discover(root string) ([]device, error) {
 			continue
 		}
 		for _, pe := range pents {
-			n, err := strconv.Atoi(pe.Name())
+			n, err := strconv.Atoi(pe)
 			if err != nil || n <= 0 {
 				continue
 			}
-			pdir := filepath.Join(dir, "ports", pe.Name())
+			pdir := path.Join(dir, "ports", pe)
 			p := port{ID: portIdentity(d.ID, n), Device: name, Num: n, Dir: pdir,
-				LinkLayer: readSmall(filepath.Join(pdir, "link_layer"))}
+				LinkLayer: readSmall(root, path.Join(pdir, "link_layer"))}
 			if p.LinkLayer == "Ethernet" {
 				p.Netdev = roceNetdev(root, dir, pdir)
 			}
@@ -117,22 +119,44 @@ func discover(root string) ([]device, error) {
 // roceNetdev is the netdev a RoCE port carries traffic on: the one of its GID 0
 // (gid_attrs/ndevs/0, drivers/infiniband/core/sysfs.c show_port_gid_attr_ndev), else the PCI
 // function's only netdev, else a software device's parent (rxe's "parent" file).
-func roceNetdev(root, devDir, portDir string) string {
-	if s := readSmall(filepath.Join(portDir, "gid_attrs", "ndevs", "0")); s != "" {
+func roceNetdev(root *os.Root, devDir, portDir string) string {
+	if s := readSmall(root, path.Join(portDir, "gid_attrs", "ndevs", "0")); s != "" {
 		return s
 	}
-	if ents, err := os.ReadDir(filepath.Join(devDir, "device", "net")); err == nil && len(ents) == 1 {
-		return ents[0].Name()
+	if ents, err := readDir(root, path.Join(devDir, "device", "net")); err == nil && len(ents) == 1 {
+		return ents[0]
 	}
-	return readSmall(filepath.Join(devDir, "parent"))
+	return readSmall(root, path.Join(devDir, "parent"))
 }
 
-func readSmall(p string) string {
-	b, err := os.ReadFile(p)
-	if err != nil || len(b) > 4096 {
+// readDir lists a directory of the root, sorted.
+func readDir(root *os.Root, p string) ([]string, error) {
+	f, err := root.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	sort.Strings(names)
+	return names, err
+}
+
+// readSmall reads a small file of the root, trimmed; "" when it cannot or it is not small.
+func readSmall(root *os.Root, p string) string {
+	f, err := root.Open(p)
+	if err != nil {
 		return ""
 	}
-	return strings.TrimSpace(string(b))
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return "" // a FIFO or a device node would block or never end
+	}
+	b := make([]byte, 4097)
+	n, err := io.ReadFull(f, b)
+	if n > 4096 || (err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF)) {
+		return ""
+	}
+	return strings.TrimSpace(string(b[:n]))
 }
 
 func looksBDF(s string) bool {

@@ -15,8 +15,9 @@ import (
 // device whose driver holds a lock) holds that goroutine only, and the poll abandons it at its
 // deadline and marks it stuck until it returns.
 type heldFile struct {
-	path string
-	rel  string // path relative to the root, for messages and identities
+	root *os.Root
+	path string // relative to the root
+	rel  string // "/" + path, for messages and identities
 	req  chan struct{}
 	res  chan readResult
 	quit chan struct{}
@@ -43,8 +44,8 @@ type readResult struct {
 // readAt is one poll's read; tests stand in for a device that is gone (ENODEV).
 var readAt = func(f *os.File, b []byte) (int, error) { return f.ReadAt(b, 0) }
 
-func newHeldFile(path, rel string) *heldFile {
-	h := &heldFile{path: path, rel: rel, req: make(chan struct{}, 1), res: make(chan readResult, 1),
+func newHeldFile(root *os.Root, path string) *heldFile {
+	h := &heldFile{root: root, path: path, rel: "/" + path, req: make(chan struct{}, 1), res: make(chan readResult, 1),
 		quit: make(chan struct{}), buf: make([]byte, 256)}
 	go h.loop()
 	return h
@@ -62,7 +63,7 @@ func (h *heldFile) loop() {
 		}
 		// Opening is part of the read: a FIFO or a hung file system blocks in open(2) too.
 		if h.f == nil {
-			f, err := os.Open(h.path)
+			f, err := h.root.Open(h.path)
 			if err != nil {
 				h.res <- readResult{err: err}
 				continue

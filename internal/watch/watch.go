@@ -15,7 +15,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
+	"path"
 	"sort"
 	"strings"
 	"sync"
@@ -71,8 +71,9 @@ type Config struct {
 
 // Watcher runs one watch.
 type Watcher struct {
-	cfg Config
-	now func() time.Time
+	cfg  Config
+	now  func() time.Time
+	root *os.Root // cfg.Root: every read of the tree is confined to it
 
 	mu      sync.Mutex // guards what the HTTP handlers read, and the tracker
 	tr      *Tracker
@@ -148,7 +149,11 @@ func New(cfg Config) (*Watcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Watcher{cfg: cfg, now: cfg.Now, tr: NewTracker(cfg.Rules), table: t, enc: json.NewEncoder(cfg.Out),
+	root, err := os.OpenRoot(cfg.Root)
+	if err != nil {
+		return nil, err
+	}
+	w := &Watcher{cfg: cfg, now: cfg.Now, root: root, tr: NewTracker(cfg.Rules), table: t, enc: json.NewEncoder(cfg.Out),
 		rates: map[string]map[string]float64{}, prevCount: map[string]counterSample{}, missing: map[string]int{}, excluded: map[string]bool{},
 		rescanCh: make(chan rescanResult, 1), counterCh: make(chan counterResult, 1), fullCh: make(chan fullResult, 1),
 		kmsgCh: make(chan kmsgBatch, 256)}
@@ -166,7 +171,7 @@ func (w *Watcher) Addr() string {
 // the state is saved, the endpoint closed.
 func (w *Watcher) Run(ctx context.Context) error {
 	w.started = w.now()
-	w.bootID = readSmall(filepath.Join(w.cfg.Root, bootIDFile))
+	w.bootID = readSmall(w.root, bootIDFile)
 	w.loadState()
 	var srv *http.Server
 	if w.cfg.Listen != "" {
@@ -476,7 +481,7 @@ func (w *Watcher) startRescan() {
 	}
 	w.rescanOn, w.rescanAt = true, w.now()
 	go func() {
-		d, err := discover(w.cfg.Root)
+		d, err := discover(w.root)
 		w.rescanCh <- rescanResult{devs: d, err: err}
 	}()
 }
@@ -643,21 +648,12 @@ func (p *polledPort) files() []*heldFile {
 }
 
 func (w *Watcher) openPort(p port) *polledPort {
-	rel := func(abs string) string {
-		r, err := filepath.Rel(w.cfg.Root, abs)
-		if err != nil {
-			return abs
-		}
-		return "/" + r
-	}
-	classPort := filepath.Join(w.cfg.Root, classDir, p.Device, "ports", fmt.Sprint(p.Num))
-	pp := &polledPort{p: p,
-		state: newHeldFile(filepath.Join(p.Dir, "state"), rel(filepath.Join(classPort, "state"))),
-		phys:  newHeldFile(filepath.Join(p.Dir, "phys_state"), rel(filepath.Join(classPort, "phys_state")))}
+	pp := &polledPort{p: p, state: newHeldFile(w.root, path.Join(p.Dir, "state")),
+		phys: newHeldFile(w.root, path.Join(p.Dir, "phys_state"))}
 	if p.Netdev != "" {
-		nd := filepath.Join(w.cfg.Root, "sys/class/net", p.Netdev)
-		pp.oper = newHeldFile(filepath.Join(nd, "operstate"), rel(filepath.Join(nd, "operstate")))
-		pp.carrier = newHeldFile(filepath.Join(nd, "carrier"), rel(filepath.Join(nd, "carrier")))
+		nd := path.Join("sys/class/net", p.Netdev)
+		pp.oper = newHeldFile(w.root, path.Join(nd, "operstate"))
+		pp.carrier = newHeldFile(w.root, path.Join(nd, "carrier"))
 	}
 	return pp
 }
@@ -844,7 +840,7 @@ func (w *Watcher) startCounters() {
 		for _, p := range ports {
 			s := counterSample{vals: make([]uint64, len(files)), has: make([]bool, len(files))}
 			for i, c := range files {
-				b, err := os.ReadFile(filepath.Join(p.Dir, c.Dir, c.Name))
+				b, err := w.root.ReadFile(path.Join(p.Dir, c.Dir, c.Name))
 				if err != nil {
 					continue
 				}
