@@ -125,7 +125,12 @@ func runMain(app *App, args []string) int {
 		}
 		fmt.Fprintf(app.Stderr, "rdmadiag: %s: stopping; a second signal exits at once\n", signalName(s))
 		cancel(&interrupted{sig: signalName(s)})
-		if _, ok := <-sigs; ok {
+		if s2, ok := <-sigs; ok {
+			if s2 == syscall.SIGTERM && app.termExitsZero.Load() {
+				// A service stopped twice (a process group signalled as well as the process):
+				// its state is saved at every change, so exiting at once is still a clean stop.
+				exitProcess(0)
+			}
 			fmt.Fprintln(app.Stderr, "rdmadiag: interrupted")
 			exitProcess(app.interruptedCode())
 		}

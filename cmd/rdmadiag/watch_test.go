@@ -120,3 +120,21 @@ func TestWatchSignals(t *testing.T) {
 		t.Logf("%s: stopped in %s", tc.sig, time.Since(sent).Round(time.Millisecond))
 	}
 }
+
+// SIGTERM sent twice (to the process and to its process group, as GNU timeout and some
+// supervisors do) is still a clean stop: exit 0.
+func TestWatchDoubleSIGTERM(t *testing.T) {
+	cmd, errb := watchChild(t)
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+		t.Fatalf("still running 1 s after two SIGTERMs; stderr: %s", errb.String())
+	}
+	if got := cmd.ProcessState.ExitCode(); got != 0 {
+		t.Errorf("exit %d after two SIGTERMs, want 0; stderr: %s", got, errb.String())
+	}
+}
