@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -137,4 +138,54 @@ func TestWatchDoubleSIGTERM(t *testing.T) {
 	if got := cmd.ProcessState.ExitCode(); got != 0 {
 		t.Errorf("exit %d after two SIGTERMs, want 0; stderr: %s", got, errb.String())
 	}
+}
+
+// The full check watch runs is check's: on the port-flaps fixture, whose mlx5_1 port is down,
+// port.state's critical finding becomes mlx5_1's full_check condition, keyed by its PCI address.
+func TestWatchFullCheckIsChecks(t *testing.T) {
+	dir := t.TempDir()
+	if err := snapshot.UnpackFile(filepath.Join(fixturesDir, "port-flaps", "snapshot.txtar"), dir); err != nil {
+		t.Fatal(err)
+	}
+	var out syncBuffer
+	app := &App{Version: "test", Now: time.Now, Stdout: &out, Stderr: io.Discard}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	go func() {
+		done <- app.Execute(ctx, []string{"watch", "--root", filepath.Join(dir, "root"), "--state-dir", "", "--poll", "100ms"})
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(out.String(), `"identity":"pci-0000:5e:00.0","device":"mlx5_1","condition":"full_check","severity":"critical"`) {
+		if time.Now().After(deadline) {
+			cancel()
+			<-done
+			t.Fatalf("no full_check condition on mlx5_1 in 20 s:\n%s", out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("exit %d", code)
+	}
+	if !strings.Contains(out.String(), "port.state: mlx5_1/1") {
+		t.Errorf("the condition does not name the check's finding:\n%s", out.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the watcher's writes and the test's reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
