@@ -231,6 +231,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 }
 
 func (w *Watcher) stop(srv *http.Server) {
+	if w.cfg.Notify != nil {
+		w.cfg.Notify("STOPPING=1")
+	}
 	w.mu.Lock()
 	for _, f := range w.files {
 		f.close()
