@@ -136,3 +136,24 @@ func TestWatchLinkOutOfTreeRefused(t *testing.T) {
 		}
 	}
 }
+
+// A port whose reads fail (EIO) three polls in a row is unreadable; the first good poll clears
+// it, whether the port is up or down.
+func TestWatchUnreadableClears(t *testing.T) {
+	root := tree(t, "b1")
+	var failing atomic.Bool
+	failing.Store(true)
+	orig := readAt
+	t.Cleanup(func() { readAt = orig })
+	readAt = func(f *os.File, b []byte) (int, error) {
+		if failing.Load() && strings.Contains(f.Name(), "mlx5_1/ports/1/state") {
+			return 0, syscall.EIO
+		}
+		return orig(f, b)
+	}
+	r := start(t, Config{Root: root})
+	r.ev.wait(t, 2*time.Second, "unreadable", is(EvSet, CondUnreadable, mlx5_1Port))
+	failing.Store(false)
+	r.ev.wait(t, 2*time.Second, "unreadable cleared on a down port", is(EvCleared, CondUnreadable, mlx5_1Port))
+	r.ev.wait(t, time.Second, "then judged down", is(EvSet, CondPortDown, mlx5_1Port))
+}

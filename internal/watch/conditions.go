@@ -172,7 +172,6 @@ func (t *Tracker) PortState(at time.Time, id Identity, up bool, detail string) [
 	}
 	if up {
 		t.good(at, id.Key, CondPortDown)
-		out = append(out, t.clear(at, condKey{id.Key, CondUnreadable}, "the port's files read again")...)
 		return out
 	}
 	// Down at the start (never seen up) is a warning: an unused port is often cabled nowhere;
@@ -213,6 +212,12 @@ func (t *Tracker) PollFailed(at time.Time, id Identity, missed int, why string) 
 		return nil
 	}
 	return t.set(at, id, CondUnreadable, report.Warning, fmt.Sprintf("%d polls in a row failed: %s", missed, why))
+}
+
+// Readable records a poll whose reads of the port all succeeded, up or down: it clears
+// unreadable. It allocates nothing when the port was readable already.
+func (t *Tracker) Readable(at time.Time, id Identity) []Event {
+	return t.clear(at, condKey{id.Key, CondUnreadable}, "the port's files read again")
 }
 
 // Tick clears the conditions whose cause has been gone long enough. It runs every poll, so it

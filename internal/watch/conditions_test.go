@@ -36,6 +36,8 @@ func down(id Identity) func(*Tracker, time.Time) []Event {
 
 func tick(t *Tracker, at time.Time) []Event { return t.Tick(at) }
 
+func readable(t *Tracker, at time.Time) []Event { return t.Readable(at, prt) }
+
 func evStrings(evs []Event) []string {
 	var out []string
 	for _, e := range evs {
@@ -160,7 +162,8 @@ func TestWatchConditions(t *testing.T) {
 		{"three failed polls in a row make a port unreadable; a good poll clears it", []step{
 			{at: 0, do: failed(1)}, {at: time.Second, do: failed(2)},
 			{at: 2 * time.Second, do: failed(3), want: []string{"set unreadable warning"}},
-			{at: 3 * time.Second, do: up(prt), want: []string{"cleared unreadable ok"}, active: none},
+			{at: 3 * time.Second, do: readable, want: []string{"cleared unreadable ok"}, active: none},
+			{at: 4 * time.Second, do: readable, active: none},
 		}},
 	}
 	for _, tc := range tests {

@@ -435,6 +435,7 @@ func (w *Watcher) judgePort(at time.Time, p *polledPort) []Event {
 	if why != nil {
 		return w.tr.PollFailed(at, p.p.ID, missed, why.Error())
 	}
+	evs := w.tr.Readable(at, p.p.ID)
 	up := stateNum(p.state.last) == 4 && stateNum(p.phys.last) == 5
 	if p.oper != nil && !p.oper.busy && p.oper.lastErr == nil && p.oper.last != nil {
 		up = up && string(p.oper.last) == "up"
@@ -448,11 +449,11 @@ func (w *Watcher) judgePort(at time.Time, p *polledPort) []Event {
 		}
 	}
 	if p.known && up == p.up {
-		return nil
+		return evs
 	}
 	p.known, p.up = true, up
 	w.metrics.portUp(p.p, up)
-	return w.tr.PortState(at, p.p.ID, up, p.detail())
+	return append(evs, w.tr.PortState(at, p.p.ID, up, p.detail())...)
 }
 
 func (p *polledPort) detail() string {
