@@ -157,3 +157,26 @@ func TestWatchUnreadableClears(t *testing.T) {
 	r.ev.wait(t, 2*time.Second, "unreadable cleared on a down port", is(EvCleared, CondUnreadable, mlx5_1Port))
 	r.ev.wait(t, time.Second, "then judged down", is(EvSet, CondPortDown, mlx5_1Port))
 }
+
+// A stuck read of a device that is then renamed (its files are opened anew under the new
+// name) does not leave its stuck_read condition behind.
+func TestWatchStuckReadOfRenamedDeviceClears(t *testing.T) {
+	root := tree(t, "b1")
+	p := filepath.Join(root, mlx5_1State)
+	os.Remove(p)
+	if err := syscall.Mkfifo(p, 0o644); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	t.Cleanup(func() {
+		if w, err := os.OpenFile(p, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+	})
+	r := start(t, Config{Root: root})
+	e := r.ev.wait(t, 2*time.Second, "stuck_read", is(EvSet, CondStuckRead, ""))
+	class := filepath.Join(root, classDir)
+	if err := os.Rename(filepath.Join(class, "mlx5_1"), filepath.Join(class, "mlx5_bond_1")); err != nil {
+		t.Fatal(err)
+	}
+	r.ev.wait(t, 2*time.Second, "the old path's stuck_read cleared", is(EvCleared, CondStuckRead, e.Identity))
+}

@@ -571,6 +571,10 @@ func (w *Watcher) applyRescan(ctx context.Context, r rescanResult) {
 	}
 	for _, p := range oldPorts {
 		for _, f := range p.files() {
+			if f.stuck {
+				// Its goroutine is abandoned with the file: the condition goes with it.
+				evs = append(evs, w.tr.Unstuck(at, stuckID(f, p), f.rel+" is no longer watched")...)
+			}
 			f.close()
 		}
 	}
