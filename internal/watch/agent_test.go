@@ -180,3 +180,29 @@ func TestWatchStuckReadOfRenamedDeviceClears(t *testing.T) {
 	}
 	r.ev.wait(t, 2*time.Second, "the old path's stuck_read cleared", is(EvCleared, CondStuckRead, e.Identity))
 }
+
+// A RoCE port whose netdev is not visible (another network namespace) is judged on its own
+// files and does not make every poll walk the class again.
+func TestWatchMissingNetdevBringsNoWalks(t *testing.T) {
+	root := tree(t, "b1")
+	if err := os.Remove(filepath.Join(root, "sys/class/net/ens1f0np0")); err != nil {
+		t.Fatal(err)
+	}
+	r := start(t, Config{Root: root, Rescan: time.Hour})
+	time.Sleep(500 * time.Millisecond) // 10 polls
+	r.w.mu.Lock()
+	last := r.w.lastScan
+	started := r.w.started
+	r.w.mu.Unlock()
+	if last.Sub(started) > 200*time.Millisecond {
+		t.Errorf("the class was walked again %s after the start: a missing netdev brought a walk", last.Sub(started))
+	}
+	st := r.w.StatusDoc()
+	for _, d := range st.Devices {
+		for _, p := range d.Ports {
+			if p.Identity == mlx5_0Port && (p.Up == nil || !*p.Up) {
+				t.Errorf("mlx5_0/1 without its netdev's files: up %v, want judged up on state and phys_state", p.Up)
+			}
+		}
+	}
+}

@@ -366,7 +366,10 @@ func (w *Watcher) pollOnce(ctx context.Context) {
 				evs = append(evs, w.tr.Stuck(end, stuckID(f, p), fmt.Sprintf("read of %s has not returned in %s; abandoned, the other reads go on", f.rel, w.cfg.ReadTimeout))...)
 			}
 		}
-		if f.lastErr != nil && vanished(f.lastErr) {
+		// Only the port's own files bring a walk at once: a netdev's may be missing for good (a
+		// netdev in another namespace), and walking every poll for it would cost more than the
+		// poll; a renamed netdev is found by the next --rescan.
+		if f.lastErr != nil && vanished(f.lastErr) && (f == p.state || f == p.phys) {
 			rescan = true
 		}
 	}
@@ -494,9 +497,9 @@ func (w *Watcher) startRescan() {
 // rename (same identity, new name) are events; the files of new or moved ports are opened.
 func (w *Watcher) applyRescan(ctx context.Context, r rescanResult) {
 	at := w.now()
-	w.rescanOn, w.lastScan = false, at
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.rescanOn, w.lastScan = false, at
 	w.emitLocked(w.tr.Unstuck(at, Identity{Key: AgentIdentity.Key + "/rescan"}, "the walk returned")...)
 	if r.err != nil {
 		w.emitLocked(ev(at, "rescan_failed", AgentIdentity, "", report.Warning, r.err.Error()))
