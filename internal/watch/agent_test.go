@@ -206,3 +206,24 @@ func TestWatchMissingNetdevBringsNoWalks(t *testing.T) {
 		}
 	}
 }
+
+// An unwritable --state-dir is said once, not at every change.
+func TestWatchUnwritableStateDirSaidOnce(t *testing.T) {
+	root := tree(t, "b1")
+	file := filepath.Join(t.TempDir(), "not-a-dir")
+	write(t, file, "")
+	r := start(t, Config{Root: root, StateDir: file})
+	r.ev.wait(t, 2*time.Second, "port_down", is(EvSet, CondPortDown, mlx5_1Port))
+	write(t, filepath.Join(root, mlx5_0State), "1: DOWN\n")
+	r.ev.wait(t, 2*time.Second, "a second change", is(EvSet, CondPortDown, mlx5_0Port))
+	time.Sleep(100 * time.Millisecond)
+	n := 0
+	for _, e := range r.ev.snapshot() {
+		if e.Kind == "state_not_saved" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("state_not_saved said %d times, want once", n)
+	}
+}

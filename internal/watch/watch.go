@@ -101,6 +101,7 @@ type Watcher struct {
 	timer   *time.Timer
 	cycle   uint64 // polls started
 	dirty   bool
+	saveErr string // the last state write's error, said once
 
 	rescanCh  chan rescanResult
 	rescanOn  bool
@@ -263,10 +264,18 @@ func (w *Watcher) afterStep() {
 	if w.cfg.StateDir == "" {
 		return
 	}
-	if err := saveState(w.cfg.StateDir, w.tr.export(w.bootID, w.now())); err != nil {
-		w.emitLocked(ev(w.now(), "state_not_saved", AgentIdentity, "", report.Warning, err.Error()))
-		w.dirty = false
+	err := saveState(w.cfg.StateDir, w.tr.export(w.bootID, w.now()))
+	switch {
+	case err != nil && err.Error() != w.saveErr:
+		// Said once per cause: an unwritable --state-dir (a user's watch without root) would
+		// otherwise repeat it at every change.
+		w.saveErr = err.Error()
+		w.emitLocked(ev(w.now(), "state_not_saved", AgentIdentity, "", report.Warning, err.Error()+": conditions will not survive a restart"))
+	case err == nil && w.saveErr != "":
+		w.saveErr = ""
+		w.emitLocked(ev(w.now(), "state_saved", AgentIdentity, "", report.Info, "the state is saved again"))
 	}
+	w.dirty = false
 }
 
 func (w *Watcher) loadState() {
