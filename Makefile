@@ -147,7 +147,7 @@ install: docs
 	install -D -m 0755 deploy/slurm/rdmadiag-healthcheck $(DESTDIR)$(SBINDIR)/rdmadiag-healthcheck
 	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR)/examples/npd $(DESTDIR)$(DOCDIR)/examples/nhc \
 	  $(DESTDIR)$(DOCDIR)/examples/kubernetes
-	for u in rdmadiag-textfile.service rdmadiag-textfile.timer; do \
+	for u in rdmadiag-textfile.service rdmadiag-textfile.timer rdmadiag-watch.service; do \
 	  $(BINPATH_SED) deploy/systemd/$$u > $(DESTDIR)$(UNITDIR)/$$u && chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; done
 	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/
 	install -m 0644 docs/examples/*.json $(DESTDIR)$(DOCDIR)/examples/

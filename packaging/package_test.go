@@ -88,7 +88,7 @@ func staged(t *testing.T, p pkgs, forDeb bool) map[string]fs.FileMode {
 	}
 	for _, must := range []string{"usr/bin/rdmadiag", "usr/share/man/man1/rdmadiag.1", "usr/share/bash-completion/completions/rdmadiag",
 		zshStaged, "usr/share/fish/vendor_completions.d/rdmadiag.fish", "usr/lib/systemd/system/rdmadiag-textfile.service",
-		"usr/lib/systemd/system/rdmadiag-textfile.timer", "usr/sbin/rdmadiag-healthcheck", "usr/share/doc/rdmadiag/examples/policy.json"} {
+		"usr/lib/systemd/system/rdmadiag-textfile.timer", "usr/lib/systemd/system/rdmadiag-watch.service", "usr/sbin/rdmadiag-healthcheck", "usr/share/doc/rdmadiag/examples/policy.json"} {
 		key := must
 		if forDeb && must == zshStaged {
 			key = zshDeb

@@ -66,6 +66,10 @@ type App struct {
 	// interruptExit is the exit code of an interrupted run, set once the format is known (the
 	// one-line formats' protocols have no code for "interrupted"); 0 means ExitInterrupted.
 	interruptExit atomic.Int32
+
+	// termExitsZero makes SIGTERM a clean stop (exit 0) rather than an interruption: watch is
+	// stopped that way by its service manager.
+	termExitsZero atomic.Bool
 }
 
 // interruptedCode is the exit code when a signal ended the run.
@@ -156,7 +160,7 @@ func (a *App) rootCmd() *cobra.Command {
 		}
 		return usageErr("%v", err)
 	})
-	root.AddCommand(a.checkCmd(), a.recordCmd(), a.listCmd(), a.demoCmd())
+	root.AddCommand(a.checkCmd(), a.watchCmd(), a.recordCmd(), a.listCmd(), a.demoCmd())
 	root.AddCommand(a.fleetCmd(), a.inventoryCmd())
 	root.AddCommand(a.versionCmd(), a.manCmd(), a.probeCmd())
 	return root

@@ -125,12 +125,21 @@ func runMain(app *App, args []string) int {
 		}
 		fmt.Fprintf(app.Stderr, "rdmadiag: %s: stopping; a second signal exits at once\n", signalName(s))
 		cancel(&interrupted{sig: signalName(s)})
-		if _, ok := <-sigs; ok {
+		if s2, ok := <-sigs; ok {
+			if s2 == syscall.SIGTERM && app.termExitsZero.Load() {
+				// A service stopped twice (a process group signalled as well as the process):
+				// its state is saved at every change, so exiting at once is still a clean stop.
+				exitProcess(0)
+			}
 			fmt.Fprintln(app.Stderr, "rdmadiag: interrupted")
 			exitProcess(app.interruptedCode())
 		}
 	}()
 	code := app.Execute(ctx, args)
+	var in *interrupted
+	if errors.As(context.Cause(ctx), &in) && in.sig == "SIGTERM" && app.termExitsZero.Load() && code == 0 {
+		return 0 // a service stopped the way its manager stops it
+	}
 	if ctx.Err() != nil && code != report.ExitUsage {
 		// Interrupted: probes have cleaned up by now; say so and use the shell's convention (or
 		// the format's code for "could not tell": npd, nagios).

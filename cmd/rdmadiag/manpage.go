@@ -92,6 +92,8 @@ func writeManPage(w io.Writer, root *cobra.Command, version string, date time.Ti
 	for _, f := range [][2]string{
 		{"/usr/lib/systemd/system/rdmadiag-textfile.service", "writes the node_exporter textfile; started by " +
 			"rdmadiag-textfile.timer every 5 minutes once enabled (the packages do not enable it)"},
+		{"/usr/lib/systemd/system/rdmadiag-watch.service", "runs rdmadiag watch (Type=notify, with a watchdog) once " +
+			"enabled; its conditions are kept in /var/lib/rdmadiag within a boot"},
 		{"/usr/share/doc/rdmadiag/examples/", "option files (--policy, --matrix, --wr-profile) and the " +
 			"node-problem-detector, Slurm, LBNL NHC and Kubernetes configurations"},
 	} {

@@ -37,6 +37,8 @@ const (
 	// rdmadiagPath is where deploy/container/Containerfile installs the binary.
 	rdmadiagPath = "/usr/local/bin/rdmadiag"
 	npdPath      = "/usr/local/bin/node-problem-detector"
+	// watchStateDir is rdmadiag watch's default --state-dir.
+	watchStateDir = "/var/lib/rdmadiag"
 	// pluginConfigFile is the custom plugin monitor shipped for hosts that run npd without
 	// Kubernetes; the ConfigMap must carry the same content.
 	pluginConfigFile = "../npd/rdmadiag-plugin-monitor.json"
@@ -216,6 +218,15 @@ func runsRdmadiag(c corev1.Container) bool {
 	return strings.HasPrefix(filepath.Base(repo), "rdmadiag")
 }
 
+// watchState is the one host path a container may write: rdmadiag watch's --state-dir, the
+// host's /var/lib/rdmadiag, where the conditions of the current boot outlive the pod.
+func watchState(c corev1.Container, vm corev1.VolumeMount, hp *corev1.HostPathVolumeSource) bool {
+	args := append(slices.Clone(c.Command), c.Args...)
+	dir, ok := flagValue(args, "--state-dir")
+	return len(args) > 1 && args[0] == rdmadiagPath && args[1] == "watch" && ok &&
+		vm.MountPath == dir && hp.Path == dir && dir == watchStateDir && vm.SubPath == ""
+}
+
 func hostPathOf(spec corev1.PodSpec, volume string) *corev1.HostPathVolumeSource {
 	for _, v := range spec.Volumes {
 		if v.Name == volume {
@@ -271,7 +282,7 @@ func checkDaemonSet(t *testing.T, ds *appsv1.DaemonSet) {
 	for _, c := range spec.Containers {
 		for _, vm := range c.VolumeMounts {
 			used[vm.Name] = true
-			if hostPathOf(spec, vm.Name) != nil && !vm.ReadOnly {
+			if hp := hostPathOf(spec, vm.Name); hp != nil && !vm.ReadOnly && !watchState(c, vm, hp) {
 				t.Errorf("container %s mounts hostPath volume %s read-write", c.Name, vm.Name)
 			}
 			if !slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == vm.Name }) {
