@@ -19,10 +19,18 @@ func TestVendorDriver(t *testing.T) {
 		{"vendor-efa", "driver.modules", "rdma_cm", report.Info},
 		{"vendor-efa", "driver.modules", "rdma_ucm", report.Info},
 		{"vendor-efa", "driver.devices", "rdmap0s6", report.OK},
+		// irdma binds to ice's auxiliary device ice.roce.1, but the RDMA device's parent is
+		// the PCI function (irdma_init_rdma_device): it maps to 0000:3b:00.0.
+		{"vendor-irdma", "driver.devices", "rocep59s0f0", report.OK},
+		{"vendor-irdma", "driver.modules", "irdma", report.OK},
 	} {
 		t.Run(tc.fixture+"/"+tc.check+"/"+tc.subject, func(t *testing.T) {
 			fs := checktest.Run(t, tc.fixture, checks.Options{}, tc.check)
-			checktest.WantSeverity(t, checktest.One(t, fs, tc.check, tc.subject), tc.want)
+			f := checktest.One(t, fs, tc.check, tc.subject)
+			checktest.WantSeverity(t, f, tc.want)
+			if tc.check == "driver.devices" && f.Subject.PCI != map[string]string{"vendor-efa": "0000:00:06.0", "vendor-irdma": "0000:3b:00.0"}[tc.fixture] {
+				t.Errorf("%s maps to PCI %q", tc.subject, f.Subject.PCI)
+			}
 		})
 	}
 }

@@ -18,6 +18,8 @@ func TestVendorPCIe(t *testing.T) {
 		// EFA's function shows no PCIe link files: nothing to judge, as pcie.link says.
 		{"vendor-efa", "pcie.bandwidth", "0000:00:06.0", report.Skipped},
 		{"vendor-efa", "pcie.link", "0000:00:06.0", report.Skipped},
+		{"vendor-irdma", "pcie.bandwidth", "0000:3b:00.0", report.OK},
+		{"vendor-irdma", "pcie.link", "0000:3b:00.0", report.OK},
 	} {
 		t.Run(tc.fixture+"/"+tc.check, func(t *testing.T) {
 			fs := checktest.Run(t, tc.fixture, checks.Options{}, tc.check)

@@ -195,6 +195,146 @@ func efaFixture(t *testing.T) []byte {
 	return checktest.Txtar(checktest.GeneratedBy(t, "vendor-efa")+efaComment, files)
 }
 
+// irdmaCounters are irdma's hw_counters on an E810 (irdma_hw_stat_names in
+// drivers/infiniband/hw/irdma/verbs.c, 6.12.19: gen 2 has every name); traffic made up, the
+// discard and error counters zero.
+var irdmaCounters = map[string]string{
+	"ip4InDiscards": "0", "ip4InTruncatedPkts": "0", "ip4OutNoRoutes": "0", "ip6InDiscards": "0", "ip6InTruncatedPkts": "0",
+	"ip6OutNoRoutes": "0", "tcpRetransSegs": "0", "tcpInOptErrors": "0", "tcpInProtoErrors": "0", "rxVlanErrors": "0",
+	"ip4InOctets": "81920000", "ip4InPkts": "20000", "ip4InReasmRqd": "0", "ip4InMcastPkts": "0", "ip4OutOctets": "81920000",
+	"ip4OutPkts": "20000", "ip4OutSegRqd": "0", "ip4OutMcastPkts": "0", "ip6InOctets": "0", "ip6InPkts": "0",
+	"ip6InReasmRqd": "0", "ip6InMcastPkts": "0", "ip6OutOctets": "0", "ip6OutPkts": "0", "ip6OutSegRqd": "0",
+	"ip6OutMcastPkts": "0", "tcpInSegs": "0", "tcpOutSegs": "0", "iwInRdmaReads": "500", "iwInRdmaSends": "10000",
+	"iwInRdmaWrites": "500", "iwOutRdmaReads": "500", "iwOutRdmaSends": "10000", "iwOutRdmaWrites": "500",
+	"iwRdmaBnd": "0", "iwRdmaInv": "0", "cnpHandled": "0", "cnpIgnored": "0", "cnpSent": "0",
+	"ip4InMcastOctets": "0", "ip4OutMcastOctets": "0", "ip6InMcastOctets": "0", "ip6OutMcastOctets": "0",
+	"RxUDP": "20000", "TxUDP": "20000", "RxECNMrkd": "0",
+}
+
+// iceStats are ice's `ethtool -S` names (ice_gstrings_pf_stats and the per-priority
+// "tx_priority_%u_xon.nic" strings of ice_get_strings, drivers/net/ethernet/intel/ice/ice_ethtool.c),
+// no pause and no drop.
+var iceStats = map[string]uint64{
+	"rx_dropped.nic": 0, "rx_crc_errors.nic": 0, "tx_errors.nic": 0, "link_xon_rx.nic": 0, "link_xoff_rx.nic": 0,
+	"link_xon_tx.nic": 0, "link_xoff_tx.nic": 0, "rx_priority_3_xoff.nic": 0, "tx_priority_3_xoff.nic": 0,
+	"rx_priority_3_xon.nic": 0, "tx_priority_3_xon.nic": 0, "mac_local_faults.nic": 0, "mac_remote_faults.nic": 0,
+}
+
+const irdmaComment = `No Intel E810 exists in the lab: a healthy E810-XXV RoCEv2 port on ice and irdma.
+Built on the layout of fixtures/sysfs/fw-inbox-cx6dx (the PCI path 0000:3b:00.0 under the Gen5
+root port, netdev ens1f0np0, GIDs, uptime 3600 s), with Linux 6.12.19's Intel values:
+- PCI id 8086:159b (ICE_DEV_ID_E810_XXV_SFP, drivers/net/ethernet/intel/ice/ice_devids.h),
+  driver ice, PCIe 4.0 x8 (Intel E810-XXVDA2 product brief); the kernel log keeps
+  pcie_print_link_status's line for it (16.0 GT/s x8 = 126.024 Gb/s). The card's second
+  function is not laid out.
+- netdev ens1f0np0 at 25000 Mb/s; port rate "25 Gb/sec (1X EDR)" (ib_get_eth_speed: 25 Gb/s
+  without a lane count is 1X EDR, ib_get_width_and_speed in drivers/infiniband/core/verbs.c).
+- irdma binds to the auxiliary device ice adds under the PCI function, "ice.roce.1" (name
+  "roce" in RoCEv2 mode, id pf->aux_idx allocated from 1: ice_plug_aux_dev and ice_init_rdma in
+  drivers/net/ethernet/intel/ice/ice_idc.c; irdma_auxiliary_id_table in
+  drivers/infiniband/hw/irdma/main.c), driver irdma (auxiliary_driver_register names it after
+  the module). The RDMA device's parent is still the PCI function (irdma_init_rdma_device sets
+  ibdev.dev.parent = &pcidev->dev, drivers/infiniband/hw/irdma/verbs.c), so
+  /sys/class/infiniband/<dev>/device points to 0000:3b:00.0, not to ice.roce.1.
+- RDMA device rocep59s0f0: the kernel registers "irdma%d" (irdma_ib_register_device), and
+  rdma-core's rdma-persistent-naming.rules rename it NAME_FALLBACK to <protocol>p<bus>s<slot>f<fn>
+  (by_pci in kernel-boot/rdma_rename.c: protocol "roce", bus 0x3b = 59, f0 as the card is
+  multi-function).
+- node_type "1: CA" (RDMA_NODE_IB_CA in RoCEv2 mode, irdma_init_roce_device); fw_ver 1.71 in
+  irdma_get_dev_fw_str's "%u.%u" (digits made up); no hca_type nor board_id (irdma adds
+  neither); link_layer "Ethernet" (irdma_get_link_layer).
+- no PMA counters/ directory (irdma has no process_mad); hw_counters/ holds
+  irdma_hw_stat_names (drivers/infiniband/hw/irdma/verbs.c), traffic made up, errors zero.
+- interrupts: ice's "ice-0000:3b:00.0:misc" and "ice-ens1f0np0-TxRx-%d" (ice_req_irq_msix_misc,
+  ice_vsi_req_irq_msix in ice_main.c), irdma's "irdma-0000:3b:00.0-AEQCEQ-0" and
+  "irdma-0000:3b:00.0-CEQ-%d" (irdma_cfg_ceq_vector in hw.c; the AEQ shares CEQ 0's vector
+  when irdma has no more vectors than CPUs, irdma_save_msix_info); 4 CPUs.
+- /proc/modules: irdma using ice, ib_uverbs and ib_core, the RDMA CM stack (sizes made up);
+  CONFIG_ICE, CONFIG_INFINIBAND_IRDMA; libibverbs provider libirdma-rdmav34.so (rdma-core's
+  providers/irdma); verbs limits in facts.json as in fw-inbox-cx6dx (made up).
+- netlink/: RDMA netlink replies encoded by internal/nldev/nltest: rocep59s0f0 protocol "roce",
+  port 1 bound to ens1f0np0, the GSI QP1 and the [ib_core] MAD CQ. No devlink answers.
+- ethtool/ens1f0np0.json: ice's names (ice_gstrings_pf_stats, ice_get_strings in
+  ice_ethtool.c), no pause, no drop.
+Expected: every check ok, info or skipped; exit 0.
+`
+
+// irdmaFixture lays fw-inbox-cx6dx's tree out again for ice and irdma.
+func irdmaFixture(t *testing.T) []byte {
+	base := checktest.FixtureFiles(t, congBase)
+	const name = "rocep59s0f0"
+	rename := strings.NewReplacer("mlx5_0", name, "drivers/mlx5_core", "drivers/ice", "mlx5.driver", "irdma.driver",
+		"libmlx5-rdmav34.so", "libirdma-rdmav34.so", "6.1.0-56-amd64", vendorRelease, "synthetic-2", "synthetic-irdma")
+	files := map[string]string{}
+	for n, data := range base {
+		switch {
+		case strings.HasPrefix(n, "devlink/"), strings.HasPrefix(n, "netlink/"),
+			strings.HasPrefix(n, congPortDir+"counters/"), strings.HasPrefix(n, congPortDir+"hw_counters/"):
+			continue
+		}
+		files[rename.Replace(n)] = rename.Replace(data)
+	}
+	fn := "0000:3b:00.0"
+	dev := "root/sys/devices/pci0000:3a/0000:3a:00.0/" + fn + "/"
+	ib := dev + "infiniband/" + name + "/"
+	port := ib + "ports/1/"
+	files[dev+"vendor"], files[dev+"device"] = "0x8086\n", "0x159b\n"
+	delete(files, ib+"board_id")
+	delete(files, ib+"hca_type")
+	files[ib+"fw_ver"] = "1.71\n"
+	// An E810-XXV port runs at 25 Gb/s on a PCIe 4.0 x8 card.
+	files[dev+"net/ens1f0np0/speed"] = "25000\n"
+	files[port+"rate"] = "25 Gb/sec (1X EDR)\n"
+	files[dev+"current_link_width"], files[dev+"max_link_width"] = "8\n", "8\n"
+	aux := dev + "ice.roce.1/"
+	files[aux+"driver -> ../../../../../bus/auxiliary/drivers/irdma"] = ""
+	files["root/sys/bus/auxiliary/devices/ice.roce.1 -> ../../../devices/pci0000:3a/0000:3a:00.0/"+fn+"/ice.roce.1"] = ""
+	files["root/sys/bus/auxiliary/drivers/irdma/.keep"] = ""
+	for n, v := range irdmaCounters {
+		files[port+"hw_counters/"+n] = v + "\n"
+	}
+	files["root/etc/libibverbs.d/irdma.driver"] = "driver irdma\n"
+	files["root/proc/modules"] = "irdma 425984 0 - Live 0x0000000000000000\n" +
+		"ib_uverbs 200704 2 rdma_ucm,irdma, Live 0x0000000000000000\n" +
+		"ib_umad 45056 0 - Live 0x0000000000000000\n" +
+		"rdma_ucm 32768 0 - Live 0x0000000000000000\n" +
+		"rdma_cm 139264 1 rdma_ucm, Live 0x0000000000000000\n" +
+		"iw_cm 61440 2 irdma,rdma_cm, Live 0x0000000000000000\n" +
+		"ib_cm 139264 1 rdma_cm, Live 0x0000000000000000\n" +
+		"ib_core 475136 8 irdma,rdma_ucm,ib_uverbs,ib_umad,rdma_cm,iw_cm,ib_cm, Live 0x0000000000000000\n" +
+		"ice 1097728 1 irdma, Live 0x0000000000000000\n"
+	files["root/boot/config-"+vendorRelease] = "CONFIG_PCIEAER=y\nCONFIG_ICE=m\nCONFIG_INFINIBAND=m\n" +
+		"CONFIG_INFINIBAND_USER_MAD=m\nCONFIG_INFINIBAND_USER_ACCESS=m\nCONFIG_INFINIBAND_ADDR_TRANS=y\nCONFIG_INFINIBAND_IRDMA=m\n"
+	names := []string{"ice-" + fn + ":misc"}
+	for n := 0; n < 4; n++ {
+		names = append(names, fmt.Sprintf("ice-ens1f0np0-TxRx-%d", n))
+	}
+	names = append(names, "irdma-"+fn+"-AEQCEQ-0")
+	for n := 1; n < 4; n++ {
+		names = append(names, fmt.Sprintf("irdma-%s-CEQ-%d", fn, n))
+	}
+	for n := range names {
+		files[fmt.Sprintf("%smsi_irqs/%d", dev, 100+n)] = "msix\n"
+	}
+	files["root/proc/interrupts"] = vendorInterrupts(fn, 100, names)
+	files["kmsg"] = "6,101,4100400,-;ice " + fn + ": 126.024 Gb/s available PCIe bandwidth (16.0 GT/s PCIe x8 link)\n SUBSYSTEM=pci\n DEVICE=+pci:" + fn + "\n"
+	files["ethtool/ens1f0np0.json"] = checktest.JSON(iceStats)
+	files["meta.json"] = checktest.JSON(checktest.Meta("Synthetic: a healthy Intel E810-XXV RoCEv2 port (ice, irdma on the auxiliary device ice.roce.1) on Linux 6.12.19",
+		[]string{"fixtures/sysfs/fw-inbox-cx6dx", "drivers/net/ethernet/intel/ice/ice_idc.c", "drivers/net/ethernet/intel/ice/ice_ethtool.c",
+			"drivers/infiniband/hw/irdma/main.c", "drivers/infiniband/hw/irdma/verbs.c", "rdma-core kernel-boot/rdma_rename.c", checktest.Generator(t)}))
+	guid := nldev.GUID(0x0ac0eb03001a2b3c) // fw-inbox-cx6dx's node_guid
+	vendorNetlink(t, files, nltest.Model{
+		Devices: []nldev.Device{{Index: 0, Name: name, NumPorts: 1, FWVersion: "1.71", NodeGUID: guid, SysImageGUID: guid,
+			NodeType: 1, Protocol: "roce"}},
+		Ports: []nldev.Port{{DevIndex: 0, Index: 1, State: nldev.PortStateActive, PhysState: nldev.PortPhysStateLinkUp,
+			NetdevIndex: 4, NetdevName: "ens1f0np0"}},
+		QPs: []nldev.QP{{DevIndex: 0, Port: 1, LQPN: 1, Type: nldev.QPTypeGSI, State: nldev.QPStateRTS, KernName: "ib_core"}},
+		CQs: []nldev.CQ{{DevIndex: 0, CQN: 0, CQE: 1023, Users: 2, PollCtx: 2, HasPollCtx: true, KernName: "ib_core"}},
+	})
+	return checktest.Txtar(checktest.GeneratedBy(t, "vendor-irdma")+irdmaComment, files)
+}
+
 func TestVendorFixtures(t *testing.T) {
 	checktest.Generated(t, "vendor-efa", efaFixture(t))
+	checktest.Generated(t, "vendor-irdma", irdmaFixture(t))
 }

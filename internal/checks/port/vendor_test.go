@@ -18,6 +18,9 @@ func TestVendorPorts(t *testing.T) {
 		// EFA's link layer is "Unknown": no LID nor RoCE GID to demand.
 		{"vendor-efa", "port.addressing", "rdmap0s6/1", report.Skipped},
 		{"vendor-efa", "port.state", "rdmap0s6/1", report.OK},
+		{"vendor-irdma", "port.addressing", "rocep59s0f0/1", report.OK},
+		{"vendor-irdma", "port.counters", "rocep59s0f0/1", report.OK},
+		{"vendor-irdma", "port.rate", "rocep59s0f0/1", report.OK},
 	} {
 		t.Run(tc.fixture+"/"+tc.check, func(t *testing.T) {
 			fs := checktest.Run(t, tc.fixture, checks.Options{}, tc.check)
