@@ -23,12 +23,13 @@ func TestVendorDriver(t *testing.T) {
 		// the PCI function (irdma_init_rdma_device): it maps to 0000:3b:00.0.
 		{"vendor-irdma", "driver.devices", "rocep59s0f0", report.OK},
 		{"vendor-irdma", "driver.modules", "irdma", report.OK},
+		{"vendor-hns", "driver.devices", "hns_0", report.OK},
 	} {
 		t.Run(tc.fixture+"/"+tc.check+"/"+tc.subject, func(t *testing.T) {
 			fs := checktest.Run(t, tc.fixture, checks.Options{}, tc.check)
 			f := checktest.One(t, fs, tc.check, tc.subject)
 			checktest.WantSeverity(t, f, tc.want)
-			if tc.check == "driver.devices" && f.Subject.PCI != map[string]string{"vendor-efa": "0000:00:06.0", "vendor-irdma": "0000:3b:00.0"}[tc.fixture] {
+			if tc.check == "driver.devices" && f.Subject.PCI != map[string]string{"vendor-efa": "0000:00:06.0", "vendor-irdma": "0000:3b:00.0", "vendor-hns": "0000:7d:00.0"}[tc.fixture] {
 				t.Errorf("%s maps to PCI %q", tc.subject, f.Subject.PCI)
 			}
 		})

@@ -276,11 +276,11 @@ func judgeBandwidth(m *measured, sibs []*measured) engine.Finding {
 	shared := strings.Join(sibNames, ", ")
 	switch {
 	case b.UsableGbps == 0 && b.Limit == "" && len(m.linkErrs) == 0:
-		// No function on the path has link files (pci-sysfs shows them for PCIe functions
-		// only, pcie_dev_attrs_are_visible in drivers/pci/pci-sysfs.c): no link to judge, as
-		// pcie.link says. A hypervisor's passed-through function (AWS EFA) is one.
+		// No function on the path has a link: no link files (pci-sysfs shows them for PCIe
+		// functions only, pcie_dev_attrs_are_visible in drivers/pci/pci-sysfs.c; AWS EFA) or
+		// none that reports a capability (an integrated endpoint, hns3): as pcie.link says.
 		f.Severity = report.Skipped
-		f.Summary = fmt.Sprintf("skipped: %s (%s) has no PCIe link files, so there is no PCIe bandwidth to judge", t.BDF, t.deviceNames())
+		f.Summary = fmt.Sprintf("skipped: %s (%s) has no PCIe link, so there is no PCIe bandwidth to judge", t.BDF, t.deviceNames())
 		for _, e := range errs {
 			f.Evidence = append(f.Evidence, report.Ev("read error", e.Error(), ""))
 		}

@@ -334,7 +334,133 @@ func irdmaFixture(t *testing.T) []byte {
 	return checktest.Txtar(checktest.GeneratedBy(t, "vendor-irdma")+irdmaComment, files)
 }
 
+// hnsCounters are hns_roce_hw_v2's hw_counters (hns_roce_port_stats_descs in
+// drivers/infiniband/hw/hns/hns_roce_main.c, 6.12.19); traffic made up, errors zero.
+var hnsCounters = map[string]string{
+	"rx_rc_pkt": "20000", "rx_uc_pkt": "0", "rx_ud_pkt": "12", "rx_xrc_pkt": "0", "rx_pkt": "20012", "rx_err_pkt": "0",
+	"rx_cnp_pkt": "0", "tx_rc_pkt": "20000", "tx_uc_pkt": "0", "tx_ud_pkt": "12", "tx_xrc_pkt": "0", "tx_pkt": "20012",
+	"tx_err_pkt": "0", "tx_cnp_pkt": "0", "trp_get_mpt_err_pkt": "0", "trp_get_irrl_err_pkt": "0", "ecn_doorbell": "0",
+	"rx_buffer": "20012", "trp_rx_sof": "20012", "cq_cqe": "20012", "cq_poe": "0", "cq_notify": "0",
+}
+
+const hnsComment = `No HiSilicon SoC exists in the lab: a healthy hns RoCE port of a Kunpeng 920's integrated
+25GE controller on hns3 and hns_roce_hw_v2, Linux 6.12.19.
+Built on the files of fixtures/sysfs/fw-inbox-cx6dx (GIDs, uptime 3600 s), moved and renamed:
+- PCI id 19e5:a222 (HNAE3_DEV_ID_25GE_RDMA, drivers/net/ethernet/hisilicon/hns3/hnae3.h; in
+  hns_roce_hw_v2_pci_tbl, drivers/infiniband/hw/hns/hns_roce_hw_v2.c), driver hns3, function
+  0000:7d:00.0 on the root bus: a Root Complex Integrated Endpoint. The PCIe link attributes
+  exist (pci_is_pcie) but read "Unknown" and 0: an RCiEP has no link registers
+  (pcie_cap_has_lnkctl in drivers/pci/access.c), so pcie_capability_read_word gives 0
+  (current_link_speed_show, max_link_speed_show in drivers/pci/pci-sysfs.c). That Kunpeng's
+  hns3 functions are RCiEPs on root bus 0x7d is taken from public lspci listings, not from the
+  kernel.
+  No AER counters are laid out (whether the endpoint has the AER capability is not
+  established here).
+- RDMA device hns_0, the kernel's name ("hns_%d", hns_roce_register_device in
+  hns_roce_main.c), kept where rdma-core's persistent naming is not applied (NAME_KERNEL); its
+  parent is the PCI function (ib_dev->dev.parent). node_type "1: CA" (RDMA_NODE_IB_CA),
+  link_layer "Ethernet" (hns_roce_get_link_layer), fw_ver 1.20.0022 in hns_roce_get_fw_ver's
+  "%u.%u.%04u" (digits made up), no hca_type nor board_id.
+- netdev enp125s0f0 (systemd's name of bus 125, slot 0, function 0) at 25000 Mb/s; port rate
+  "25 Gb/sec (1X EDR)" (hns_roce_query_port calls ib_get_eth_speed).
+- no PMA counters/ directory (hns has no process_mad); hw_counters/ holds
+  hns_roce_port_stats_descs (hns_roce_main.c), traffic made up, errors zero.
+- interrupts: hclge's "hclge-misc-0000:7d:00.0" (hclge_get_misc_vector, hclge_main.c), hns3's
+  "hns3-0000:7d:00.0-TxRx-%d" (hns3_nic_init_irq, hns3_enet.c), hns_roce's
+  "hns-0000:7d:00.0-abn-0", "hns-0000:7d:00.0-aeq-0" and "hns-0000:7d:00.0-ceq-%d"
+  (__hns_roce_request_irq, hns_roce_hw_v2.c); 4 CPUs.
+- /proc/modules: hns_roce_hw_v2 using hnae3 and ib_core, hclge and hns3 using hnae3, the RDMA
+  CM stack (sizes made up); CONFIG_HNS3, CONFIG_HNS3_HCLGE, CONFIG_INFINIBAND_HNS_HIP08;
+  libibverbs provider libhns-rdmav34.so (rdma-core's providers/hns); no kernel log line.
+- netlink/: RDMA netlink replies encoded by internal/nldev/nltest: hns_0 protocol "roce",
+  port 1 bound to enp125s0f0, the GSI QP1 and the [ib_core] MAD CQ. No devlink answers, no
+  ethtool statistics.
+Expected: every check ok, info or skipped; exit 0.
+`
+
+// hnsFixture lays fw-inbox-cx6dx's tree out again for an hns3 RCiEP on a root bus.
+func hnsFixture(t *testing.T) []byte {
+	base := checktest.FixtureFiles(t, congBase)
+	const name = "hns_0"
+	fn := "0000:7d:00.0"
+	rename := strings.NewReplacer("pci0000:3a/0000:3a:00.0/0000:3b:00.0", "pci0000:7d/"+fn, "0000:3b:00.0", fn,
+		"../../../../bus/pci/drivers/mlx5_core", "../../../bus/pci/drivers/hns3", "drivers/mlx5_core", "drivers/hns3",
+		"mlx5_0", name, "mlx5.driver", "hns.driver", "libmlx5-rdmav34.so", "libhns-rdmav34.so", "ens1f0np0", "enp125s0f0",
+		"6.1.0-56-amd64", vendorRelease, "synthetic-2", "synthetic-hns", "x86_64-linux-gnu", "aarch64-linux-gnu")
+	files := map[string]string{}
+	for n, data := range base {
+		switch {
+		case strings.HasPrefix(n, "devlink/"), strings.HasPrefix(n, "netlink/"), strings.Contains(n, "0000:3a:00.0/aer"),
+			strings.HasPrefix(n, congPortDir+"counters/"), strings.HasPrefix(n, congPortDir+"hw_counters/"):
+			continue
+		}
+		n, data = rename.Replace(n), rename.Replace(data)
+		if strings.Contains(n, "0000:3a:00.0") || strings.Contains(n, "pcieport") {
+			continue // the Gen5 root port: an RCiEP has none
+		}
+		files[n] = data
+	}
+	dev := "root/sys/devices/pci0000:7d/" + fn + "/"
+	ib := dev + "infiniband/" + name + "/"
+	port := ib + "ports/1/"
+	for _, a := range []string{"aer_dev_correctable", "aer_dev_fatal", "aer_dev_nonfatal"} {
+		delete(files, dev+a) // AER is not claimed for the integrated endpoint
+	}
+	files[dev+"vendor"], files[dev+"device"] = "0x19e5\n", "0xa222\n"
+	files[dev+"current_link_speed"], files[dev+"max_link_speed"] = "Unknown\n", "Unknown\n"
+	files[dev+"current_link_width"], files[dev+"max_link_width"] = "0\n", "0\n"
+	files[dev+"net/enp125s0f0/speed"] = "25000\n"
+	files[port+"rate"] = "25 Gb/sec (1X EDR)\n"
+	delete(files, ib+"board_id")
+	delete(files, ib+"hca_type")
+	files[ib+"fw_ver"] = "1.20.0022\n"
+	for n, v := range hnsCounters {
+		files[port+"hw_counters/"+n] = v + "\n"
+	}
+	files["root/etc/libibverbs.d/hns.driver"] = "driver hns\n"
+	files["root/proc/modules"] = "hns_roce_hw_v2 200704 0 - Live 0x0000000000000000\n" +
+		"ib_uverbs 200704 1 rdma_ucm, Live 0x0000000000000000\n" +
+		"ib_umad 45056 0 - Live 0x0000000000000000\n" +
+		"rdma_ucm 32768 0 - Live 0x0000000000000000\n" +
+		"rdma_cm 139264 1 rdma_ucm, Live 0x0000000000000000\n" +
+		"iw_cm 61440 1 rdma_cm, Live 0x0000000000000000\n" +
+		"ib_cm 139264 1 rdma_cm, Live 0x0000000000000000\n" +
+		"ib_core 475136 8 hns_roce_hw_v2,rdma_ucm,ib_uverbs,ib_umad,rdma_cm,iw_cm,ib_cm, Live 0x0000000000000000\n" +
+		"hclge 413696 0 - Live 0x0000000000000000\n" +
+		"hns3 208896 1 hclge, Live 0x0000000000000000\n" +
+		"hnae3 28672 3 hns_roce_hw_v2,hclge,hns3, Live 0x0000000000000000\n"
+	files["root/boot/config-"+vendorRelease] = "CONFIG_PCIEAER=y\nCONFIG_HNS3=m\nCONFIG_HNS3_HCLGE=m\nCONFIG_HNS3_ENET=m\nCONFIG_INFINIBAND=m\n" +
+		"CONFIG_INFINIBAND_USER_MAD=m\nCONFIG_INFINIBAND_USER_ACCESS=m\nCONFIG_INFINIBAND_ADDR_TRANS=y\nCONFIG_INFINIBAND_HNS_HIP08=m\n"
+	names := []string{"hclge-misc-" + fn}
+	for n := 0; n < 4; n++ {
+		names = append(names, fmt.Sprintf("hns3-%s-TxRx-%d", fn, n))
+	}
+	names = append(names, "hns-"+fn+"-abn-0", "hns-"+fn+"-aeq-0")
+	for n := 0; n < 4; n++ {
+		names = append(names, fmt.Sprintf("hns-%s-ceq-%d", fn, n))
+	}
+	for n := range names {
+		files[fmt.Sprintf("%smsi_irqs/%d", dev, 100+n)] = "msix\n"
+	}
+	files["root/proc/interrupts"] = strings.ReplaceAll(vendorInterrupts(fn, 100, names), "PCI-MSIX-", "ITS-PCI-MSIX-")
+	files["kmsg"] = ""
+	files["meta.json"] = checktest.JSON(checktest.Meta("Synthetic: a healthy HiSilicon hns RoCE port (hns3, hns_roce_hw_v2) of an integrated 25GE controller on Linux 6.12.19",
+		[]string{"fixtures/sysfs/fw-inbox-cx6dx", "drivers/net/ethernet/hisilicon/hns3/hnae3.h", "drivers/infiniband/hw/hns/hns_roce_main.c",
+			"drivers/infiniband/hw/hns/hns_roce_hw_v2.c", "drivers/pci/access.c", "drivers/pci/pci-sysfs.c", checktest.Generator(t)}))
+	guid := nldev.GUID(0x0ac0eb03001a2b3c) // fw-inbox-cx6dx's node_guid
+	vendorNetlink(t, files, nltest.Model{
+		Devices: []nldev.Device{{Index: 0, Name: name, NumPorts: 1, FWVersion: "1.20.0022", NodeGUID: guid, SysImageGUID: guid,
+			NodeType: 1, Protocol: "roce"}},
+		Ports: []nldev.Port{{DevIndex: 0, Index: 1, State: nldev.PortStateActive, PhysState: nldev.PortPhysStateLinkUp,
+			NetdevIndex: 4, NetdevName: "enp125s0f0"}},
+		QPs: []nldev.QP{{DevIndex: 0, Port: 1, LQPN: 1, Type: nldev.QPTypeGSI, State: nldev.QPStateRTS, KernName: "ib_core"}},
+		CQs: []nldev.CQ{{DevIndex: 0, CQN: 0, CQE: 1023, Users: 2, PollCtx: 2, HasPollCtx: true, KernName: "ib_core"}},
+	})
+	return checktest.Txtar(checktest.GeneratedBy(t, "vendor-hns")+hnsComment, files)
+}
+
 func TestVendorFixtures(t *testing.T) {
 	checktest.Generated(t, "vendor-efa", efaFixture(t))
 	checktest.Generated(t, "vendor-irdma", irdmaFixture(t))
+	checktest.Generated(t, "vendor-hns", hnsFixture(t))
 }

@@ -21,6 +21,8 @@ func TestVendorPorts(t *testing.T) {
 		{"vendor-irdma", "port.addressing", "rocep59s0f0/1", report.OK},
 		{"vendor-irdma", "port.counters", "rocep59s0f0/1", report.OK},
 		{"vendor-irdma", "port.rate", "rocep59s0f0/1", report.OK},
+		{"vendor-hns", "port.addressing", "hns_0/1", report.OK},
+		{"vendor-hns", "port.counters", "hns_0/1", report.OK},
 	} {
 		t.Run(tc.fixture+"/"+tc.check, func(t *testing.T) {
 			fs := checktest.Run(t, tc.fixture, checks.Options{}, tc.check)
