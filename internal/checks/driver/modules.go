@@ -129,6 +129,16 @@ func runModules(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 		f.Fault = "user-verbs"
 		out = append(out, f)
 	}
+	// rdma_cm takes only devices with a port that has the IB or iWARP connection manager
+	// (cma_supported in drivers/infiniband/core/cma.c, 6.12): InfiniBand, RoCE and iWARP ports,
+	// whose link layer is InfiniBand or Ethernet. Where every device's ports are neither (EFA:
+	// "Unknown", core_cap_flags 0), no librdmacm connection could use them anyway.
+	cmUsable := !devs
+	for _, d := range inv.Devices {
+		for _, port := range d.Ports {
+			cmUsable = cmUsable || port.LinkLayer == "InfiniBand" || port.LinkLayer == "Ethernet" || port.LinkLayer == ""
+		}
+	}
 	for _, m := range []struct{ name, why string }{
 		{"rdma_cm", "RDMA CM missing: librdmacm connections (RoCE, NVMe-oF, MPI/UCX over rdmacm) fail"},
 		{"rdma_ucm", "user-space RDMA CM missing: /dev/infiniband/rdma_cm is absent, librdmacm programs fail"},
@@ -141,7 +151,11 @@ func runModules(_ context.Context, env *checks.Env) ([]engine.Finding, error) {
 		// connection setup only, which no check here observes: the fault table's observation
 		// makes it explain nothing, so that it is never taken for the cause of device, uverbs or
 		// port findings.
-		f := p.missing(m.name, report.Warning, m.why, p.loadFix([]string{m.name}, "modprobe "+m.name))
+		sev, why := report.Warning, m.why
+		if !cmUsable {
+			sev, why = report.Info, "not needed by these devices: rdma_cm serves only InfiniBand, RoCE and iWARP ports, and none of their ports is one"
+		}
+		f := p.missing(m.name, sev, why, p.loadFix([]string{m.name}, "modprobe "+m.name))
 		f.Observation = "connection-manager-missing"
 		out = append(out, f)
 	}

@@ -123,8 +123,14 @@ func judgeVersion(env *checks.Env, m *Matrix, d *inventory.Device) engine.Findin
 		// No compatibility matrix exists for other vendors, and --matrix cannot add one (rows are
 		// keyed by NVIDIA firmware majors): nothing failed, so this is information, not "unknown".
 		f.Severity = report.Info
-		f.Summary = fmt.Sprintf("%s: firmware %s not judged: rdmadiag has a firmware/driver matrix for NVIDIA/Mellanox (vendor 15b3) only, not for vendor %04x (driver %s)",
-			d.Name, orNone(d.FWVer), d.PCI.Vendor, orNone(d.Driver))
+		fw := "firmware " + d.FWVer
+		if d.FWVer == "" {
+			// fw_ver is empty when the driver has no get_dev_fw_str (efa; ib_get_device_fw_str,
+			// drivers/infiniband/core/device.c, 6.12).
+			fw = "firmware (fw_ver empty: the driver reports none)"
+		}
+		f.Summary = fmt.Sprintf("%s: %s not judged: rdmadiag has a firmware/driver matrix for NVIDIA/Mellanox (vendor 15b3) only, not for vendor %04x (driver %s)",
+			d.Name, fw, d.PCI.Vendor, orNone(d.Driver))
 		f.Remediation = "Compare the firmware with the release notes of the vendor's driver for this kernel."
 		return f
 	}

@@ -187,7 +187,7 @@ func runBandwidth(_ context.Context, env *checks.Env) ([]engine.Finding, error) 
 			ss = append(ss, &ms[j])
 		}
 		f := judgeBandwidth(&ms[i], ss)
-		if nh := env.Host.Lacks(host.PartPCIeLink); nh != nil && f.Severity == report.Unknown && ms[i].b.UsableGbps == 0 {
+		if nh := env.Host.Lacks(host.PartPCIeLink); nh != nil && (f.Severity == report.Unknown || f.Severity == report.Skipped) && ms[i].b.UsableGbps == 0 {
 			// A tree without any link attribute (ibstat laid out as /sys) says nothing of the links.
 			f.Summary = fmt.Sprintf("PCIe bandwidth of %s (%s) not judged: %s", ms[i].t.BDF, ms[i].t.deviceNames(), nh.Reason)
 			f = f.SkippedBy(report.LimitSource, nh.Lift)
@@ -275,6 +275,15 @@ func judgeBandwidth(m *measured, sibs []*measured) engine.Finding {
 	f.Evidence = append(f.Evidence, report.Ev("probe", ProbeMeasures+" (run by the probe layer, not by this check)", ""))
 	shared := strings.Join(sibNames, ", ")
 	switch {
+	case b.UsableGbps == 0 && b.Limit == "" && len(m.linkErrs) == 0:
+		// No function on the path has a link: no link files (pci-sysfs shows them for PCIe
+		// functions only, pcie_dev_attrs_are_visible in drivers/pci/pci-sysfs.c; AWS EFA) or
+		// none that reports a capability (an integrated endpoint, hns3): as pcie.link says.
+		f.Severity = report.Skipped
+		f.Summary = fmt.Sprintf("skipped: %s (%s) has no PCIe link, so there is no PCIe bandwidth to judge", t.BDF, t.deviceNames())
+		for _, e := range errs {
+			f.Evidence = append(f.Evidence, report.Ev("read error", e.Error(), ""))
+		}
 	case b.UsableGbps == 0:
 		f.Severity = report.Unknown
 		f.Summary = fmt.Sprintf("PCIe bandwidth of %s (%s) unknown: a link on the path reports no speed or width", t.BDF, t.deviceNames())

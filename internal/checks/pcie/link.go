@@ -21,9 +21,10 @@ type linkState struct {
 	node
 	CurSpeed, MaxSpeed Speed
 	CurWidth, MaxWidth int
-	// NoLink is set when the function has no link files at all (conventional PCI, VFs).
-	NoLink bool
-	Cap    *ExpressCap
+	// NoLink is set when the function has no link files at all (conventional PCI, VFs), or
+	// NoLinkCap when they report no link capability at all (an integrated endpoint).
+	NoLink, NoLinkCap bool
+	Cap               *ExpressCap
 	// CapErr says why the config space gave no PCIe capability (not root, short read).
 	CapErr error
 	Errs   []error
@@ -100,6 +101,13 @@ func readLinkState(h *host.Host, n node) linkState {
 		} else {
 			l.CapErr = fmt.Errorf("%s: %w", path.Join(n.Dir, "config"), err)
 		}
+	}
+	// Link files that all read "Unknown" and 0, capability included, belong to a function with
+	// no link: a Root Complex Integrated Endpoint has no Link registers (pcie_cap_has_lnkctl,
+	// drivers/pci/access.c, 6.12), so pci-sysfs reads them as 0. A link that failed to train
+	// still reports its capability.
+	if !l.NoLink && len(l.Errs) == 0 && ok3 && ok4 && l.MaxSpeed == 0 && l.MaxWidth == 0 && l.CurSpeed == 0 && l.CurWidth == 0 {
+		l.NoLink, l.NoLinkCap = true, true
 	}
 	return l
 }
@@ -341,6 +349,11 @@ func judgePath(h *host.Host, t *target, klog pcieLog) engine.Finding {
 		if s.Cap != nil {
 			role = s.Cap.PortTypeName()
 		}
+		if s.NoLinkCap {
+			f.Evidence = append(f.Evidence, report.Ev("link at "+s.BDF+" ("+role+")", "no link capability (link files read Unknown and 0: an integrated endpoint)",
+				s.Dir+"/{current,max}_link_{speed,width}"))
+			continue
+		}
 		if s.NoLink {
 			f.Evidence = append(f.Evidence, report.Ev("link at "+s.BDF+" ("+role+")", "no link files (not a PCIe link)", s.Dir))
 			continue
@@ -409,6 +422,9 @@ func judgePath(h *host.Host, t *target, klog pcieLog) engine.Finding {
 		}
 		f.Severity = report.Skipped
 		f.Summary = fmt.Sprintf("skipped: %s (%s) has no PCIe link files", t.BDF, t.deviceNames())
+		if len(states) > 0 && states[0].NoLinkCap {
+			f.Summary = fmt.Sprintf("skipped: %s (%s) reports no PCIe link capability (an integrated endpoint has no link)", t.BDF, t.deviceNames())
+		}
 		if nh := h.Lacks(host.PartPCIeLink); nh != nil {
 			f.Summary = fmt.Sprintf("PCIe link of %s (%s) not judged: %s", t.BDF, t.deviceNames(), nh.Reason)
 			f = f.SkippedBy(report.LimitSource, nh.Lift)

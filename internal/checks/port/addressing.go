@@ -38,8 +38,14 @@ func runAddressing(_ context.Context, env *checks.Env) ([]engine.Finding, error)
 			f.Severity, f.Summary = report.Skipped, fmt.Sprintf("%s is %s: addressing is judged on active ports only (see port.state)", p.name(), st.Name)
 		case p.ib():
 			ibAddressing(env, p, &f)
-		default:
+		case p.eth() || p.port.LinkLayer == "":
 			roceAddressing(env, p, &f)
+		default:
+			// A link layer that is neither (sysfs "Unknown": EFA's efa_port_link_layer returns
+			// IB_LINK_LAYER_UNSPECIFIED, drivers/infiniband/hw/efa/efa_verbs.c, 6.12) has neither
+			// a subnet manager's LID nor RoCE's IP GIDs: the driver addresses the port itself.
+			f.Severity = report.Skipped
+			f.Summary = fmt.Sprintf("%s has link layer %s: neither InfiniBand LIDs nor RoCE GIDs apply; its state is judged by port.state", p.name(), p.port.LinkLayer)
 		}
 		if f.Severity == report.Warning || f.Severity == report.Critical {
 			// The port is ACTIVE: what it lacks (a subnet manager's LID, an IP address, a RoCE

@@ -40,6 +40,10 @@ func (p portRef) attr(h *host.Host, f string) (string, error) {
 
 func (p portRef) ib() bool { return p.port.LinkLayer == "InfiniBand" }
 
+// eth is a RoCE port. A port may be neither: link_layer_show (drivers/infiniband/core/sysfs.c)
+// prints "Unknown" for a driver whose get_link_layer says IB_LINK_LAYER_UNSPECIFIED (efa).
+func (p portRef) eth() bool { return p.port.LinkLayer == "Ethernet" }
+
 // allPorts lists every port of every device, in inventory order.
 func allPorts(inv *inventory.Inventory) []portRef {
 	var out []portRef
