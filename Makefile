@@ -14,7 +14,7 @@ BIN       := bin/rdmadiag
 STATICCHECK_VERSION := v0.8.2
 
 .PHONY: all build check-linkage test test-slow lint fmt-check vet staticcheck demo regen golden fuzz bench clean lab-bins image e2e-slurm captures \
-	docs install package test-package
+	docs install package test-package e2e-prometheus
 
 all: lint test
 
@@ -196,6 +196,11 @@ image:
 # drains on a critical snapshot, resumes on a healthy one, and a node drained by someone else stays.
 e2e-slurm: build
 	deploy/slurm/test/e2e-slurm.sh
+
+# A real Prometheus server (Debian's prometheus package) scrapes a running `rdmadiag watch`
+# and answers a query on what it scraped (internal/watch/prometheus_test.go).
+e2e-prometheus:
+	RDMADIAG_PROMETHEUS=1 $(GO) test -count=1 -run TestWatchPrometheusScrape -v ./internal/watch
 
 # Fixtures from public captures of real machines (fixtures/captures/<name>/: ibstat, lspci, kernel
 # logs quoted in bug reports) -> fixtures/sysfs/real-<name>/, then their goldens. CAPTURES="a b"

@@ -55,7 +55,7 @@ lab-selftest:
 
 # probe-lab's guest is healthy's; what it tests is the probes, not a state worth a fixture.
 # stalled-read's FIFO is a state to survive, not to record.
-LAB_NO_FIXTURE ?= probe-lab probe-bandwidth devlink-netdevsim stalled-read pair-probe pair-probe-loss pair-probe-mtu pair-fleet pair-bandwidth
+LAB_NO_FIXTURE ?= probe-lab probe-bandwidth devlink-netdevsim stalled-read pair-probe pair-probe-loss pair-probe-mtu pair-fleet pair-bandwidth watch
 
 fixtures: build lab-bins
 	lab/fixtures.sh $(filter-out $(LAB_NO_FIXTURE),$(LAB_SCENARIOS))

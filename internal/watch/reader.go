@@ -26,6 +26,12 @@ type heldFile struct {
 	busy      bool
 	busySince time.Time
 	cycle     uint64 // the poll that asked for the read in flight
+	// every is how many polls apart the file is read (1, or softEvery for a software device's
+	// port files, whose state its netdev's files, read every poll, already give).
+	every uint64
+	// due asks for a read at the next poll whatever every says (the netdev came up while the
+	// port's last reading says it is not ACTIVE).
+	due bool
 	stuck     bool
 	last      []byte // the content last read, to tell a change without parsing
 	missed    int    // failed reads in a row

@@ -329,6 +329,10 @@ func (w *Watcher) pollOnce(ctx context.Context) {
 				continue
 			}
 		}
+		if f.every > 1 && (w.cycle+1)%f.every != 0 && (f.last != nil || f.lastErr != nil) && !f.due {
+			continue
+		}
+		f.due = false
 		f.req <- struct{}{}
 		f.busy, f.busySince, f.cycle = true, start, w.cycle+1
 	}
@@ -448,17 +452,23 @@ func (w *Watcher) judgePort(at time.Time, p *polledPort) []Event {
 		return w.tr.PollFailed(at, p.p.ID, missed, why.Error())
 	}
 	evs := w.tr.Readable(at, p.p.ID)
-	up := stateNum(p.state.last) == 4 && stateNum(p.phys.last) == 5
+	portUp := stateNum(p.state.last) == 4 && stateNum(p.phys.last) == 5
+	netUp := true
 	if p.oper != nil && !p.oper.busy && p.oper.lastErr == nil && p.oper.last != nil {
-		up = up && string(p.oper.last) == "up"
+		netUp = string(p.oper.last) == "up"
 	}
 	if p.carrier != nil && !p.carrier.busy {
 		// carrier_show says EINVAL while the netdev is not running (net/core/net-sysfs.c).
 		if errors.Is(p.carrier.lastErr, syscall.EINVAL) {
-			up = false
+			netUp = false
 		} else if p.carrier.lastErr == nil && p.carrier.last != nil {
-			up = up && string(p.carrier.last) == "1"
+			netUp = netUp && string(p.carrier.last) == "1"
 		}
+	}
+	up := portUp && netUp
+	if netUp && !portUp && p.state.every > 1 {
+		// A port read rarely whose netdev is back: read it at the next poll, not in softEvery.
+		p.state.due, p.phys.due = true, true
 	}
 	if p.known && up == p.up {
 		return evs
@@ -567,7 +577,7 @@ func (w *Watcher) applyRescan(ctx context.Context, r rescanResult) {
 				delete(oldPorts, np.ID.Key)
 				continue
 			}
-			ports = append(ports, w.openPort(np))
+			ports = append(ports, w.openPort(np, d.PCI == ""))
 		}
 	}
 	for _, d := range w.devs {
@@ -667,13 +677,25 @@ func (p *polledPort) files() []*heldFile {
 	return out
 }
 
-func (w *Watcher) openPort(p port) *polledPort {
+// softEvery is how many polls apart a software device's port files are read. Reading
+// ports/N/state or phys_state runs the driver's query_port; rdma_rxe's asks its netdev's
+// speed each time (ib_get_eth_speed in drivers/infiniband/core/verbs.c), which on a netdev
+// without link settings (virtio_net) logs "speed is unknown, defaulting to 1000" per read: at
+// a 1 s poll the watch would fill the kernel log and spend itself on reading it back. Such a
+// port's state follows its netdev (rxe_port_up/rxe_port_down on the netdev's events), whose
+// operstate and carrier are read every poll, so a link going down is still seen at once.
+const softEvery = 30
+
+func (w *Watcher) openPort(p port, software bool) *polledPort {
 	pp := &polledPort{p: p, state: newHeldFile(w.root, path.Join(p.Dir, "state")),
 		phys: newHeldFile(w.root, path.Join(p.Dir, "phys_state"))}
 	if p.Netdev != "" {
 		nd := path.Join("sys/class/net", p.Netdev)
 		pp.oper = newHeldFile(w.root, path.Join(nd, "operstate"))
 		pp.carrier = newHeldFile(w.root, path.Join(nd, "carrier"))
+		if software {
+			pp.state.every, pp.phys.every = softEvery, softEvery
+		}
 	}
 	return pp
 }
@@ -859,13 +881,31 @@ func (w *Watcher) startCounters() {
 		res := counterResult{samples: map[string]counterSample{}, ports: map[string]port{}}
 		for _, p := range ports {
 			s := counterSample{vals: make([]uint64, len(files)), has: make([]bool, len(files))}
+			// Each counter directory is opened once and listed: an os.Root walks every component
+			// of a path it opens (an openat per directory), and the table names every vendor's
+			// counters, most of which a port does not have.
+			dirs := map[string]*os.Root{}
+			present := map[string]map[string]bool{}
 			for i, c := range files {
-				b, err := w.root.ReadFile(path.Join(p.Dir, c.Dir, c.Name))
+				r, ok := dirs[c.Dir]
+				if !ok {
+					r, _ = w.root.OpenRoot(path.Join(p.Dir, c.Dir))
+					dirs[c.Dir], present[c.Dir] = r, listNames(r)
+				}
+				if r == nil || !present[c.Dir][c.Name] {
+					continue
+				}
+				b, err := r.ReadFile(c.Name)
 				if err != nil {
 					continue
 				}
 				if v, err := portchk.ParseCounter(strings.TrimSpace(string(b))); err == nil {
 					s.vals[i], s.has[i] = v, true
+				}
+			}
+			for _, r := range dirs {
+				if r != nil {
+					r.Close()
 				}
 			}
 			s.at = w.now()
@@ -874,6 +914,27 @@ func (w *Watcher) startCounters() {
 		res.at = w.now()
 		w.counterCh <- res
 	}()
+}
+
+// listNames is the entries of a root's top directory, nil when it cannot be listed.
+func listNames(r *os.Root) map[string]bool {
+	if r == nil {
+		return nil
+	}
+	f, err := r.Open(".")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil
+	}
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
 }
 
 // applyCounters judges each port's growth since its previous sample with port.counters' rules.
