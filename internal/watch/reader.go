@@ -31,11 +31,11 @@ type heldFile struct {
 	every uint64
 	// due asks for a read at the next poll whatever every says (the netdev came up while the
 	// port's last reading says it is not ACTIVE).
-	due bool
-	stuck     bool
-	last      []byte // the content last read, to tell a change without parsing
-	missed    int    // failed reads in a row
-	lastErr   error
+	due     bool
+	stuck   bool
+	last    []byte // the content last read, to tell a change without parsing
+	missed  int    // failed reads in a row
+	lastErr error
 
 	// Owned by the goroutine between a request and its result.
 	f   *os.File
