@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"time"
@@ -129,6 +130,20 @@ func (a *App) runWatch(ctx context.Context, cmd *cobra.Command, f *watchFlags) e
 			return r.String(), ex
 		}
 	}
+	var expectUp func(names ...string) bool
+	if pol := f.sel.opts.Policy; pol != nil && pol.Ports != nil && len(pol.Ports.ExpectUp) > 0 {
+		globs := pol.Ports.ExpectUp
+		expectUp = func(names ...string) bool {
+			for _, g := range globs {
+				for _, n := range names {
+					if ok, _ := path.Match(g, n); ok {
+						return true
+					}
+				}
+			}
+			return false
+		}
+	}
 	// SIGTERM is how a service manager stops watch: a clean stop, exit 0 (runMain).
 	a.termExitsZero.Store(true)
 	root, kmsgPath := "/", "/dev/kmsg"
@@ -152,7 +167,7 @@ func (a *App) runWatch(ctx context.Context, cmd *cobra.Command, f *watchFlags) e
 	}
 	w, err := watch.New(watch.Config{Root: root, Kmsg: kmsgPath, StateDir: f.stateDir, Listen: f.listen,
 		Poll: f.poll, Rescan: f.rescan, Counters: f.counters, Full: f.full, ReadTimeout: f.readTimeout, ProbeEvery: f.probeEvery,
-		Rules: rules, Out: a.Stdout, Notify: notify, Now: a.Now, Excluded: excluded,
+		Rules: rules, Out: a.Stdout, Notify: notify, Now: a.Now, Excluded: excluded, ExpectUp: expectUp,
 		FullCheck: func(ctx context.Context, probes bool) ([]watch.CheckResult, error) {
 			return a.watchFullCheck(ctx, f, probes)
 		}})

@@ -27,7 +27,7 @@ func TestWatchVanishedFileRescans(t *testing.T) {
 		}
 		return orig(f, b)
 	}
-	r := start(t, Config{Root: root, Rescan: time.Hour})
+	r := start(t, Config{Root: root, ExpectUp: expectAll, Rescan: time.Hour})
 	r.ev.wait(t, 2*time.Second, "port_down", is(EvSet, CondPortDown, mlx5_1Port))
 	if err := os.Remove(filepath.Join(root, classDir, "mlx5_0")); err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func TestWatchSDNotify(t *testing.T) {
 	t.Setenv("NOTIFY_SOCKET", sock)
 	root := tree(t, "b1")
 	var received atomic.Bool // after it, the socket closes before the watcher's STOPPING=1
-	start(t, Config{Root: root, Notify: func(s string) {
+	start(t, Config{Root: root, ExpectUp: expectAll, Notify: func(s string) {
 		if err := SDNotify(s); err != nil && !received.Load() {
 			t.Error(err)
 		}
@@ -109,7 +109,7 @@ func TestWatchStuckReadDoesNotSlowPolls(t *testing.T) {
 			w.Close()
 		}
 	})
-	r := start(t, Config{Root: root, ReadTimeout: 300 * time.Millisecond})
+	r := start(t, Config{Root: root, ExpectUp: expectAll, ReadTimeout: 300 * time.Millisecond})
 	r.ev.wait(t, 2*time.Second, "stuck_read", is(EvSet, CondStuckRead, ""))
 	time.Sleep(300 * time.Millisecond)
 	if st := r.w.StatusDoc(); st.PollMillis > 100 {
@@ -128,7 +128,7 @@ func TestWatchLinkOutOfTreeRefused(t *testing.T) {
 	if err := os.Symlink(secret, p); err != nil {
 		t.Fatal(err)
 	}
-	r := start(t, Config{Root: root})
+	r := start(t, Config{Root: root, ExpectUp: expectAll})
 	r.ev.wait(t, 2*time.Second, "unreadable", is(EvSet, CondUnreadable, mlx5_0Port))
 	for _, e := range r.ev.snapshot() {
 		if strings.Contains(e.Message, "OUTSIDE") {
@@ -151,7 +151,7 @@ func TestWatchUnreadableClears(t *testing.T) {
 		}
 		return orig(f, b)
 	}
-	r := start(t, Config{Root: root})
+	r := start(t, Config{Root: root, ExpectUp: expectAll})
 	r.ev.wait(t, 2*time.Second, "unreadable", is(EvSet, CondUnreadable, mlx5_1Port))
 	failing.Store(false)
 	r.ev.wait(t, 2*time.Second, "unreadable cleared on a down port", is(EvCleared, CondUnreadable, mlx5_1Port))
@@ -172,7 +172,7 @@ func TestWatchStuckReadOfRenamedDeviceClears(t *testing.T) {
 			w.Close()
 		}
 	})
-	r := start(t, Config{Root: root})
+	r := start(t, Config{Root: root, ExpectUp: expectAll})
 	e := r.ev.wait(t, 2*time.Second, "stuck_read", is(EvSet, CondStuckRead, ""))
 	class := filepath.Join(root, classDir)
 	if err := os.Rename(filepath.Join(class, "mlx5_1"), filepath.Join(class, "mlx5_bond_1")); err != nil {
@@ -188,7 +188,7 @@ func TestWatchMissingNetdevBringsNoWalks(t *testing.T) {
 	if err := os.Remove(filepath.Join(root, "sys/class/net/ens1f0np0")); err != nil {
 		t.Fatal(err)
 	}
-	r := start(t, Config{Root: root, Rescan: time.Hour})
+	r := start(t, Config{Root: root, ExpectUp: expectAll, Rescan: time.Hour})
 	time.Sleep(500 * time.Millisecond) // 10 polls
 	r.w.mu.Lock()
 	last := r.w.lastScan
@@ -212,7 +212,7 @@ func TestWatchUnwritableStateDirSaidOnce(t *testing.T) {
 	root := tree(t, "b1")
 	file := filepath.Join(t.TempDir(), "not-a-dir")
 	write(t, file, "")
-	r := start(t, Config{Root: root, StateDir: file})
+	r := start(t, Config{Root: root, ExpectUp: expectAll, StateDir: file})
 	r.ev.wait(t, 2*time.Second, "port_down", is(EvSet, CondPortDown, mlx5_1Port))
 	write(t, filepath.Join(root, mlx5_0State), "1: DOWN\n")
 	r.ev.wait(t, 2*time.Second, "a second change", is(EvSet, CondPortDown, mlx5_0Port))

@@ -158,7 +158,14 @@ func (t *Tracker) good(at time.Time, id string, k Kind) {
 
 // PortState records one poll of a port: up or not, with what was read. A port seen up before
 // that is now down counts a down towards port_flap.
-func (t *Tracker) PortState(at time.Time, id Identity, up bool, detail string) []Event {
+//
+// expected says the port is meant to be up (the policy's ports.expect_up names it): a port that
+// is down from the first reading on is a condition only then. Otherwise it may be cabled nowhere
+// by design (a dual-port card with one port used), which the full check tells from a fault with
+// check's evidence (port.state: a link up this boot, a configured netdev, an identical rail up);
+// NVIDIA's NVSentinel reported such ports fatal on first sight and changed to "failed only if
+// proven unexpected" (github.com/NVIDIA/NVSentinel pull 1462).
+func (t *Tracker) PortState(at time.Time, id Identity, up, expected bool, detail string) []Event {
 	was, seen := t.up[id.Key]
 	t.up[id.Key] = up
 	var out []Event
@@ -174,8 +181,13 @@ func (t *Tracker) PortState(at time.Time, id Identity, up bool, detail string) [
 		t.good(at, id.Key, CondPortDown)
 		return out
 	}
-	// Down at the start (never seen up) is a warning: an unused port is often cabled nowhere;
-	// a port that went down while watched is critical.
+	// Down at the start (never seen up) is a warning when the port is expected up, and no
+	// condition otherwise; a port that went down while watched is critical.
+	if !seen && !expected {
+		if _, held := t.conds[condKey{id.Key, CondPortDown}]; !held {
+			return append(out, ev(at, "port_state", id, "", report.Info, "port down since first seen, not expected up: not a condition (the full check judges whether it should be up): "+detail))
+		}
+	}
 	sev := report.Warning
 	if seen && was {
 		sev = report.Critical

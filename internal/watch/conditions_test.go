@@ -27,11 +27,11 @@ var (
 )
 
 func up(id Identity) func(*Tracker, time.Time) []Event {
-	return func(t *Tracker, at time.Time) []Event { return t.PortState(at, id, true, "4: ACTIVE") }
+	return func(t *Tracker, at time.Time) []Event { return t.PortState(at, id, true, true, "4: ACTIVE") }
 }
 
 func down(id Identity) func(*Tracker, time.Time) []Event {
-	return func(t *Tracker, at time.Time) []Event { return t.PortState(at, id, false, "1: DOWN") }
+	return func(t *Tracker, at time.Time) []Event { return t.PortState(at, id, false, true, "1: DOWN") }
 }
 
 func tick(t *Tracker, at time.Time) []Event { return t.Tick(at) }
@@ -192,13 +192,13 @@ func failed(n int) func(*Tracker, time.Time) []Event {
 // A rename keeps the conditions: they are keyed by identity, and take the new name.
 func TestWatchRenameKeepsIdentity(t *testing.T) {
 	tr := NewTracker(DefaultRules)
-	tr.PortState(t0, prt, true, "")
-	tr.PortState(t0.Add(time.Second), prt, false, "")
+	tr.PortState(t0, prt, true, true, "")
+	tr.PortState(t0.Add(time.Second), prt, false, true, "")
 	tr.KernelLog(t0, dev, report.Critical, "fatal")
 	tr.Rename(dev.Key, "mlx5_bond_0")
 	renamed := Identity{Key: prt.Key, Device: "mlx5_bond_0", Port: 1}
 	// The port comes back up under its new name: the same condition clears, no new one is set.
-	if evs := evStrings(tr.PortState(t0.Add(2*time.Second), renamed, true, "")); strings.Join(evs, "|") != "port_state  info" {
+	if evs := evStrings(tr.PortState(t0.Add(2*time.Second), renamed, true, true, "")); strings.Join(evs, "|") != "port_state  info" {
 		t.Fatalf("events after rename %q: the port's history was lost", evs)
 	}
 	for _, c := range tr.Active() {
@@ -216,10 +216,10 @@ func TestWatchRenameKeepsIdentity(t *testing.T) {
 func TestWatchStatePersistence(t *testing.T) {
 	dir := t.TempDir()
 	tr := NewTracker(DefaultRules)
-	tr.PortState(t0, prt, true, "")
-	tr.PortState(t0.Add(time.Minute), prt, false, "")
-	tr.PortState(t0.Add(2*time.Minute), prt, true, "")
-	tr.PortState(t0.Add(3*time.Minute), prt, false, "")
+	tr.PortState(t0, prt, true, true, "")
+	tr.PortState(t0.Add(time.Minute), prt, false, true, "")
+	tr.PortState(t0.Add(2*time.Minute), prt, true, true, "")
+	tr.PortState(t0.Add(3*time.Minute), prt, false, true, "")
 	tr.KernelLog(t0, dev, report.Critical, "fatal")
 	if err := saveState(dir, tr.export("boot-a", t0)); err != nil {
 		t.Fatal(err)
@@ -233,8 +233,8 @@ func TestWatchStatePersistence(t *testing.T) {
 		t.Fatalf("restored %d conditions, want 2", n)
 	}
 	// The flap history survived: one more down makes three within ten minutes.
-	again.PortState(t0.Add(4*time.Minute), prt, true, "")
-	evs := evStrings(again.PortState(t0.Add(5*time.Minute), prt, false, ""))
+	again.PortState(t0.Add(4*time.Minute), prt, true, true, "")
+	evs := evStrings(again.PortState(t0.Add(5*time.Minute), prt, false, true, ""))
 	if !strings.Contains(strings.Join(evs, "|"), "set port_flap critical") {
 		t.Fatalf("after restart: %q, want the flap set from the saved history", evs)
 	}

@@ -67,6 +67,9 @@ type Config struct {
 	// netdevs) is left out, as `check --exclude` and the policy's devices.exclude leave it out:
 	// it is not polled, and the kernel log's lines about it set nothing.
 	Excluded func(names ...string) (by string, excluded bool)
+	// ExpectUp, when set, says whether a port known by these names (device/port, device, PCI
+	// address, netdev) must be up, as the policy's ports.expect_up says; nil expects none.
+	ExpectUp func(names ...string) bool
 }
 
 // Watcher runs one watch.
@@ -475,7 +478,7 @@ func (w *Watcher) judgePort(at time.Time, p *polledPort) []Event {
 	}
 	p.known, p.up = true, up
 	w.metrics.portUp(p.p, up)
-	return append(evs, w.tr.PortState(at, p.p.ID, up, p.detail())...)
+	return append(evs, w.tr.PortState(at, p.p.ID, up, w.expected(p.p), p.detail())...)
 }
 
 func (p *polledPort) detail() string {
@@ -665,6 +668,23 @@ func (w *Watcher) selected(devs []device) []device {
 		}
 	}
 	return kept
+}
+
+// expected says whether the policy holds the port to being up.
+func (w *Watcher) expected(p port) bool {
+	if w.cfg.ExpectUp == nil {
+		return false
+	}
+	names := []string{fmt.Sprintf("%s/%d", p.Device, p.Num), p.Device}
+	for _, d := range w.devs {
+		if d.Name == p.Device && d.PCI != "" {
+			names = append(names, d.PCI)
+		}
+	}
+	if p.Netdev != "" {
+		names = append(names, p.Netdev)
+	}
+	return w.cfg.ExpectUp(names...)
 }
 
 func (p *polledPort) files() []*heldFile {

@@ -180,14 +180,47 @@ func write(t *testing.T, p, s string) {
 	}
 }
 
+// expectAll is a policy whose ports.expect_up is ["*"].
+func expectAll(...string) bool { return true }
+
+// A port down from the first reading that nothing expects up (a second port cabled nowhere) is
+// an observation, not a condition; the policy's ports.expect_up names ports that must be up, as
+// check's port.state takes it; a port seen up that goes down is a condition either way.
+func TestWatchUnusedPort(t *testing.T) {
+	root := tree(t, "b1")
+	var asked []string
+	expect := func(names ...string) bool {
+		asked = append(asked, names...)
+		return false
+	}
+	r := start(t, Config{Root: root, ExpectUp: expect})
+	e := r.ev.wait(t, 2*time.Second, "mlx5_1 observed down", func(e Event) bool { return e.Kind == "port_state" && e.Identity == mlx5_1Port })
+	if !strings.Contains(e.Message, "not expected up") || e.Severity != report.Info {
+		t.Errorf("observation %+v", e)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if _, ok := r.w.tr.Has(mlx5_1Port, CondPortDown); ok {
+		t.Error("an unused port is a condition")
+	}
+	r.w.mu.Lock()
+	got := strings.Join(asked, " ")
+	r.w.mu.Unlock()
+	if !strings.Contains(got, "mlx5_1/1") || !strings.Contains(got, "0000:5e:00.0") {
+		t.Errorf("expect_up asked about %q, want the port, its device, PCI address and netdev", got)
+	}
+	write(t, filepath.Join(root, mlx5_0State), "1: DOWN\n")
+	r.ev.wait(t, 2*time.Second, "mlx5_0 down after up", is(EvSet, CondPortDown, mlx5_0Port))
+	r.stop()
+}
+
 // Flipping a port's state file is an event and a condition within 2 s; flipping it back
 // starts the clear-after wait, and the condition clears once it is over.
 func TestWatchTreePortFlip(t *testing.T) {
 	root := tree(t, "b1")
 	rules := DefaultRules
 	rules.ClearAfter = 300 * time.Millisecond
-	r := start(t, Config{Root: root, Rules: rules})
-	// The fixture's down port is a condition from the first poll.
+	r := start(t, Config{Root: root, Rules: rules, ExpectUp: expectAll})
+	// The fixture's down port, held by the policy to being up, is a condition from the first poll.
 	r.ev.wait(t, 2*time.Second, "mlx5_1 down at the start", is(EvSet, CondPortDown, mlx5_1Port))
 	write(t, filepath.Join(root, mlx5_0State), "1: DOWN\n")
 	e := r.ev.wait(t, 2*time.Second, "mlx5_0 port_down", is(EvSet, CondPortDown, mlx5_0Port))
@@ -274,11 +307,11 @@ func TestWatchWedgedReadOthersContinue(t *testing.T) {
 func TestWatchRestartAndBoot(t *testing.T) {
 	root := tree(t, "boot-1")
 	state := t.TempDir()
-	r := start(t, Config{Root: root, StateDir: state})
+	r := start(t, Config{Root: root, StateDir: state, ExpectUp: expectAll})
 	r.ev.wait(t, 2*time.Second, "port_down", is(EvSet, CondPortDown, mlx5_1Port))
 	r.stop()
 
-	r = start(t, Config{Root: root, StateDir: state})
+	r = start(t, Config{Root: root, StateDir: state, ExpectUp: expectAll})
 	e := r.ev.wait(t, 2*time.Second, "state_restored", func(e Event) bool { return e.Kind == "state_restored" })
 	if !strings.HasPrefix(e.Message, "1 active") {
 		t.Errorf("restored: %s", e.Message)
@@ -295,13 +328,13 @@ func TestWatchRestartAndBoot(t *testing.T) {
 	r.stop()
 
 	setBoot(t, root, "boot-2")
-	r = start(t, Config{Root: root, StateDir: state})
+	r = start(t, Config{Root: root, StateDir: state, ExpectUp: expectAll})
 	r.ev.wait(t, 2*time.Second, "state_discarded", func(e Event) bool { return e.Kind == "state_discarded" })
 	r.ev.wait(t, 2*time.Second, "port_down set anew", is(EvSet, CondPortDown, mlx5_1Port))
 	r.stop()
 
 	write(t, filepath.Join(state, StateFile), `{"format": "rdmadiag-watch-state/1", "conditions": [`)
-	r = start(t, Config{Root: root, StateDir: state})
+	r = start(t, Config{Root: root, StateDir: state, ExpectUp: expectAll})
 	r.ev.wait(t, 2*time.Second, "state_ignored", func(e Event) bool { return e.Kind == "state_ignored" && e.Severity == report.Warning })
 	r.ev.wait(t, 2*time.Second, "port_down set anew", is(EvSet, CondPortDown, mlx5_1Port))
 }
@@ -310,7 +343,7 @@ func TestWatchRestartAndBoot(t *testing.T) {
 // registered is gone until it is back.
 func TestWatchRenameAndRemoval(t *testing.T) {
 	root := tree(t, "b1")
-	r := start(t, Config{Root: root})
+	r := start(t, Config{Root: root, ExpectUp: expectAll})
 	r.ev.wait(t, 2*time.Second, "port_down", is(EvSet, CondPortDown, mlx5_1Port))
 	class := filepath.Join(root, classDir)
 	if err := os.Rename(filepath.Join(class, "mlx5_1"), filepath.Join(class, "mlx5_bond_1")); err != nil {
