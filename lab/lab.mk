@@ -22,7 +22,7 @@
 # (internal/snapshot/devlink_lab_test.go, internal/snapshot/ethtool_lab_test.go and the goldens of
 # fixtures/sysfs/{devlink,ethtool}-netdevsim), so the devlink and ethtool decoders meet real kernel
 # bytes in every CI run anyway.
-LAB_OPTIONAL ?= probe-bandwidth pair-bandwidth devlink-netdevsim ethtool-netdevsim
+LAB_OPTIONAL ?= probe-bandwidth pair-bandwidth pair-probe-mtu devlink-netdevsim ethtool-netdevsim
 LAB_SCENARIOS ?= $(filter-out $(LAB_OPTIONAL),$(sort $(basename $(notdir $(wildcard lab/scenarios/*.sh)))))
 LAB_GO_TEST = go test -tags lab -count=1 -timeout 60m -v -run 'TestLab$$|TestLab/' ./lab/e2e/
 
