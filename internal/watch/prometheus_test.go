@@ -25,7 +25,7 @@ func TestWatchPrometheusScrape(t *testing.T) {
 		t.Skip("no prometheus binary (apt-get install prometheus):", err)
 	}
 	root := tree(t, "b1")
-	r := start(t, Config{Root: root, Listen: "127.0.0.1:0"})
+	r := start(t, Config{Root: root, ExpectUp: expectAll, Listen: "127.0.0.1:0"})
 	r.ev.wait(t, 2*time.Second, "port_down", is(EvSet, CondPortDown, mlx5_1Port))
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "prometheus.yml")
