@@ -119,3 +119,46 @@ func joinOr(ss []string, none string) string {
 	}
 	return strings.Join(ss, ", ")
 }
+
+// groupsOf splits items by key ("" leaves an item out) and returns the groups of two or more,
+// in the order their first items came: the identical ports a node's settings are compared over.
+func groupsOf[T any](items []T, key func(T) string) [][]T {
+	byKey := map[string][]T{}
+	var order []string
+	for _, it := range items {
+		k := key(it)
+		if k == "" {
+			continue
+		}
+		if byKey[k] == nil {
+			order = append(order, k)
+		}
+		byKey[k] = append(byKey[k], it)
+	}
+	var out [][]T
+	for _, k := range order {
+		if len(byKey[k]) > 1 {
+			out = append(out, byKey[k])
+		}
+	}
+	return out
+}
+
+// differsFromPeers adds to a port's finding that its settings differ from its identical peers':
+// the evidence, a warning at least (with the configuration action), the reason in the summary
+// and the fix after any it has.
+func differsFromPeers(f *engine.Finding, p portRef, evName, why, evSource, fix string) {
+	f.Evidence = append(f.Evidence, report.Ev(evName, why, evSource))
+	if f.Severity < report.Warning {
+		f.Severity = report.Warning
+		f.Action = report.ActionFixConfiguration
+		f.Summary = p.name() + ": " + why
+	} else {
+		f.Summary += "; " + why
+	}
+	if f.Remediation == "" {
+		f.Remediation = fix
+	} else {
+		f.Remediation += " " + fix
+	}
+}

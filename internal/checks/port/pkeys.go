@@ -268,23 +268,7 @@ func presentOr(t pkeyTable, k uint16) string {
 // port left out of a partition (docs.verda.com's cluster validation checks "same P_Key" on every
 // rail). A port that is already critical keeps its judgement; the difference is added.
 func comparePKeys(ports []pkeyPort, out []engine.Finding) {
-	groups := map[string][]pkeyPort{}
-	var order []string
-	for _, pp := range ports {
-		k := peerKey(pp.p)
-		if k == "" {
-			continue
-		}
-		if groups[k] == nil {
-			order = append(order, k)
-		}
-		groups[k] = append(groups[k], pp)
-	}
-	for _, k := range order {
-		g := groups[k]
-		if len(g) < 2 {
-			continue
-		}
+	for _, g := range groupsOf(ports, func(pp pkeyPort) string { return peerKey(pp.p) }) {
 		for _, pp := range g {
 			var missing []string
 			for _, key := range unionKeys(g) {
@@ -306,22 +290,9 @@ func comparePKeys(ports []pkeyPort, out []engine.Finding) {
 			if len(missing) == 0 {
 				continue
 			}
-			f := &out[pp.idx]
 			why := fmt.Sprintf("lacks P_Key %s that most of the %d identical ports of this node hold: it is outside a partition its peers share", strings.Join(missing, "; "), len(g))
-			f.Evidence = append(f.Evidence, report.Ev("identical ports' P_Keys", why, "ports/N/pkeys of identical cards"))
-			if f.Severity < report.Warning {
-				f.Severity = report.Warning
-				f.Action = report.ActionFixConfiguration
-				f.Summary = pp.p.name() + ": " + why
-			} else {
-				f.Summary += "; " + why
-			}
-			fix := "Add this port to the same partitions as its peers in the subnet manager's partitions.conf (by port GUID, or ALL)."
-			if f.Remediation == "" {
-				f.Remediation = fix
-			} else {
-				f.Remediation += " " + fix
-			}
+			differsFromPeers(&out[pp.idx], pp.p, "identical ports' P_Keys", why, "ports/N/pkeys of identical cards",
+				"Add this port to the same partitions as its peers in the subnet manager's partitions.conf (by port GUID, or ALL).")
 		}
 	}
 }

@@ -354,23 +354,13 @@ func qosSignature(i *dcbnl.IEEE) string {
 // most of them have: a node's rails are configured by one script, and the one it missed drops
 // frames the others pause.
 func compareRoCEQoS(ports []qosPort, out []engine.Finding) {
-	groups := map[string][]qosPort{}
-	var order []string
-	for _, q := range ports {
+	kind := func(q qosPort) string {
 		if q.p.dev.PCI == nil || q.p.dev.PCI.IsVF() {
-			continue
+			return ""
 		}
-		k := fmt.Sprintf("%04x:%04x %s", q.p.dev.PCI.Vendor, q.p.dev.PCI.DeviceID, q.p.dev.BoardID)
-		if groups[k] == nil {
-			order = append(order, k)
-		}
-		groups[k] = append(groups[k], q)
+		return fmt.Sprintf("%04x:%04x %s", q.p.dev.PCI.Vendor, q.p.dev.PCI.DeviceID, q.p.dev.BoardID)
 	}
-	for _, k := range order {
-		g := groups[k]
-		if len(g) < 2 {
-			continue
-		}
+	for _, g := range groupsOf(ports, kind) {
 		count := map[string]int{}
 		for _, q := range g {
 			count[qosSignature(q.ieee)]++
@@ -413,21 +403,8 @@ func compareRoCEQoS(ports []qosPort, out []engine.Finding) {
 					why = fmt.Sprintf("its QoS settings (%s) differ from those of the identical RoCE ports of this node judged sound (%s)", sig, ref)
 				}
 			}
-			f := &out[q.idx]
-			f.Evidence = append(f.Evidence, report.Ev("identical ports' QoS", why, "DCB netlink of identical cards"))
-			if f.Severity < report.Warning {
-				f.Severity = report.Warning
-				f.Summary = q.p.name() + ": " + why
-				f.Action = report.ActionFixConfiguration
-			} else {
-				f.Summary += "; " + why
-			}
-			fix := "Apply the node's QoS script (mlnx_qos, dcb) to this port as to its peers."
-			if f.Remediation == "" {
-				f.Remediation = fix
-			} else {
-				f.Remediation += " " + fix
-			}
+			differsFromPeers(&out[q.idx], q.p, "identical ports' QoS", why, "DCB netlink of identical cards",
+				"Apply the node's QoS script (mlnx_qos, dcb) to this port as to its peers.")
 		}
 	}
 }
