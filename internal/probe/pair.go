@@ -510,30 +510,42 @@ func (w *pairWriter) run() (*Direction, string, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var bad uintptr
+	// one posts the first work request and waits for its completion: what failed is named by
+	// what, and a wait that outlasts until (or the deadline) is said by late.
+	one := func(what string, until time.Time, late func(error) string) error {
+		if err := w.qp.PostSend(&wrs[0], &bad); err != nil {
+			d.Error = err.Error()
+			return err
+		}
+		for {
+			k, err := w.cq.Poll(wcs[:1])
+			if err != nil {
+				d.Error = err.Error()
+				return err
+			}
+			if k == 1 {
+				if wcs[0].Status != verbs.WCStatusSuccess {
+					return fail(&wcs[0], what)
+				}
+				return nil
+			}
+			err = s.expired()
+			if err == nil && !until.IsZero() && time.Now().After(until) {
+				err = context.DeadlineExceeded
+			}
+			if err != nil {
+				d.Error = late(err)
+				return errors.New(d.Error)
+			}
+		}
+	}
 	// One small write first: whether frames reach the peer at all, told apart from frames of the
 	// path MTU being dropped (a switch port or link with a smaller MTU than the hosts').
 	setup(64)
-	if err := w.qp.PostSend(&wrs[0], &bad); err != nil {
-		d.Error = err.Error()
+	if err := one("a 64-byte RDMA WRITE to the peer", time.Now().Add(min(budget/3, 10*time.Second)), func(error) string {
+		return "a 64-byte RDMA WRITE to the peer was not acknowledged: " + pairCompletionHint("IBV_WC_RETRY_EXC_ERR")
+	}); err != nil {
 		return d, "", err
-	}
-	reach := time.Now().Add(min(budget/3, 10*time.Second))
-	for {
-		k, err := w.cq.Poll(wcs[:1])
-		if err != nil {
-			d.Error = err.Error()
-			return d, "", err
-		}
-		if k == 1 {
-			if wcs[0].Status != verbs.WCStatusSuccess {
-				return d, "", fail(&wcs[0], "a 64-byte RDMA WRITE to the peer")
-			}
-			break
-		}
-		if err := s.expired(); err != nil || time.Now().After(reach) {
-			d.Error = "a 64-byte RDMA WRITE to the peer was not acknowledged: " + pairCompletionHint("IBV_WC_RETRY_EXC_ERR")
-			return d, "", errors.New(d.Error)
-		}
 	}
 	setup(w.msg)
 	stop := time.Now().Add(budget)
@@ -590,26 +602,10 @@ func (w *pairWriter) run() (*Direction, string, error) {
 	stop = time.Now().Add(budget / 2)
 	for i := 0; i < w.latIters && time.Now().Before(stop); i++ {
 		t0 := time.Now()
-		if err := w.qp.PostSend(&wrs[0], &bad); err != nil {
-			d.Error = err.Error()
+		if err := one(fmt.Sprintf("latency write %d", i+1), time.Time{}, func(err error) string {
+			return fmt.Sprintf("latency write %d: %v", i+1, err)
+		}); err != nil {
 			return d, "", err
-		}
-		for {
-			k, err := w.cq.Poll(wcs[:1])
-			if err != nil {
-				d.Error = err.Error()
-				return d, "", err
-			}
-			if k == 1 {
-				if wcs[0].Status != verbs.WCStatusSuccess {
-					return d, "", fail(&wcs[0], fmt.Sprintf("latency write %d", i+1))
-				}
-				break
-			}
-			if err := s.expired(); err != nil {
-				d.Error = fmt.Sprintf("latency write %d: %v", i+1, err)
-				return d, "", errors.New(d.Error)
-			}
 		}
 		lat = append(lat, time.Since(t0))
 	}
@@ -624,26 +620,8 @@ func (w *pairWriter) run() (*Direction, string, error) {
 	}
 	copy(w.mem.Bytes(), stamp)
 	sges[0].Length = uint32(len(stamp))
-	if err := w.qp.PostSend(&wrs[0], &bad); err != nil {
-		d.Error = err.Error()
+	if err := one("the stamp write", time.Time{}, func(err error) string { return "the stamp write: " + err.Error() }); err != nil {
 		return d, "", err
-	}
-	for {
-		k, err := w.cq.Poll(wcs[:1])
-		if err != nil {
-			d.Error = err.Error()
-			return d, "", err
-		}
-		if k == 1 {
-			if wcs[0].Status != verbs.WCStatusSuccess {
-				return d, "", fail(&wcs[0], "the stamp write")
-			}
-			break
-		}
-		if err := s.expired(); err != nil {
-			d.Error = "the stamp write: " + err.Error()
-			return d, "", errors.New(d.Error)
-		}
 	}
 	return d, stamp, nil
 }
