@@ -49,7 +49,7 @@ test:
 SLOW_TESTS := ^(TestRoundTripRoot|TestRoundTripSnapshot|TestRedactKeepsVerdict|TestPackTxtarFixtures)$$
 test-slow:
 	@echo ">> round trips, redaction and text packing of every fixture"
-	RDMADIAG_SLOW=1 $(GO) test -count=1 -timeout 30m -run '$(SLOW_TESTS)' ./cmd/rdmadiag ./internal/snapshot
+	RDMADIAG_SLOW=1 $(GO) test -count=1 -timeout 30m -run '$(SLOW_TESTS)' ./cli ./internal/snapshot
 
 lint: fmt-check vet staticcheck
 
@@ -91,7 +91,7 @@ regen:
 	  $(GO) test "./$$d" -count=1 -run "^($$run)\$$" -gen || exit 1; \
 	done
 	@echo ">> goldens of every fixture"
-	$(GO) test ./cmd/rdmadiag -count=1 -run TestGolden -update
+	$(GO) test ./cli -count=1 -run TestGolden -update
 
 golden: regen
 
@@ -108,7 +108,7 @@ fuzz:
 	done
 
 bench:
-	$(GO) test -run XXX -bench . -benchmem ./internal/nldev/... ./internal/checks/...
+	$(GO) test -run XXX -bench . -benchmem ./internal/nldev/... ./checks/...
 
 clean:
 	rm -rf bin build lab/out
@@ -207,7 +207,7 @@ e2e-prometheus:
 # for some of them. No QEMU, no root.
 captures: build
 	lab/captures.sh $(CAPTURES)
-	$(GO) test ./cmd/rdmadiag -count=1 -run TestGolden -update
+	$(GO) test ./cli -count=1 -run TestGolden -update
 
 -include lab/lab.mk
 

@@ -17,4 +17,7 @@ type ListedCheck struct {
 	Fault string `json:"fault"`
 	// Probe marks the verbs probes, which create their own resources and run only live.
 	Probe bool `json:"probe"`
+	// Origin is where a check that is not built in comes from: the Go package that registered
+	// it (a site's own build). Absent for the built-in checks.
+	Origin string `json:"origin,omitempty"`
 }

@@ -41,7 +41,7 @@ var (
 
 // MustCompile returns expr to be compiled at its first use, for a package variable. An invalid
 // expression panics at that use as regexp.MustCompile would (a check's panic becomes an unknown
-// finding, internal/checks); tests compile every expression through All so that it never does.
+// finding, checks); tests compile every expression through All so that it never does.
 func MustCompile(expr string) *Regexp {
 	r := newRegexp(expr)
 	allMu.Lock()

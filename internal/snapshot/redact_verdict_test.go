@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rdmadiag/rdmadiag/internal/checks"
-	_ "github.com/rdmadiag/rdmadiag/internal/checks/all"
+	"github.com/rdmadiag/rdmadiag/checks"
+	_ "github.com/rdmadiag/rdmadiag/checks/all"
 	"github.com/rdmadiag/rdmadiag/internal/slowtest"
 )
 

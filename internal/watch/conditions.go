@@ -5,7 +5,7 @@ import (
 	"sort"
 	"time"
 
-	portchk "github.com/rdmadiag/rdmadiag/internal/checks/port"
+	portchk "github.com/rdmadiag/rdmadiag/checks/port"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 
@@ -53,7 +53,7 @@ type Rules struct {
 }
 
 // DefaultRules: the flap lines are port.flaps' (3 downs in 24 h warn, 3 in 10 minutes are
-// critical: GPUd's and NVSentinel's counts, cited in internal/checks/port/flaps.go), so watch
+// critical: GPUd's and NVSentinel's counts, cited in checks/port/flaps.go), so watch
 // and check judge a flapping port alike. NVIDIA NVSentinel's NIC health monitor declares a
 // device gone after 3 consecutive missed enumerations (deviceMissThreshold in
 // health-monitors/nic-health-monitor/pkg/checks/state/base.go). The 60 s clear and the 30 min

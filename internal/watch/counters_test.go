@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	portchk "github.com/rdmadiag/rdmadiag/internal/checks/port"
+	portchk "github.com/rdmadiag/rdmadiag/checks/port"
 	"github.com/rdmadiag/rdmadiag/report"
 )
 

@@ -23,7 +23,7 @@ import (
 	"syscall"
 	"time"
 
-	portchk "github.com/rdmadiag/rdmadiag/internal/checks/port"
+	portchk "github.com/rdmadiag/rdmadiag/checks/port"
 	"github.com/rdmadiag/rdmadiag/internal/kevent"
 	"github.com/rdmadiag/rdmadiag/report"
 )
@@ -37,7 +37,7 @@ type CheckResult struct {
 	Summary  string
 }
 
-// Config is a watch's settings; cmd/rdmadiag fills it from flags.
+// Config is a watch's settings; cli fills it from flags.
 type Config struct {
 	// Root is the tree watched: "/" live, a directory laid out like a root otherwise.
 	Root string

@@ -4,7 +4,7 @@
 # same kernel, interleaved, 7 runs each; print the ratios (median wall time, peak RSS).
 # Uses the lab's payload hook only (lab/vm.sh -f ... -- PAYLOAD); it edits nothing under lab/.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 n=${1:-20000}
 out=${OUT:-/tmp/lab-qp-compare}
 bin=$(mktemp -d)
