@@ -43,9 +43,17 @@ type Check struct {
 	KernelLog bool
 	// Origin is where the check comes from, for `rdmadiag list`: empty for the checks of this
 	// module's layer packages; Register sets it to the Go package that registered any other
-	// (a site's own binary, examples/sitecheck).
+	// (a site's own binary, examples/sitecheck); an executable plugin's is its file.
 	Origin string
+	// InLayer places a check whose id does not name its layer: an executable site plugin
+	// (PluginPrefix.<name>, internal/plugins) is in the layer its header names, else
+	// report.SiteLayer. Empty for every other check, whose layer is its id's.
+	InLayer string
 }
+
+// PluginPrefix is the first part of an executable site plugin's id: plugin.<name>. It is not a
+// layer; the plugin's InLayer is. --only and --skip select every plugin by it.
+const PluginPrefix = "plugin"
 
 // InventoryOptions are the inventory sources that suit a run of these checks.
 func InventoryOptions(cs []Check) inventory.Options {
@@ -56,8 +64,17 @@ func InventoryOptions(cs []Check) inventory.Options {
 	return o
 }
 
-// Layer is the layer part of the id.
+// Layer is the layer part of the id, or InLayer for a plugin.
 func (c Check) Layer() string {
+	if c.InLayer != "" {
+		return c.InLayer
+	}
+	l, _, _ := strings.Cut(c.ID, ".")
+	return l
+}
+
+// prefix is the id's first part: the layer, or PluginPrefix.
+func (c Check) prefix() string {
 	l, _, _ := strings.Cut(c.ID, ".")
 	return l
 }
@@ -120,16 +137,48 @@ func packageOf(fn string) string {
 func (r *Registry) Add(c Check) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if report.LayerRank(c.Layer()) < 0 || !strings.Contains(c.ID, ".") || strings.ToLower(c.ID) != c.ID {
-		panic(fmt.Sprintf("checks: bad id %q (want lowercase layer.name with layer in %v)", c.ID, report.Layers))
+	if err := r.add(c); err != nil {
+		panic("checks: " + err.Error())
+	}
+}
+
+func (r *Registry) add(c Check) error {
+	placed := c.InLayer != "" && c.prefix() == PluginPrefix
+	if report.LayerRank(c.Layer()) < 0 || !strings.Contains(c.ID, ".") || strings.ToLower(c.ID) != c.ID ||
+		(c.InLayer != "" && !placed) || (c.prefix() == PluginPrefix && !placed) {
+		return fmt.Errorf("bad id %q (want lowercase layer.name with layer in %v, or %s.name placed in a layer)", c.ID, report.Layers, PluginPrefix)
 	}
 	if _, dup := r.checks[c.ID]; dup {
-		panic(fmt.Sprintf("checks: duplicate id %q", c.ID))
+		return fmt.Errorf("duplicate id %q", c.ID)
 	}
 	if c.Run == nil || c.Fault == "" {
-		panic(fmt.Sprintf("checks: %q needs Run and Fault", c.ID))
+		return fmt.Errorf("%q needs Run and Fault", c.ID)
 	}
 	r.checks[c.ID] = c
+	return nil
+}
+
+// With is a new registry holding r's checks and cs (a run's executable plugins, found when the
+// run starts); an id that is bad or already taken is an error, r is unchanged.
+func (r *Registry) With(cs ...Check) (*Registry, error) {
+	out := NewRegistry()
+	for _, c := range r.All() {
+		out.checks[c.ID] = c
+	}
+	for _, c := range cs {
+		if err := out.add(c); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Has reports whether a check of this id is registered.
+func (r *Registry) Has(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.checks[id]
+	return ok
 }
 
 // All returns the checks sorted by layer order, then id.
@@ -187,7 +236,7 @@ func matchTerms(c Check, terms []string) bool {
 
 func matchTerm(c Check, t string) bool {
 	t = strings.ToLower(strings.TrimSpace(t))
-	if t == c.ID || t == c.Layer() {
+	if t == c.ID || t == c.Layer() || t == c.prefix() {
 		return true
 	}
 	m, _ := path.Match(t, c.ID)

@@ -70,7 +70,7 @@ func RootCauses(fs []Finding) []*Finding {
 		if grave[a] != grave[b] {
 			return grave[a] > grave[b]
 		}
-		if ra, rb := LayerRank(LayerOf(a.CheckID)), LayerRank(LayerOf(b.CheckID)); ra != rb {
+		if ra, rb := LayerRank(layerOf(a)), LayerRank(layerOf(b)); ra != rb {
 			return ra < rb
 		}
 		if a.Subject.Name != b.Subject.Name {
@@ -166,8 +166,15 @@ type FaultRow struct {
 // port, and the verbs objects that live on top.
 var Layers = []string{"pcie", "firmware", "driver", "port", "qp", "cq"}
 
-// LayerRank is the position of a layer in Layers, -1 if unknown.
+// SiteLayer is the layer of a site's own check that names none of Layers (an executable plugin
+// without a header placing it): what the site judges on top of the stack, ranked after cq.
+const SiteLayer = "site"
+
+// LayerRank is the position of a layer in Layers (SiteLayer after them), -1 if unknown.
 func LayerRank(layer string) int {
+	if layer == SiteLayer {
+		return len(Layers)
+	}
 	for i, l := range Layers {
 		if l == layer {
 			return i
@@ -187,6 +194,15 @@ var listSchemaJSON []byte
 
 // ListSchema returns the JSON Schema of `rdmadiag list --format json` (report/list-schema.json).
 func ListSchema() []byte { return append([]byte(nil), listSchemaJSON...) }
+
+// layerOf is a finding's layer: its own, else its check id's (a site plugin's id, plugin.<name>,
+// does not name its layer).
+func layerOf(f *Finding) string {
+	if f.Layer != "" {
+		return f.Layer
+	}
+	return LayerOf(f.CheckID)
+}
 
 // LayerOf returns the layer name of a check id ("pcie.link" -> "pcie").
 func LayerOf(checkID string) string {
