@@ -1,0 +1,5 @@
+package plugins
+
+import "os/exec"
+
+var execLookPath = exec.LookPath
