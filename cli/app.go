@@ -51,6 +51,11 @@ type App struct {
 	// OpenHost replaces opening --snapshot, --root or the live host (ctx is the run's); tests use
 	// it to run the live code paths on a prepared tree, and to judge a fixture unpacked once.
 	OpenHost func(ctx context.Context, src source) (*host.Host, func(), error)
+	// PluginDir is where a live run finds site plugins without --plugins; "" means
+	// plugins.DefaultDir. Environ is the environment whose RDMADIAG_* variables reach them; nil
+	// means os.Environ.
+	PluginDir string
+	Environ   func() []string
 	// Commit and BuildDate identify the build (`rdmadiag version`, the report's tool); "" when
 	// unknown.
 	Commit, BuildDate string

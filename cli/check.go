@@ -44,6 +44,7 @@ type checkFlags struct {
 	// exclude and include are --exclude and --include: devices left out of the run, and
 	// devices judged although the policy or --exclude leaves them out.
 	exclude, include []string
+	plugins          pluginFlags
 }
 
 func (a *App) checkCmd() *cobra.Command {
@@ -61,6 +62,7 @@ func (a *App) checkCmd() *cobra.Command {
 				f.timeout = defaultTimeout + f.opts.Interval
 			}
 			f.resolve(a, cmd)
+			f.plugins.resolve(cmd)
 			return a.runCheck(cmd.Context(), f)
 		},
 	}
@@ -99,6 +101,7 @@ func (a *App) checkCmd() *cobra.Command {
 	// check is reading, such as the inventory behind the verbs query), and a slot held while it
 	// waits leaves a CPU idle; in the lab, 4 slots on 2 CPUs took 0.83-0.99 of the time 2 took.
 	fl.IntVar(&f.parallel, "parallel", max(2*runtime.NumCPU(), 4), "checks run at the same time")
+	f.plugins.register(c, true)
 	fl.BoolVar(&f.strict, "strict", false, "count what a limit kept from being judged (no root, no kernel log in a tree) as unknown (exit 3)")
 	return c
 }
@@ -126,6 +129,8 @@ func (f *checkFlags) validate() error {
 		return usageErr("--interval needs a live host: a snapshot or --root tree holds one reading of each counter, so no rate can be judged")
 	case f.npdThreshold != "" && f.npdThreshold != "critical" && f.npdThreshold != "warning":
 		return usageErr("--npd-threshold %q: want critical or warning", f.npdThreshold)
+	case f.plugins.timeout < 0 || f.plugins.timeout == 0 && f.plugins.timeoutGiven:
+		return usageErr("--plugin-timeout %s: must be positive", f.plugins.timeout)
 	case f.npdThreshold == "warning" && f.format != "npd":
 		return usageErr("--npd-threshold applies to --format npd only")
 	}
@@ -171,7 +176,20 @@ func (a *App) judge(ctx context.Context, f *checkFlags, prog *progress) (*report
 	if err := f.selectDevices(); err != nil {
 		return nil, err
 	}
-	selected, err := a.Registry.Select(f.only, f.skip, false)
+	pdir, err := f.plugins.directory(a, f.src.snapshot == "" && f.src.root == "")
+	if err != nil {
+		return nil, err
+	}
+	f.plugins.used = pdir
+	ps, err := discoverPlugins(pdir)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := withPlugins(a.Registry, ps)
+	if err != nil {
+		return nil, err
+	}
+	selected, err := reg.Select(f.only, f.skip, false)
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
@@ -187,6 +205,7 @@ func (a *App) judge(ctx context.Context, f *checkFlags, prog *progress) (*report
 	}
 	defer cleanup()
 	toRun, notRun := probeLimits(selected, h.Kind(), f.noProbe)
+	toRun = a.bindPlugins(toRun, ps, h, f.plugins.timeout, a.Registry)
 	env := checks.NewEnv(h, f.opts)
 	env.Now = a.Now
 	env.InventoryOptions = checks.InventoryOptions(toRun)
@@ -210,7 +229,7 @@ func (a *App) judge(ctx context.Context, f *checkFlags, prog *progress) (*report
 		Strict:      f.strict,
 		Interrupted: ctx.Err() != nil,
 		NotRun:      notRun,
-		NotSelected: len(a.Registry.All()) - len(selected),
+		NotSelected: len(reg.All()) - len(selected),
 	})
 	if a.judged != nil {
 		a.judged(rep, linked)
@@ -283,6 +302,7 @@ func (a *App) tool(f *checkFlags, started time.Time) report.Tool {
 	add(len(f.only) > 0, "only="+strings.Join(f.only, ","))
 	add(len(f.skip) > 0, "skip="+strings.Join(f.skip, ","))
 	add(f.strict, "strict")
+	add(f.plugins.used != "", "plugins="+filepath.Base(f.plugins.used))
 	add(len(f.exclude) > 0, "exclude="+strings.Join(f.exclude, ","))
 	add(len(f.include) > 0, "include="+strings.Join(f.include, ","))
 	return t

@@ -159,6 +159,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 
 func (a *App) listCmd() *cobra.Command {
 	var o outputFlags
+	var pf pluginFlags
 	c := &cobra.Command{
 		Use:   "list",
 		Short: "List the checks with their layer and what they look at",
@@ -174,10 +175,24 @@ func (a *App) listCmd() *cobra.Command {
 			if err := checkOutputPath(o.output); err != nil {
 				return err
 			}
+			// The plugins a live check would run (or those of --plugins), found without running any.
+			pf.resolve(cmd)
+			dir, err := pf.directory(a, true)
+			if err != nil {
+				return err
+			}
+			ps, err := discoverPlugins(dir)
+			if err != nil {
+				return err
+			}
+			reg, err := withPlugins(a.Registry, ps)
+			if err != nil {
+				return err
+			}
 			var buf bytes.Buffer
 			if o.format == "json" {
 				l := report.CheckList{SchemaVersion: report.SchemaVersion, Tool: report.Tool{Name: "rdmadiag", Version: a.Version}}
-				for _, c := range a.Registry.All() {
+				for _, c := range reg.All() {
 					l.Checks = append(l.Checks, report.ListedCheck{ID: c.ID, Layer: c.Layer(), Description: c.Description, Fault: c.Fault, Probe: c.Probe, Origin: c.Origin})
 				}
 				if err := render.RenderCheckList(&buf, l); err != nil {
@@ -185,7 +200,7 @@ func (a *App) listCmd() *cobra.Command {
 				}
 				return o.write(a, buf.Bytes())
 			}
-			for _, c := range a.Registry.All() {
+			for _, c := range reg.All() {
 				probe := ""
 				if c.Probe {
 					probe = " (probe)"
@@ -200,6 +215,7 @@ func (a *App) listCmd() *cobra.Command {
 		},
 	}
 	o.register(c, "table", []string{"table", "json"}, "output format: table or json", "write the list to this file instead of stdout")
+	pf.register(c, false)
 	return c
 }
 
