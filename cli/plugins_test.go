@@ -167,7 +167,7 @@ func TestRailNamesExample(t *testing.T) {
 
 // TestPluginsOnlyWhenAsked: a snapshot or tree runs no plugin unless --plugins names the
 // directory, whatever the default directory holds; a live run takes the default directory when
-// it exists; --no-plugins and --plugins '' run none.
+// it exists; --no-plugins and --plugins ” run none.
 func TestPluginsOnlyWhenAsked(t *testing.T) {
 	ran := filepath.Join(t.TempDir(), "ran")
 	dir := t.TempDir()
