@@ -126,7 +126,8 @@ docs: build
 
 # make install [PREFIX=/usr/local] [DESTDIR=]: the binary, the manual page, bash, zsh and fish
 # completions, the Slurm health check, the systemd service and timer (not enabled) and the
-# examples. The packages are this tree with PREFIX=/usr.
+# examples (the site plugins among them). The packages are this tree with PREFIX=/usr, and an
+# empty /etc/rdmadiag/checks.d (packaging/nfpm.yaml), which make install leaves alone.
 PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
 SBINDIR    ?= $(PREFIX)/sbin
@@ -146,7 +147,7 @@ install: docs
 	install -D -m 0644 $(DOCS)/rdmadiag.fish $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/rdmadiag.fish
 	install -D -m 0755 deploy/slurm/rdmadiag-healthcheck $(DESTDIR)$(SBINDIR)/rdmadiag-healthcheck
 	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR)/examples/npd $(DESTDIR)$(DOCDIR)/examples/nhc \
-	  $(DESTDIR)$(DOCDIR)/examples/kubernetes
+	  $(DESTDIR)$(DOCDIR)/examples/kubernetes $(DESTDIR)$(DOCDIR)/examples/plugins
 	for u in rdmadiag-textfile.service rdmadiag-textfile.timer rdmadiag-watch.service; do \
 	  $(BINPATH_SED) deploy/systemd/$$u > $(DESTDIR)$(UNITDIR)/$$u && chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; done
 	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/
@@ -155,6 +156,7 @@ install: docs
 	chmod 0644 $(DESTDIR)$(DOCDIR)/examples/npd/rdmadiag-plugin-monitor.json
 	install -m 0644 deploy/nhc/rdmadiag.nhc $(DESTDIR)$(DOCDIR)/examples/nhc/
 	install -m 0644 deploy/kubernetes/*.yaml $(DESTDIR)$(DOCDIR)/examples/kubernetes/
+	install -m 0755 examples/plugins/ib-pkey.sh examples/plugins/rail-names.py $(DESTDIR)$(DOCDIR)/examples/plugins/
 
 # make package: build/rdmadiag_<version>-1_<arch>.deb and build/rdmadiag-<version>-1.<arch>.rpm from
 # the tree `make install PREFIX=/usr` stages, with nfpm (packaging/go.mod pins it; no rpm or dpkg

@@ -88,7 +88,8 @@ func staged(t *testing.T, p pkgs, forDeb bool) map[string]fs.FileMode {
 	}
 	for _, must := range []string{"usr/bin/rdmadiag", "usr/share/man/man1/rdmadiag.1", "usr/share/bash-completion/completions/rdmadiag",
 		zshStaged, "usr/share/fish/vendor_completions.d/rdmadiag.fish", "usr/lib/systemd/system/rdmadiag-textfile.service",
-		"usr/lib/systemd/system/rdmadiag-textfile.timer", "usr/lib/systemd/system/rdmadiag-watch.service", "usr/sbin/rdmadiag-healthcheck", "usr/share/doc/rdmadiag/examples/policy.json"} {
+		"usr/lib/systemd/system/rdmadiag-textfile.timer", "usr/lib/systemd/system/rdmadiag-watch.service", "usr/sbin/rdmadiag-healthcheck", "usr/share/doc/rdmadiag/examples/policy.json",
+		"usr/share/doc/rdmadiag/examples/plugins/ib-pkey.sh", "usr/share/doc/rdmadiag/examples/plugins/rail-names.py"} {
 		key := must
 		if forDeb && must == zshStaged {
 			key = zshDeb
@@ -178,6 +179,18 @@ func exercise(t *testing.T, root, version string) {
 		if r.code != 2 || !strings.Contains(r.stderr, "embedded demo snapshot") || !strings.Contains(r.stdout, "aer") {
 			t.Errorf("demo: exit %d; want 2 on the embedded demo snapshot\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 		}
+	}
+
+	// The site plugin directory, empty and closed to others, and the example plugins, which
+	// list from where they are installed.
+	if fi, err := os.Stat(filepath.Join(root, "etc/rdmadiag/checks.d")); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o755 {
+		t.Errorf("etc/rdmadiag/checks.d: %v %v, want a directory of mode 0755", fi, err)
+	} else if ents, _ := os.ReadDir(filepath.Join(root, "etc/rdmadiag/checks.d")); len(ents) != 0 {
+		t.Errorf("etc/rdmadiag/checks.d is not empty: %v", ents)
+	}
+	r = runIn(t, root, "list", "--plugins", filepath.Join(root, "usr/share/doc/rdmadiag/examples/plugins"))
+	if r.code != 0 || !strings.Contains(r.stdout, "plugin.ib_pkey") || !strings.Contains(r.stdout, "plugin.rail_names") {
+		t.Errorf("list --plugins of the installed examples: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
 	zsh := zshStaged
@@ -328,6 +341,14 @@ func unpackRPM(t *testing.T, r *rpmutils.Rpm, root string) {
 		const typeMask, regular, dir = 0o170000, 0o100000, 0o040000
 		switch fi.Mode() & typeMask {
 		case dir:
+			// Kept: the package's empty directories (/etc/rdmadiag/checks.d) are part of it.
+			d := filepath.Join(root, filepath.FromSlash(fi.Name()))
+			if !strings.HasPrefix(d, root+string(filepath.Separator)) {
+				t.Fatalf("%s leaves the root", fi.Name())
+			}
+			if err := os.MkdirAll(d, fs.FileMode(fi.Mode()&0o777)); err != nil {
+				t.Fatal(err)
+			}
 			continue
 		case regular:
 		default:
