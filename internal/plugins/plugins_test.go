@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -275,5 +276,33 @@ func TestHeaderPlaces(t *testing.T) {
 		case f.CheckID == "plugin.badrow" && (f.Severity != report.Unknown || !strings.Contains(f.Summary, `fault "no-such-row" is not a row`)):
 			t.Errorf("badrow: %+v", f.Finding)
 		}
+	}
+}
+
+// TestRunDeadline: the run's own end (--timeout, a signal) kills a plugin still running, well
+// before its own deadline, and the check is reported cut short like a built-in one.
+func TestRunDeadline(t *testing.T) {
+	dir := t.TempDir()
+	writePlugin(t, dir, "slow.sh", "sleep 600")
+	h, cleanup, err := snapshot.Open(checktest.Fixture(t, "port-ib-pkeys"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanup)
+	ps, err := Discover(dir, os.Geteuid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := Checks(Run{Source: "snapshot", Root: h.Root(), Timeout: time.Hour, Faults: engine.DefaultFaults(), Builtin: checks.Default.Has}, ps)
+	ctx, cancel := context.WithTimeoutCause(context.Background(), 300*time.Millisecond, errors.New("--timeout 300ms reached"))
+	defer cancel()
+	start := time.Now()
+	fs := checks.Run(ctx, checks.NewEnv(h, checks.Options{}), cs, 4)
+	if d := time.Since(start); d > time.Minute {
+		t.Errorf("Run returned after %s", d)
+	}
+	f := checktest.One(t, fs, "plugin.slow", "")
+	if f.Severity != report.Unknown || !strings.Contains(f.Summary, "--timeout 300ms reached") {
+		t.Errorf("%s %q", f.Severity, f.Summary)
 	}
 }
