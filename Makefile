@@ -196,8 +196,11 @@ image:
 # deploy/slurm/rdmadiag-healthcheck as the HealthCheckProgram of a real one-node Slurm on localhost
 # (Debian's slurm-wlm and munge, installed when missing; needs root, about a minute): the node
 # drains on a critical snapshot, resumes on a healthy one, and a node drained by someone else stays.
+# Then deploy/slurm/rdmadiag-pairs.sbatch under sbatch on six slurmds on localhost (about 25 s),
+# the probe alone stood in for: fleet names the planted bad link, then the planted bad node.
 e2e-slurm: build
 	deploy/slurm/test/e2e-slurm.sh
+	deploy/slurm/test/e2e-slurm-pairs.sh
 
 # A real Prometheus server (Debian's prometheus package) scrapes a running `rdmadiag watch`
 # and answers a query on what it scraped (internal/watch/prometheus_test.go).

@@ -10,10 +10,12 @@ import (
 )
 
 // The pairs job, run with stand-ins for scontrol (the allocation's nodes), srun (one task per
-// node, at the same time, each seeing its own hostname) and the probe itself (a pair result
-// naming both ends, failing for the pair n2/n3); `rdmadiag probe plan` and
-// `rdmadiag fleet --pairs` are the real ones, built from this repository. The job must probe
-// every planned pair and end with fleet's verdict: n2 <-> n3 a bad link.
+// node, at the same time, each with its node name in SLURMD_NODENAME, as slurmstepd sets it),
+// hostname (the same on every node, as with several slurmds on one host, or node names that are
+// not hostnames) and the probe itself (a pair result naming both ends, failing for the pair
+// n2/n3); `rdmadiag probe plan` and `rdmadiag fleet --pairs` are the real ones, built from this
+// repository. The job must probe every planned pair and end with fleet's verdict: n2 <-> n3 a
+// bad link. deploy/slurm/test/e2e-slurm-pairs.sh runs the same job under a real Slurm.
 func TestPairsJob(t *testing.T) {
 	dir := t.TempDir()
 	real := filepath.Join(dir, "rdmadiag-real")
@@ -26,9 +28,9 @@ func TestPairsJob(t *testing.T) {
 	bin := filepath.Join(dir, "bin")
 	os.MkdirAll(bin, 0o755)
 	stub(t, bin, "scontrol", `printf 'n1\nn2\nn3\nn4\n'`+"\n")
-	stub(t, bin, "hostname", `echo "$FAKE_HOST"`+"\n")
+	stub(t, bin, "hostname", "echo login1\n")
 	stub(t, bin, "srun", `while [ $# -gt 0 ]; do case $1 in --*) shift ;; *) break ;; esac; done
-for h in n1 n2 n3 n4; do FAKE_HOST=$h "$@" & done; wait`+"\n")
+for h in n1 n2 n3 n4; do SLURMD_NODENAME=$h "$@" & done; wait`+"\n")
 	// The probe stand-in: the real plan answers who the partner is; the pair n2/n3 fails.
 	stub(t, bin, "rdmadiag", `
 case "$1 $2" in

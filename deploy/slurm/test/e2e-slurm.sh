@@ -11,32 +11,23 @@
 # Needs root (slurmd runs the program as root; packages are installed when missing). munged,
 # slurmctld and slurmd run in the foreground as children of this script with every file under a
 # temporary directory and non-default ports (E2E_SLURM_PORT, E2E_SLURM_PORT+1), and are stopped on
-# E2E_KEEP=1 keeps the directory (logs) afterwards.
+# exit (cluster.sh). E2E_KEEP=1 keeps the directory (logs) afterwards. Nothing is stood in for
+# but the host's RDMA devices: rdmadiag reads recorded snapshots.
 #
 # E2E_NHC=DIR runs the same steps with LBNL NHC as the HealthCheckProgram and
 # deploy/nhc/rdmadiag.nhc as its check; DIR holds NHC's nhc, scripts/common.nhc and helpers/
 # (a checkout of github.com/mej/nhc; Debian does not package NHC). The reason is then NHC's,
 # "NHC: check_rdmadiag: ...", and could-not-check exits 0.
 set -euo pipefail
-cd "$(dirname "$0")/../../.."
-repo=$PWD
-rdmadiag=$repo/bin/rdmadiag
+# shellcheck source=cluster.sh
+. "$(dirname "$0")/cluster.sh"
 program=$repo/deploy/slurm/rdmadiag-healthcheck
 critical=$repo/fixtures/sysfs/port-down/snapshot.txtar
 healthy=$repo/fixtures/sysfs/healthy/snapshot.txtar
 interval=${E2E_SLURM_INTERVAL:-5}
 port=${E2E_SLURM_PORT:-16817}
 nhc=${E2E_NHC:-}
-start=$SECONDS
 
-fail() {
-	echo "e2e-slurm: FAIL: $*" >&2
-	exit 1
-}
-step() { printf '>> [%3ds] %s\n' $((SECONDS - start)) "$*"; }
-
-[ "$(id -u)" = 0 ] || fail "needs root: slurmd runs the HealthCheckProgram as root"
-[ -x "$rdmadiag" ] || fail "$rdmadiag missing: run make build"
 if [ -n "$nhc" ]; then
 	for f in nhc scripts/common.nhc helpers/node-mark-offline helpers/node-mark-online; do
 		[ -f "$nhc/$f" ] || fail "E2E_NHC=$nhc has no $f"
@@ -44,62 +35,9 @@ if [ -n "$nhc" ]; then
 	nhc=$(cd "$nhc" && pwd)
 fi
 
-need=()
-for c in slurmctld slurmd scontrol sinfo; do
-	command -v "$c" >/dev/null || need=(slurm-wlm)
-done
-command -v munged >/dev/null || need+=(munge)
-if [ ${#need[@]} -gt 0 ]; then
-	step "installing ${need[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null ||
-		{ apt-get update -qq && apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null; }
-fi
-for p in "$port" $((port + 1)); do
-	if ss -Hltn "sport = :$p" 2>/dev/null | grep -q .; then
-		fail "port $p is in use; set E2E_SLURM_PORT"
-	fi
-done
-
-d=$(mktemp -d /tmp/e2e-slurm.XXXXXX)
 node=$(hostname -s)
-pids=()
-cleanup() {
-	rc=$?
-	trap - EXIT INT TERM
-	if [ $rc -ne 0 ]; then
-		for f in hc-runs hc.out slurmd.log slurmctld.log munged.log; do
-			[ -f "$d/$f" ] && { echo "---- $d/$f (last 25 lines)"; tail -n 25 "$d/$f"; }
-		done
-	fi
-	# Children of this script only, newest first (slurmd, slurmctld, munged), by pid.
-	for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
-		kill -TERM "${pids[i]}" 2>/dev/null || continue
-		for _ in $(seq 50); do kill -0 "${pids[i]}" 2>/dev/null || break; sleep 0.2; done
-		kill -KILL "${pids[i]}" 2>/dev/null || :
-		wait "${pids[i]}" 2>/dev/null || :
-	done
-	if [ "${E2E_KEEP:-0}" = 1 ]; then echo "e2e-slurm: kept $d"; else rm -rf "$d"; fi
-	step "torn down"
-	exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-step "munge key and munged in $d"
-# munged wants its socket's directories searchable by everyone; the key stays 0400.
-chmod 0711 "$d"
-mkdir -m 0711 "$d/munge"
-if command -v mungekey >/dev/null; then
-	mungekey --create --keyfile="$d/munge/munge.key"
-else
-	dd if=/dev/urandom of="$d/munge/munge.key" bs=1024 count=1 status=none
-fi
-chmod 0400 "$d/munge/munge.key"
-munged --foreground --force --socket="$d/munge/munge.socket" --key-file="$d/munge/munge.key" \
-	--pid-file="$d/munge/munged.pid" --seed-file="$d/munge/munged.seed" \
-	--log-file="$d/munged.log" >"$d/munged.out" 2>&1 &
-pids+=($!)
+show_on_failure=(hc-runs hc.out "slurmd-$node.log" slurmctld.log munged.log)
+cluster_prepare e2e-slurm "$port" $((port + 1))
 
 # What rdmadiag-healthcheck reads: slurmd hands it an empty environment, so its settings file
 # names rdmadiag, the snapshot the test swaps under it, and this cluster's slurm.conf.
@@ -144,53 +82,20 @@ exit \$rc
 EOF
 chmod 0755 "$d/healthcheck"
 
-cpus=$(nproc)
-cat >"$d/slurm.conf" <<EOF
-ClusterName=rdmadiag-e2e
-SlurmctldHost=$node(127.0.0.1)
-SlurmctldPort=$port
+{
+	cluster_conf
+	cat <<EOF
 SlurmdPort=$((port + 1))
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-CredType=cred/munge
-AuthInfo=socket=$d/munge/munge.socket
-StateSaveLocation=$d/ctld
-SlurmdSpoolDir=$d/slurmd
-SlurmctldPidFile=$d/slurmctld.pid
-SlurmdPidFile=$d/slurmd.pid
-SlurmctldLogFile=$d/slurmctld.log
-SlurmdLogFile=$d/slurmd.log
-SlurmctldDebug=info
-SlurmdDebug=info
-ProctrackType=proctrack/pgid
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-SelectType=select/linear
-MpiDefault=none
-MailProg=/bin/true
-ReturnToService=2
 HealthCheckProgram=$d/healthcheck
 HealthCheckInterval=$interval
 HealthCheckNodeState=ANY
-NodeName=$node NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN
+NodeName=$node NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
 PartitionName=e2e Nodes=$node Default=YES MaxTime=INFINITE State=UP
 EOF
-mkdir -p "$d/ctld" "$d/slurmd"
-export SLURM_CONF=$d/slurm.conf
-
-for _ in $(seq 50); do [ -S "$d/munge/munge.socket" ] && break; sleep 0.2; done
-[ -S "$d/munge/munge.socket" ] || fail "munged did not create its socket"
+} >"$SLURM_CONF"
 
 step "slurmctld and slurmd for node $node (HealthCheckInterval=$interval)"
-slurmctld -D -i -f "$d/slurm.conf" >>"$d/slurmctld.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 50); do scontrol ping >/dev/null 2>&1 && break; sleep 0.2; done
-scontrol ping >/dev/null 2>&1 || fail "slurmctld does not answer"
-slurmd -D -N "$node" -f "$d/slurm.conf" >>"$d/slurmd.log" 2>&1 &
-pids+=($!)
+cluster_start "$node"
 
 # Helpers reading the node the way an operator does.
 node_state() { scontrol show node "$node" | sed -n 's/^ *State=\([^ ]*\).*/\1/p'; }
@@ -237,7 +142,7 @@ sinfo_reason | grep -qF "$reason|$node" || fail "sinfo -R does not list $node wi
 echo "   scontrol: State=$(node_state) Reason=$reason"
 settle 1
 [ "$(node_reason)" = "$reason" ] || fail "reason changed on a repeated critical run: '$(node_reason)'"
-grep -q "health_check failed: rc:1 output:.*rxe0/1 is DOWN" "$d/slurmd.log" ||
+grep -q "health_check failed: rc:1 output:.*rxe0/1 is DOWN" "$d/slurmd-$node.log" ||
 	fail "slurmd.log does not show the failed health check"
 
 step "3. healthy snapshot: the node resumes"
