@@ -255,6 +255,7 @@ func writePair(out io.Writer, r probe.PairResult) {
 // writes where the faults sit; exit 1 when a pair failed or ran slow.
 func (a *App) fleetPairs(o outputFlags, args []string) error {
 	var ends []pairs.End
+	var unreadable []string
 	read := func(r io.Reader, name string) error {
 		e, err := pairs.Read(r, name)
 		ends = append(ends, e...)
@@ -280,17 +281,21 @@ func (a *App) fleetPairs(o outputFlags, args []string) error {
 		if err != nil {
 			return usageErr("%v", err)
 		}
+		// One end's file cut short (a node that died mid-write, a full file system) must not
+		// cost the verdict on every other pair: it is named, and the rest is judged.
 		for _, f := range files {
 			fh, err := os.Open(f)
-			if err != nil {
-				return usageErr("%v", err)
+			if err == nil {
+				err = read(fh, f)
+				fh.Close()
 			}
-			err = read(fh, f)
-			fh.Close()
 			if err != nil {
-				return usageErr("%v", err)
+				unreadable = append(unreadable, err.Error())
 			}
 		}
+	}
+	for _, u := range unreadable {
+		fmt.Fprintf(a.Stderr, "rdmadiag: fleet --pairs: skipped %s\n", u)
 	}
 	v := pairs.Localise(ends)
 	var buf bytes.Buffer
@@ -320,6 +325,14 @@ func (a *App) fleetPairs(o outputFlags, args []string) error {
 	}
 	if v.Failed > 0 || len(v.SlowPairs) > 0 {
 		return &exitCode{code: 1}
+	}
+	// No pair probed (tasks that never ran, results written elsewhere) or results that could
+	// not be read is a fabric not checked, not a healthy one.
+	if v.Pairs == 0 || len(unreadable) > 0 {
+		if v.Pairs == 0 {
+			fmt.Fprintf(a.Stderr, "rdmadiag: fleet --pairs: no pair result in %s: nothing was probed\n", strings.Join(args, " "))
+		}
+		return &exitCode{code: report.ExitUnknown}
 	}
 	return nil
 }
