@@ -206,27 +206,26 @@ func IDOf(file string) string {
 // uniqueIDs refuses every file whose id an earlier file (in name order) has, and gives it an
 // id of its own so that it can still say so as a check.
 func uniqueIDs(ps []Plugin) {
-	taken := map[string]string{}
+	// Every id as found, held by the first file that has it: a renamed duplicate takes none.
+	holder := map[string]string{}
 	for _, p := range ps {
-		if _, ok := taken[p.ID]; !ok {
-			taken[p.ID] = p.Path
+		if _, ok := holder[p.ID]; !ok {
+			holder[p.ID] = p.Path
 		}
 	}
-	first := map[string]string{}
 	for i := range ps {
 		p := &ps[i]
-		f, ok := first[p.ID]
-		if !ok {
-			first[p.ID] = p.Path
+		first := holder[p.ID]
+		if first == p.Path {
 			continue
 		}
 		if p.Refused == nil {
-			p.Refused = fmt.Errorf("its id %s is already that of %s (rename one of them)", p.ID, f)
+			p.Refused = fmt.Errorf("its id %s is already that of %s (rename one of them)", p.ID, first)
 		}
 		for n := 2; ; n++ {
 			id := fmt.Sprintf("%s_%d", p.ID, n)
-			if _, ok := taken[id]; !ok {
-				taken[id] = p.Path
+			if _, ok := holder[id]; !ok {
+				holder[id] = p.Path
 				p.ID = id
 				break
 			}

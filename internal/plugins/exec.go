@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // StderrTail is how much of the end of a plugin's standard error is kept to quote.
@@ -79,7 +81,7 @@ func execute(ctx context.Context, path string, env []string, facts []byte, timeo
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
 			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				r.failure = fmt.Sprintf("was killed by signal %d (%s)", ws.Signal(), sigName(ws.Signal()))
+				r.failure = fmt.Sprintf("was killed by signal %d (%s)", ws.Signal(), unix.SignalName(ws.Signal()))
 			} else {
 				r.failure = fmt.Sprintf("exited %d", ee.ExitCode())
 			}
@@ -88,16 +90,6 @@ func execute(ctx context.Context, path string, env []string, facts []byte, timeo
 		}
 	}
 	return r
-}
-
-func sigName(s syscall.Signal) string {
-	names := map[syscall.Signal]string{syscall.SIGSEGV: "SIGSEGV", syscall.SIGKILL: "SIGKILL", syscall.SIGABRT: "SIGABRT",
-		syscall.SIGTERM: "SIGTERM", syscall.SIGBUS: "SIGBUS", syscall.SIGILL: "SIGILL", syscall.SIGFPE: "SIGFPE",
-		syscall.SIGPIPE: "SIGPIPE", syscall.SIGINT: "SIGINT", syscall.SIGHUP: "SIGHUP"}
-	if n, ok := names[s]; ok {
-		return n
-	}
-	return s.String()
 }
 
 // bounded keeps up to max bytes and calls full once when more arrive.
@@ -136,7 +128,6 @@ type tail struct {
 	mu  sync.Mutex
 	buf []byte
 	max int
-	cut bool
 }
 
 func (t *tail) Write(p []byte) (int, error) {
@@ -145,7 +136,6 @@ func (t *tail) Write(p []byte) (int, error) {
 	t.buf = append(t.buf, p...)
 	if len(t.buf) > t.max {
 		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
-		t.cut = true
 	}
 	return len(p), nil
 }

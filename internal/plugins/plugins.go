@@ -12,6 +12,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/checks"
 	"github.com/rdmadiag/rdmadiag/report"
 	"github.com/rdmadiag/rdmadiag/report/engine"
+	"github.com/rdmadiag/rdmadiag/report/words"
 )
 
 // Fault is the fault-table row of a plugin's findings when neither they nor its header name one.
@@ -205,12 +206,12 @@ func failed(p Plugin, what string, r *result) checks.Finding {
 	if r != nil {
 		if t := strings.TrimSpace(r.stderr); t != "" {
 			if last := lastLine(t); last != "" && !strings.Contains(what, "not trust") {
-				f.Summary += ": " + truncate(last, 160)
+				f.Summary += ": " + words.Truncate(last, 160)
 			}
 			f.Evidence = append(f.Evidence, report.Ev("stderr (last 4 KiB)", strings.ToValidUTF8(t, "\uFFFD"), "plugin standard error"))
 		}
 	}
-	f.Summary = truncate(f.Summary, 480)
+	f.Summary = words.Truncate(f.Summary, 480)
 	f.Remediation = "fix or remove " + p.Path + " (docs/plugins.md: the protocol and its rules)"
 	return f
 }
@@ -223,18 +224,6 @@ func lastLine(s string) string {
 }
 
 var ctrl = regexp.MustCompile(`[\x00-\x1f\x7f]`)
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // environment is what a plugin runs with: the fixed variables and the operator's RDMADIAG_*.
 func (s *set) environment() []string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -122,7 +123,7 @@ func TestRunner(t *testing.T) {
 // TestGrandchildOutsideGroup: a plugin whose child left its process group (setsid) and holds
 // standard output does not hold the run: its pipes are closed WaitDelay after it exited.
 func TestGrandchildOutsideGroup(t *testing.T) {
-	setsid, err := execLookPath("setsid")
+	setsid, err := exec.LookPath("setsid")
 	if err != nil {
 		t.Skip("no setsid")
 	}

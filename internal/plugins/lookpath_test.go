@@ -1,5 +1,0 @@
-package plugins
-
-import "os/exec"
-
-var execLookPath = exec.LookPath
