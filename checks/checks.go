@@ -143,9 +143,9 @@ func (r *Registry) Add(c Check) {
 }
 
 func (r *Registry) add(c Check) error {
-	placed := c.InLayer != "" && c.prefix() == PluginPrefix
+	// A plugin id and a placing InLayer go together: neither is valid without the other.
 	if report.LayerRank(c.Layer()) < 0 || !strings.Contains(c.ID, ".") || strings.ToLower(c.ID) != c.ID ||
-		(c.InLayer != "" && !placed) || (c.prefix() == PluginPrefix && !placed) {
+		(c.InLayer != "") != (c.prefix() == PluginPrefix) {
 		return fmt.Errorf("bad id %q (want lowercase layer.name with layer in %v, or %s.name placed in a layer)", c.ID, report.Layers, PluginPrefix)
 	}
 	if _, dup := r.checks[c.ID]; dup {

@@ -176,19 +176,11 @@ func (a *App) judge(ctx context.Context, f *checkFlags, prog *progress) (*report
 	if err := f.selectDevices(); err != nil {
 		return nil, err
 	}
-	pdir, err := f.plugins.directory(a, f.src.snapshot == "" && f.src.root == "")
+	reg, ps, pdir, err := f.plugins.registry(a, f.src.snapshot == "" && f.src.root == "")
 	if err != nil {
 		return nil, err
 	}
 	f.plugins.used = pdir
-	ps, err := discoverPlugins(pdir)
-	if err != nil {
-		return nil, err
-	}
-	reg, err := withPlugins(a.Registry, ps)
-	if err != nil {
-		return nil, err
-	}
 	selected, err := reg.Select(f.only, f.skip, false)
 	if err != nil {
 		return nil, usageErr("%v", err)

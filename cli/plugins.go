@@ -70,30 +70,25 @@ func (p *pluginFlags) directory(a *App, live bool) (string, error) {
 	return dir, nil
 }
 
-// discover lists dir's plugins (nothing for ""); a directory that cannot be listed stops the
-// run, as an option file that cannot be read does.
-func discoverPlugins(dir string) ([]plugins.Plugin, error) {
-	if dir == "" {
-		return nil, nil
+// registry is the registry a run (check, or list) selects from: the built-in (and site Go)
+// checks and the plugins of the directory p names for a host that is live or not, described
+// (nothing runs until the host is open). A directory that cannot be listed stops the run (3),
+// as an option file that cannot be read does; dir is "" when the run takes no plugins.
+func (p *pluginFlags) registry(a *App, live bool) (reg *checks.Registry, ps []plugins.Plugin, dir string, err error) {
+	if dir, err = p.directory(a, live); err != nil || dir == "" {
+		return a.Registry, nil, "", err
 	}
-	ps, err := plugins.Discover(dir, os.Geteuid())
-	if err != nil {
-		return nil, &exitError{code: 3, err: err}
-	}
-	return ps, nil
-}
-
-// withPlugins is the registry a run selects from: the built-in (and site Go) checks and the
-// plugins, described (nothing runs until the host is open).
-func withPlugins(r *checks.Registry, ps []plugins.Plugin) (*checks.Registry, error) {
-	if len(ps) == 0 {
-		return r, nil
+	if ps, err = plugins.Discover(dir, os.Geteuid()); err != nil {
+		return nil, nil, "", &exitError{code: 3, err: err}
 	}
 	cs := make([]checks.Check, 0, len(ps))
-	for _, p := range ps {
-		cs = append(cs, plugins.Describe(p, engine.DefaultFaults()))
+	for _, pl := range ps {
+		cs = append(cs, plugins.Describe(pl, engine.DefaultFaults()))
 	}
-	return r.With(cs...)
+	if reg, err = a.Registry.With(cs...); err != nil {
+		return nil, nil, "", err
+	}
+	return reg, ps, dir, nil
 }
 
 // bindPlugins replaces the selected plugins' descriptions with checks that run them on h.

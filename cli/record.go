@@ -177,15 +177,7 @@ func (a *App) listCmd() *cobra.Command {
 			}
 			// The plugins a live check would run (or those of --plugins), found without running any.
 			pf.resolve(cmd)
-			dir, err := pf.directory(a, true)
-			if err != nil {
-				return err
-			}
-			ps, err := discoverPlugins(dir)
-			if err != nil {
-				return err
-			}
-			reg, err := withPlugins(a.Registry, ps)
+			reg, _, _, err := pf.registry(a, true)
 			if err != nil {
 				return err
 			}
