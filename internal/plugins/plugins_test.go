@@ -30,8 +30,9 @@ func writePlugin(t *testing.T, dir, name, body string) string {
 	return p
 }
 
-// runPlugins discovers dir and runs its plugins on a fixture as checks.Run runs any check.
-func runPlugins(t *testing.T, dir string, timeout time.Duration) []engine.Finding {
+// pluginChecks discovers dir's plugins as checks of run on the port-ib-pkeys fixture, which it
+// opens; run's Source, Root, Faults and Builtin are the fixture's and the built-in checks'.
+func pluginChecks(t *testing.T, dir string, run Run) (*checks.Env, []checks.Check) {
 	t.Helper()
 	h, cleanup, err := snapshot.Open(checktest.Fixture(t, "port-ib-pkeys"))
 	if err != nil {
@@ -42,9 +43,15 @@ func runPlugins(t *testing.T, dir string, timeout time.Duration) []engine.Findin
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := Checks(Run{Source: "snapshot", Root: h.Root(), Version: "test", Timeout: timeout, Faults: engine.DefaultFaults(),
-		Builtin: checks.Default.Has, Environ: []string{"RDMADIAG_SITE=x", "SECRET=y"}}, ps)
-	return checks.Run(context.Background(), checks.NewEnv(h, checks.Options{}), cs, 4)
+	run.Source, run.Root, run.Faults, run.Builtin = "snapshot", h.Root(), engine.DefaultFaults(), checks.Default.Has
+	return checks.NewEnv(h, checks.Options{}), Checks(run, ps)
+}
+
+// runPlugins runs dir's plugins on the fixture as checks.Run runs any check.
+func runPlugins(t *testing.T, dir string, timeout time.Duration) []engine.Finding {
+	t.Helper()
+	env, cs := pluginChecks(t, dir, Run{Version: "test", Timeout: timeout, Environ: []string{"RDMADIAG_SITE=x", "SECRET=y"}})
+	return checks.Run(context.Background(), env, cs, 4)
 }
 
 const good = `cat >/dev/null
@@ -81,6 +88,18 @@ func TestRunner(t *testing.T) {
 			report.Unknown, `unknown field "check_id"`, 1},
 		{"environment", `cat >/dev/null; echo "{\"schema\": 1, \"findings\": [{\"severity\": \"ok\", \"summary\": \"$RDMADIAG_SOURCE $RDMADIAG_FACTS_SCHEMA $RDMADIAG_SITE ${SECRET:-none} $HOME $(pwd)\"}]}"`,
 			report.OK, "snapshot 1 x none / /", 1},
+		{"otherid", `echo '{"schema": 1, "findings": [{"check": "site.bios", "severity": "ok", "summary": "x"}]}'`,
+			report.Unknown, `claims the check id "site.bios", which is not its own (plugin.otherid)`, 1},
+		{"pci", `echo '{"schema": 1, "findings": [{"subject": {"kind": "pci", "name": "nic", "pci": "3b:00.0"}, "severity": "ok", "summary": "x"}]}'`,
+			report.Unknown, `subject pci "3b:00.0": want a PCI address`, 1},
+		{"action", `echo '{"schema": 1, "findings": [{"severity": "warning", "summary": "x", "action": "reboot-now"}]}'`,
+			report.Unknown, `action "reboot-now" is not one of the report's actions`, 1},
+		{"noschema", `echo '{"findings": []}'`, report.Unknown, `no "schema"`, 1},
+		{"nofindings", `echo '{"schema": 1}'`, report.Unknown, `no "findings" list`, 1},
+		{"many", `printf '{"schema": 1, "findings": ['; i=0; while [ $i -lt 256 ]; do printf '{"severity": "ok", "summary": "x"},'; i=$((i+1)); done; echo '{"severity": "ok", "summary": "x"}]}'`,
+			report.Unknown, "257 findings, more than 256", 1},
+		{"lies", `printf '{"schema": 1, "findings": ['; i=0; while [ $i -lt 9 ]; do printf '{"severity": "bad", "summary": "x"},'; i=$((i+1)); done; echo '{"severity": "bad", "summary": "x"}]}'`,
+			report.Unknown, `none of its 10 findings is kept: findings[0]: severity "bad"`, 1},
 		{"facts", `grep -q '"devices":\[{"name":"mlx5_0","driver":"mlx5_core","pci":"0000:3b:00.0"' && echo '{"schema": 1, "findings": [{"severity": "ok", "summary": "facts"}]}'`,
 			report.OK, "facts", 1},
 	}
@@ -113,6 +132,8 @@ func TestRunner(t *testing.T) {
 			t.Errorf("%s: the summary does not name the file: %q", c.name, f.Summary)
 		}
 	}
+	// Ten lies: eight are quoted, and the rest counted.
+	checktest.WantEvidence(t, checktest.One(t, fs, "plugin.lies", ""), "rule broken", "and 2 more")
 	g := checktest.One(t, fs, "plugin.good", "mlx5_0/1")
 	if g.Key != "mlx5_0/1/bios" || g.Fault != Fault || g.Subject.Device != "mlx5_0" || g.Remediation != "turn it on" {
 		t.Errorf("good: %+v", g)
@@ -285,25 +306,50 @@ func TestHeaderPlaces(t *testing.T) {
 func TestRunDeadline(t *testing.T) {
 	dir := t.TempDir()
 	writePlugin(t, dir, "slow.sh", "sleep 600")
-	h, cleanup, err := snapshot.Open(checktest.Fixture(t, "port-ib-pkeys"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cleanup)
-	ps, err := Discover(dir, os.Geteuid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs := Checks(Run{Source: "snapshot", Root: h.Root(), Timeout: time.Hour, Faults: engine.DefaultFaults(), Builtin: checks.Default.Has}, ps)
+	env, cs := pluginChecks(t, dir, Run{Timeout: time.Hour})
 	ctx, cancel := context.WithTimeoutCause(context.Background(), 300*time.Millisecond, errors.New("--timeout 300ms reached"))
 	defer cancel()
 	start := time.Now()
-	fs := checks.Run(ctx, checks.NewEnv(h, checks.Options{}), cs, 4)
+	fs := checks.Run(ctx, env, cs, 4)
 	if d := time.Since(start); d > time.Minute {
 		t.Errorf("Run returned after %s", d)
 	}
 	f := checktest.One(t, fs, "plugin.slow", "")
 	if f.Severity != report.Unknown || !strings.Contains(f.Summary, "--timeout 300ms reached") {
 		t.Errorf("%s %q", f.Severity, f.Summary)
+	}
+}
+
+// TestNotStarted: a file the kernel cannot execute (its interpreter is missing) is one unknown
+// finding saying it could not be started.
+func TestNotStarted(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "gone.sh"), []byte("#!/nonexistent/sh\necho hi\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := checktest.One(t, runPlugins(t, dir, time.Minute), "plugin.gone", "")
+	if f.Severity != report.Unknown || !strings.Contains(f.Summary, "could not be started") {
+		t.Errorf("%s %q", f.Severity, f.Summary)
+	}
+}
+
+// TestOwnedByAnother: a plugin owned by a user other than root and the one running rdmadiag
+// is refused without being run, whatever its mode.
+func TestOwnedByAnother(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give the file to another user")
+	}
+	dir := t.TempDir()
+	ran := filepath.Join(t.TempDir(), "ran")
+	p := writePlugin(t, dir, "theirs.sh", "touch "+ran+"; echo '{\"schema\": 1, \"findings\": []}'")
+	if err := os.Chown(p, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	f := checktest.One(t, runPlugins(t, dir, time.Minute), "plugin.theirs", "")
+	if f.Severity != report.Unknown || !strings.Contains(f.Summary, "is owned by uid 65534, neither root nor the user running rdmadiag") {
+		t.Errorf("%s %q", f.Severity, f.Summary)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("the refused plugin ran")
 	}
 }
