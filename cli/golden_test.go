@@ -100,6 +100,24 @@ func compileSchema(t *testing.T) *jsonschema.Schema {
 	return compileSchemaAt(t, "schema.json")
 }
 
+// compileListSchema compiles report/list-schema.json, the schema of `list --format json`.
+func compileListSchema(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(report.ListSchema()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("list-schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("list-schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // compileSchemaAt compiles the report schema, or one of its definitions ("schema.json#/$defs/x").
 func compileSchemaAt(t *testing.T, loc string) *jsonschema.Schema {
 	t.Helper()

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -142,18 +141,7 @@ func mustRun(t *testing.T, args ...string) string {
 // list --format json names every registered check with its layer, description, fault row and
 // whether it is a probe, valid against report/list-schema.json.
 func TestListJSON(t *testing.T) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(report.ListSchema()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("list-schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	schema, err := c.Compile("list-schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	schema := compileListSchema(t)
 	out, stderr, code := run(t, "list", "--format", "json")
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d: %s", code, stderr)
