@@ -15,7 +15,7 @@
 # same file); an entry whose base (bits 0-14) is 0 is empty.
 #
 # It reads the host under $RDMADIAG_ROOT (/ live, the unpacked tree of a snapshot) and prints
-# one finding per InfiniBand port. POSIX sh, no tool beyond sed.
+# one finding per InfiniBand port. POSIX sh, no tool beyond sed and tr.
 
 set -u
 root=${RDMADIAG_ROOT:-/}
