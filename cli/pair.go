@@ -19,6 +19,7 @@ import (
 	"github.com/rdmadiag/rdmadiag/internal/probe"
 	"github.com/rdmadiag/rdmadiag/internal/verbs"
 	"github.com/rdmadiag/rdmadiag/report"
+	"github.com/rdmadiag/rdmadiag/report/words"
 )
 
 // probeCmd is the probe across the wire: `probe --listen` on one host, `probe --peer HOST` on
@@ -295,9 +296,10 @@ func (a *App) fleetPairs(o outputFlags, args []string) error {
 		}
 	}
 	for _, u := range unreadable {
-		fmt.Fprintf(a.Stderr, "rdmadiag: fleet --pairs: skipped %s\n", u)
+		fmt.Fprintf(a.Stderr, "rdmadiag: fleet --pairs: skipped %s\n", words.OneLine(u))
 	}
 	v := pairs.Localise(ends)
+	v.Unreadable = unreadable
 	var buf bytes.Buffer
 	if o.format == "json" {
 		enc := json.NewEncoder(&buf)
@@ -328,7 +330,7 @@ func (a *App) fleetPairs(o outputFlags, args []string) error {
 	}
 	// No pair probed (tasks that never ran, results written elsewhere) or results that could
 	// not be read is a fabric not checked, not a healthy one.
-	if v.Pairs == 0 || len(unreadable) > 0 {
+	if v.Pairs == 0 || len(v.Unreadable) > 0 {
 		if v.Pairs == 0 {
 			fmt.Fprintf(a.Stderr, "rdmadiag: fleet --pairs: no pair result in %s: nothing was probed\n", strings.Join(args, " "))
 		}

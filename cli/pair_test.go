@@ -51,6 +51,9 @@ func TestFleetPairsUnreadableAndEmpty(t *testing.T) {
 	if out, errOut, code := run(t, "fleet", "--pairs", cut); code != 3 || !strings.Contains(out, "1 pairs probed") || !strings.Contains(errOut, "c.json") {
 		t.Errorf("one file cut short: exit %d, %q %q; want 3, the pair judged and c.json named", code, out, errOut)
 	}
+	if out, _, code := run(t, "fleet", "--pairs", "--format", "json", cut); code != 3 || !strings.Contains(out, `"unreadable": [`) || !strings.Contains(out, "c.json") {
+		t.Errorf("one file cut short, JSON: exit %d, %s; want 3 and c.json under unreadable", code, out)
+	}
 	empty := t.TempDir()
 	if _, errOut, code := run(t, "fleet", "--pairs", empty); code != 3 || !strings.Contains(errOut, "nothing was probed") {
 		t.Errorf("no result: exit %d, %q; want 3", code, errOut)

@@ -160,13 +160,16 @@ type Pair struct {
 
 // Verdict is where the faults of a fleet's pair probes sit.
 type Verdict struct {
-	Pairs     int                  `json:"pairs"`
-	Failed    int                  `json:"failed"`
-	BadHosts  []BadHost            `json:"bad_hosts"`
-	BadLinks  []Pair               `json:"bad_links"`
-	SlowPairs []Pair               `json:"slow_pairs"`
-	Unclear   []Pair               `json:"unclear"` // failed pairs whose ends met no other partner
-	Hosts     map[string]HostTally `json:"hosts"`
+	Pairs     int       `json:"pairs"`
+	Failed    int       `json:"failed"`
+	BadHosts  []BadHost `json:"bad_hosts"`
+	BadLinks  []Pair    `json:"bad_links"`
+	SlowPairs []Pair    `json:"slow_pairs"`
+	Unclear   []Pair    `json:"unclear"` // failed pairs whose ends met no other partner
+	// Unreadable are the result files that could not be read, each with why (the reader
+	// fills it in: Localise judges what was read).
+	Unreadable []string             `json:"unreadable,omitempty"`
+	Hosts      map[string]HostTally `json:"hosts"`
 }
 
 // BadHost is a host that failed with every partner it met.
