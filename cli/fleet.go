@@ -35,6 +35,7 @@ func (a *App) fleetCmd() *cobra.Command {
 		names   int
 		workers int
 		pairsOf bool
+		plan    string
 	)
 	c := &cobra.Command{
 		Use:   "fleet [flags] PATH...",
@@ -68,8 +69,11 @@ func (a *App) fleetCmd() *cobra.Command {
 			if err := checkOutputPath(o.output); err != nil {
 				return err
 			}
+			if plan != "" && !pairsOf {
+				return usageErr("--plan goes with --pairs")
+			}
 			if pairsOf {
-				return a.fleetPairs(o, args)
+				return a.fleetPairs(o, plan, args)
 			}
 			fo.Now, fo.Stale, fo.Names = a.Now(), stale, names
 			if now != "" {
@@ -112,5 +116,6 @@ func (a *App) fleetCmd() *cobra.Command {
 	fl.IntVar(&names, "names", 20, "hosts named per list (the first by name; counts are always complete); 0 names all")
 	fl.IntVar(&workers, "parallel", runtime.GOMAXPROCS(0), "reports decoded at the same time")
 	fl.BoolVar(&pairsOf, "pairs", false, "read `rdmadiag probe --format json` results of a fleet's pairs instead of reports, and say which hosts and links are bad")
+	fl.StringVar(&plan, "plan", "", "with --pairs: the `probe plan` output the results are held against, naming every planned end without a result (default: plan.txt in a directory given)")
 	return c
 }

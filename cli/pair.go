@@ -28,7 +28,7 @@ import (
 func (a *App) probeCmd() *cobra.Command {
 	var (
 		listen, peer, device, format, name string
-		port, size, iters, depth           int
+		port, size, iters, depth, round    int
 		timeout                            time.Duration
 	)
 	c := &cobra.Command{
@@ -45,8 +45,8 @@ func (a *App) probeCmd() *cobra.Command {
 			if listening == (peer != "") {
 				return usageErr("probe needs exactly one of --listen [ADDR] and --peer HOST[:PORT]")
 			}
-			if timeout <= 0 || size <= 0 || iters <= 0 || depth <= 0 || port < 1 || port > 255 {
-				return usageErr("--timeout, --size, --iters and --tx-depth must be positive, --port 1-255")
+			if timeout <= 0 || size <= 0 || iters <= 0 || depth <= 0 || port < 1 || port > 255 || round < 0 {
+				return usageErr("--timeout, --size, --iters and --tx-depth must be positive, --port 1-255, --round not negative")
 			}
 			if format != "text" && format != "json" {
 				return usageErr("--format %q: want text or json", format)
@@ -64,7 +64,7 @@ func (a *App) probeCmd() *cobra.Command {
 			if host == "" {
 				host, _ = os.Hostname()
 			}
-			o := probe.PairOptions{Options: probe.Options{Timeout: timeout, MsgSize: size, Iters: iters, TxDepth: depth}, Host: host}
+			o := probe.PairOptions{Options: probe.Options{Timeout: timeout, MsgSize: size, Iters: iters, TxDepth: depth}, Host: host, Round: round}
 			if listening {
 				addr := listen
 				if addr == "" {
@@ -118,6 +118,7 @@ func (a *App) probeCmd() *cobra.Command {
 	f.DurationVar(&timeout, "timeout", 30*time.Second, "deadline of the whole exchange, waiting for the peer included")
 	f.StringVar(&format, "format", "text", "text or json")
 	f.StringVar(&name, "name", "", "this end's name in the results (default: the hostname; fleet --pairs matches ends by it)")
+	f.IntVar(&round, "round", 0, "the round of `probe plan` this probe runs, recorded in the result so that fleet --pairs --plan can name the partner of an end that never met it")
 	c.AddCommand(a.probePlanCmd())
 	return c
 }
@@ -254,7 +255,11 @@ func writePair(out io.Writer, r probe.PairResult) {
 
 // fleetPairs reads pair probe results (files, directories of *.json, - for standard input) and
 // writes where the faults sit; exit 1 when a pair failed or ran slow.
-func (a *App) fleetPairs(o outputFlags, args []string) error {
+func (a *App) fleetPairs(o outputFlags, planFile string, args []string) error {
+	plan, err := readPairPlan(planFile, args)
+	if err != nil {
+		return usageErr("%v", err)
+	}
 	var ends []pairs.End
 	var unreadable []string
 	read := func(r io.Reader, name string) error {
@@ -298,7 +303,7 @@ func (a *App) fleetPairs(o outputFlags, args []string) error {
 	for _, u := range unreadable {
 		fmt.Fprintf(a.Stderr, "rdmadiag: fleet --pairs: skipped %s\n", words.OneLine(u))
 	}
-	v := pairs.Localise(ends)
+	v := pairs.Localise(ends, plan)
 	v.Unreadable = unreadable
 	var buf bytes.Buffer
 	if o.format == "json" {
@@ -308,7 +313,11 @@ func (a *App) fleetPairs(o outputFlags, args []string) error {
 			return err
 		}
 	} else {
-		fmt.Fprintf(&buf, "%d pairs probed, %d failed\n", v.Pairs, v.Failed)
+		fmt.Fprintf(&buf, "%d pairs probed, %d failed", v.Pairs, v.Failed)
+		if plan != nil {
+			fmt.Fprintf(&buf, " (%d planned, %d ends without a result)", v.Planned, len(v.Missing))
+		}
+		fmt.Fprintln(&buf)
 		for _, h := range v.BadHosts {
 			fmt.Fprintf(&buf, "BAD HOST %s: failed with every partner (%s) at %s: its card, cable or switch port\n", h.Host, strings.Join(h.Partners, ", "), strings.Join(h.Stages, ", "))
 		}
@@ -318,8 +327,26 @@ func (a *App) fleetPairs(o outputFlags, args []string) error {
 		for _, p := range v.SlowPairs {
 			fmt.Fprintf(&buf, "SLOW PAIR %s: %.1f Gb/s, under half of the fleet's pairs at %.0f Gb/s\n", p.Hosts, p.Gbps, p.Link)
 		}
+		missing := map[string]bool{}
+		for _, m := range v.Missing {
+			missing[m.Host+" "+m.Partner] = true
+			if m.Alone {
+				if m.Host < m.Partner {
+					fmt.Fprintf(&buf, "NOT PROBED round %d: %s <-> %s: neither end wrote a result (tasks that did not run, or results written elsewhere)\n", m.Round, m.Host, m.Partner)
+				}
+				continue
+			}
+			fmt.Fprintf(&buf, "MISSING round %d: no result from %s (partner %s): its task did not run, died, or wrote elsewhere\n", m.Round, m.Host, m.Partner)
+		}
 		for _, p := range v.Unclear {
+			if missing[p.A+" "+p.B] || missing[p.B+" "+p.A] {
+				fmt.Fprintf(&buf, "FAILED %s at %s: one end sent no result, so host and link cannot be told apart\n", p.Hosts, p.Stage)
+				continue
+			}
 			fmt.Fprintf(&buf, "FAILED %s at %s: no other partner of one end to tell host from link; add rounds\n", p.Hosts, p.Stage)
+		}
+		for _, k := range v.Unplanned {
+			fmt.Fprintf(&buf, "NOT IN PLAN %s: judged, but the plan does not pair them (results of another run, or a --name that is not the plan's)\n", k)
 		}
 	}
 	if err := o.write(a, buf.Bytes()); err != nil {
@@ -330,11 +357,35 @@ func (a *App) fleetPairs(o outputFlags, args []string) error {
 	}
 	// No pair probed (tasks that never ran, results written elsewhere) or results that could
 	// not be read is a fabric not checked, not a healthy one.
-	if v.Pairs == 0 || len(v.Unreadable) > 0 {
+	if v.Pairs == 0 || len(v.Unreadable) > 0 || len(v.Missing) > 0 {
 		if v.Pairs == 0 {
 			fmt.Fprintf(a.Stderr, "rdmadiag: fleet --pairs: no pair result in %s: nothing was probed\n", strings.Join(args, " "))
 		}
 		return &exitCode{code: report.ExitUnknown}
 	}
 	return nil
+}
+
+// readPairPlan is the plan fleet --pairs holds the results against: --plan FILE, else the
+// plan.txt the Slurm recipe writes beside its results in a directory given, else none.
+func readPairPlan(file string, args []string) ([]pairs.Match, error) {
+	if file == "" {
+		for _, p := range args {
+			if st, err := os.Stat(filepath.Join(p, "plan.txt")); err == nil && st.Mode().IsRegular() {
+				if file != "" {
+					return nil, fmt.Errorf("plans in %s and %s: name the one to use with --plan", filepath.Dir(file), p)
+				}
+				file = filepath.Join(p, "plan.txt")
+			}
+		}
+		if file == "" {
+			return nil, nil
+		}
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("--plan: %w", err)
+	}
+	defer f.Close()
+	return pairs.ReadPlan(f, file)
 }

@@ -59,3 +59,53 @@ func TestFleetPairsUnreadableAndEmpty(t *testing.T) {
 		t.Errorf("no result: exit %d, %q; want 3", code, errOut)
 	}
 }
+
+// With the plan (plan.txt beside the results, as the Slurm recipe leaves it, or --plan), an end
+// that never met its partner is held against the planned pair, and a planned end without a
+// result is named: the run is not healthy (3) when nothing else failed.
+func TestFleetPairsPlan(t *testing.T) {
+	pass := func(local, remote string) string {
+		return fmt.Sprintf(`{"probe":"pair","status":"pass","stage":"done","role":"connect","host":%q,"round":1,"local":{"host":%q,"rate_gbps":100},"remote":{"host":%q,"rate_gbps":100},"link_gbps":100,"out":{"gbit_per_s":90},"in":{"gbit_per_s":90}}`, local, local, remote)
+	}
+	write := func(dir, name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	write(dir, "plan.txt", "round 1: a listens, b dials\nround 1: c listens, d dials\n")
+	write(dir, "r1-a.json", pass("a", "b"))
+	write(dir, "r1-b.json", pass("b", "a"))
+	write(dir, "r1-c.json", pass("c", "d"))
+	out, errOut, code := run(t, "fleet", "--pairs", dir)
+	if code != 3 || !strings.Contains(out, "2 planned, 1 ends without a result") || !strings.Contains(out, "MISSING round 1: no result from d (partner c)") {
+		t.Errorf("d's result missing: exit %d, %q %q; want 3 and d named", code, out, errOut)
+	}
+	write(dir, "r1-d.json", pass("d", "c"))
+	if out, errOut, code := run(t, "fleet", "--pairs", dir); code != 0 || !strings.Contains(out, "2 pairs probed, 0 failed (2 planned, 0 ends without a result)") {
+		t.Errorf("every end: exit %d, %q %q; want 0", code, out, errOut)
+	}
+	// d failed before the exchange (no local endpoint, only its name and round): the plan puts it
+	// on c <-> d, which fails; --plan names the plan when it is elsewhere.
+	other := t.TempDir()
+	write(other, "plan.json", `[{"round":1,"listen":"a","peer":"b"},{"round":1,"listen":"c","peer":"d"}]`)
+	write(dir, "r1-c.json", `{"probe":"pair","status":"fail","stage":"side_channel","error":"no peer","role":"listen","peer":"0.0.0.0:18515","host":"c","round":1}`)
+	write(dir, "r1-d.json", `{"probe":"pair","status":"fail","stage":"query_port","error":"port 1 is DOWN","role":"connect","peer":"c:18515","host":"d","round":1}`)
+	os.Remove(filepath.Join(dir, "plan.txt"))
+	out, errOut, code = run(t, "fleet", "--pairs", "--format", "json", "--plan", filepath.Join(other, "plan.json"), dir)
+	if code != 1 || !strings.Contains(out, `"failed": 1`) || !strings.Contains(out, `"stage": "query_port"`) || !strings.Contains(out, `"planned": 2`) {
+		t.Errorf("d's port down: exit %d, %s %q; want 1, c <-> d failed at query_port", code, out, errOut)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"fleet", "--plan", "x", dir}, "--plan goes with --pairs"},
+		{[]string{"fleet", "--pairs", "--plan", filepath.Join(other, "none"), dir}, "--plan"},
+		{[]string{"fleet", "--pairs", "--plan", filepath.Join(dir, "r1-c.json"), dir}, "not \"round N"},
+	} {
+		if _, errOut, code := run(t, c.args...); code != 64 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, %q; want 64 and %q", c.args, code, errOut, c.want)
+		}
+	}
+}

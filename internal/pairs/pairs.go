@@ -11,9 +11,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+
+	"github.com/rdmadiag/rdmadiag/report/words"
 )
 
 // Match is one pair of a round: Listen runs `probe --listen`, Peer `probe --peer Listen`.
@@ -93,7 +97,12 @@ type End struct {
 	Stage  string `json:"stage"`
 	Error  string `json:"error"`
 	Role   string `json:"role"`
-	Local  *struct {
+	// Peer is the address dialled (connect) or the listener's; Host and Round are this end's
+	// name and plan round, present even when the end failed before meeting its peer.
+	Peer  string `json:"peer"`
+	Host  string `json:"host"`
+	Round int    `json:"round"`
+	Local *struct {
 		Host     string  `json:"host"`
 		RateGbps float64 `json:"rate_gbps"`
 	} `json:"local"`
@@ -139,8 +148,14 @@ func Read(r io.Reader, name string) ([]End, error) {
 		if e.Probe != "pair" {
 			continue
 		}
-		if e.Local == nil || e.Local.Host == "" {
-			return out, fmt.Errorf("%s: document %d: a pair result without this end's host (local.host)", name, i)
+		if e.Host == "" && e.Local != nil {
+			e.Host = e.Local.Host
+		}
+		if e.Host == "" {
+			return out, fmt.Errorf("%s: document %d: a pair result without this end's host (host or local.host)", name, i)
+		}
+		if e.Round < 0 {
+			return out, fmt.Errorf("%s: document %d: round %d", name, i, e.Round)
 		}
 		out = append(out, e)
 	}
@@ -156,6 +171,38 @@ type Pair struct {
 	Gbps    float64 `json:"gbit_per_s"` // the slower direction
 	Link    float64 `json:"link_gbps"`
 	Reports int     `json:"reports"` // 1 when one end's report is missing
+	from    map[string]bool
+}
+
+// roundHost is one host's place in one round of a plan.
+type roundHost struct {
+	round int
+	host  string
+}
+
+func pairKey(a, b string) string {
+	if b < a {
+		a, b = b, a
+	}
+	return a + " <-> " + b
+}
+
+// partner is who e met or was to meet: the peer's own name once the exchange got that far, else
+// the plan's partner of e's host in e's round, else, for a dialling end, the host it dialled
+// (the recipes dial the names the plan uses).
+func partner(e End, planned map[roundHost]string) string {
+	if e.Remote != nil && e.Remote.Host != "" {
+		return e.Remote.Host
+	}
+	if p, ok := planned[roundHost{e.Round, e.Host}]; ok {
+		return p
+	}
+	if e.Role == "connect" {
+		if h, _, err := net.SplitHostPort(e.Peer); err == nil {
+			return h
+		}
+	}
+	return ""
 }
 
 // Verdict is where the faults of a fleet's pair probes sit.
@@ -170,6 +217,20 @@ type Verdict struct {
 	// fills it in: Localise judges what was read).
 	Unreadable []string             `json:"unreadable,omitempty"`
 	Hosts      map[string]HostTally `json:"hosts"`
+	// With a plan: how many pairs it holds, its ends that sent no result, and pairs judged that
+	// it does not hold (results of another run in the same directory, a mistyped --name).
+	Planned   int          `json:"planned,omitempty"`
+	Missing   []MissingEnd `json:"missing,omitempty"`
+	Unplanned []string     `json:"unplanned,omitempty"`
+}
+
+// MissingEnd is a planned end without a result: its task did not run, died before writing, or
+// wrote elsewhere. Alone is set when its partner sent none either (the pair was not probed).
+type MissingEnd struct {
+	Round   int    `json:"round"`
+	Host    string `json:"host"`
+	Partner string `json:"partner"`
+	Alone   bool   `json:"partner_missing_too,omitempty"`
 }
 
 // BadHost is a host that failed with every partner it met.
@@ -192,33 +253,39 @@ type HostTally struct {
 const slowShare = 0.5
 
 // Localise combines the ends' reports into pairs and names bad hosts, bad links and slow pairs.
-func Localise(ends []End) Verdict {
+// With a plan (nil: none), an end that failed before meeting its peer is held against the pair
+// the plan gave it, and every planned end that sent no result is named in Missing.
+func Localise(ends []End, plan []Match) Verdict {
+	planned := map[roundHost]string{}
+	for _, m := range plan {
+		planned[roundHost{m.Round, m.Listen}] = m.Peer
+		planned[roundHost{m.Round, m.Peer}] = m.Listen
+	}
 	pairs := map[string]*Pair{}
 	var keys []string
 	for _, e := range ends {
-		a := e.Local.Host
-		b := ""
-		if e.Remote != nil {
-			b = e.Remote.Host
-		}
-		if b == "" {
-			// An end that failed before the exchange does not know the peer's name.
+		a, b := e.Host, partner(e, planned)
+		if b == "" || b == a {
+			// An end that failed before the exchange, run outside a plan, names no peer.
 			continue
 		}
-		x, y := a, b
-		if y < x {
-			x, y = y, x
-		}
-		k := x + " <-> " + y
+		k := pairKey(a, b)
 		p := pairs[k]
 		if p == nil {
-			p = &Pair{A: x, B: y, Hosts: k, OK: true}
+			x, y := a, b
+			if y < x {
+				x, y = y, x
+			}
+			p = &Pair{A: x, B: y, Hosts: k, OK: true, from: map[string]bool{}}
 			pairs[k] = p
 			keys = append(keys, k)
 		}
 		p.Reports++
+		p.from[a] = true
 		if e.Status != "pass" {
-			if p.OK || p.Stage == "pair_peer_write" {
+			// The stage to show is the end that saw the cause: not the one told by its peer
+			// (pair_peer_write) or the one left waiting for a peer that never came.
+			if p.OK || p.Stage == "pair_peer_write" || p.Stage == "side_channel" {
 				p.Stage, p.Error = e.Stage, e.Error
 			}
 			p.OK = false
@@ -280,6 +347,12 @@ func Localise(ends []End) Verdict {
 		if p.OK || bad[p.A] || bad[p.B] {
 			continue
 		}
+		// A planned end that sent nothing leaves the pair unjudged: its partner's failure (a
+		// peer that never came) is the missing end's, which Missing names.
+		if plan != nil && (!p.from[p.A] || !p.from[p.B]) {
+			v.Unclear = append(v.Unclear, *p)
+			continue
+		}
 		// Both ends pass with someone else: the fault is between them.
 		if passesElsewhere(partners[p.A], p) && passesElsewhere(partners[p.B], p) {
 			v.BadLinks = append(v.BadLinks, *p)
@@ -306,6 +379,25 @@ func Localise(ends []End) Verdict {
 			v.SlowPairs = append(v.SlowPairs, *p)
 		}
 	}
+	if plan != nil {
+		v.Planned = len(plan)
+		inPlan := map[string]bool{}
+		for _, m := range plan {
+			k := pairKey(m.Listen, m.Peer)
+			inPlan[k] = true
+			p := pairs[k]
+			for _, h := range []string{m.Listen, m.Peer} {
+				if p == nil || !p.from[h] {
+					v.Missing = append(v.Missing, MissingEnd{Round: m.Round, Host: h, Partner: other(&Pair{A: m.Listen, B: m.Peer}, h), Alone: p == nil})
+				}
+			}
+		}
+		for _, k := range keys {
+			if !inPlan[k] {
+				v.Unplanned = append(v.Unplanned, k)
+			}
+		}
+	}
 	return v
 }
 
@@ -323,4 +415,72 @@ func passesElsewhere(ps []*Pair, not *Pair) bool {
 		}
 	}
 	return false
+}
+
+// maxPlan bounds a plan file: a line per pair, a million pairs is far past any fabric.
+const maxPlan = 64 << 20
+
+// ReadPlan reads a plan as `rdmadiag probe plan` writes it: its text ("round N: A listens, B
+// dials", a line per pair) or its --format json (an array of matches). A plan in which a host
+// is in two pairs of one round, or a pair is planned twice, is not one probe plan wrote.
+func ReadPlan(r io.Reader, name string) ([]Match, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxPlan+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(b) > maxPlan {
+		return nil, fmt.Errorf("%s: more than %d MiB, not a plan", name, maxPlan>>20)
+	}
+	var plan []Match
+	if t := bytes.TrimSpace(b); bytes.HasPrefix(t, []byte("[")) {
+		dec := json.NewDecoder(bytes.NewReader(t))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&plan); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	} else {
+		for i, l := range strings.Split(string(b), "\n") {
+			if strings.TrimSpace(l) == "" {
+				continue
+			}
+			// Host names hold no blanks (Plan refuses them): six fields, exactly.
+			f := strings.Fields(l)
+			r, err := strconv.Atoi(strings.TrimSuffix(f0(f, 1), ":"))
+			if len(f) != 6 || f[0] != "round" || !strings.HasSuffix(f[1], ":") || err != nil || f[3] != "listens," || f[5] != "dials" {
+				return nil, fmt.Errorf("%s: line %d: %q is not \"round N: HOST listens, HOST dials\"", name, i+1, words.Truncate(l, 120))
+			}
+			m := Match{Round: r, Listen: f[2], Peer: f[4]}
+			plan = append(plan, m)
+		}
+	}
+	seen := map[roundHost]bool{}
+	pairsSeen := map[string]bool{}
+	for _, m := range plan {
+		if m.Round < 1 || m.Listen == "" || m.Peer == "" || m.Listen == m.Peer {
+			return nil, fmt.Errorf("%s: round %d: %q and %q are not a pair of a round", name, m.Round, m.Listen, m.Peer)
+		}
+		for _, h := range []string{m.Listen, m.Peer} {
+			if seen[roundHost{m.Round, h}] {
+				return nil, fmt.Errorf("%s: round %d: %s is in two pairs", name, m.Round, h)
+			}
+			seen[roundHost{m.Round, h}] = true
+		}
+		k := pairKey(m.Listen, m.Peer)
+		if pairsSeen[k] {
+			return nil, fmt.Errorf("%s: %s planned twice", name, k)
+		}
+		pairsSeen[k] = true
+	}
+	if len(plan) == 0 {
+		return nil, fmt.Errorf("%s: no pair in the plan", name)
+	}
+	return plan, nil
+}
+
+// f0 is f[i], or "" past its end.
+func f0(f []string, i int) string {
+	if i < len(f) {
+		return f[i]
+	}
+	return ""
 }

@@ -1,7 +1,9 @@
 package pairs
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -84,7 +86,7 @@ func TestLocalise(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := Localise(ends)
+	v := Localise(ends, nil)
 	if v.Pairs != 15 || len(v.BadHosts) != 1 || v.BadHosts[0].Host != "h3" || len(v.BadHosts[0].Partners) != 5 {
 		t.Errorf("bad hosts %+v of %d pairs", v.BadHosts, v.Pairs)
 	}
@@ -101,9 +103,10 @@ func TestLocalise(t *testing.T) {
 
 func TestReadRefuses(t *testing.T) {
 	for name, in := range map[string]string{
-		"not JSON":      "garbage",
-		"no local host": `{"probe":"pair","status":"pass"}`,
-		"truncated":     `{"probe":"pair",`,
+		"not JSON":       "garbage",
+		"no local host":  `{"probe":"pair","status":"pass"}`,
+		"negative round": `{"probe":"pair","status":"fail","host":"a","round":-1}`,
+		"truncated":      `{"probe":"pair",`,
 	} {
 		if _, err := Read(strings.NewReader(in), name); err == nil {
 			t.Errorf("%s: accepted", name)
@@ -116,6 +119,144 @@ func FuzzRead(f *testing.F) {
 	f.Add(`{"probe":"pair","local":{"host":""}}`)
 	f.Fuzz(func(t *testing.T, s string) {
 		ends, _ := Read(strings.NewReader(s), "fuzz")
-		Localise(ends)
+		Localise(ends, nil)
+	})
+}
+
+// early is an end that failed before meeting its peer, as the probe writes it: no local or
+// remote endpoint, only its own name, its round and, dialling, the address it dialled.
+func early(host string, round int, role, peer, stage string) string {
+	return fmt.Sprintf(`{"probe":"pair","status":"fail","stage":%q,"error":"x","role":%q,"peer":%q,"host":%q,"round":%d}`, stage, role, peer, host, round)
+}
+
+// With its plan, a fleet of six over three rounds: h3's port is down (it fails at query_port
+// before any exchange; its partners wait at the side channel and fail there), and in round 2
+// the task of one host not paired with h3 never ran (its partner waited in vain; no file from
+// it). The plan must put h3's and its partners' early failures on the right pairs, name h3 bad,
+// name the missing end, and not call the pair that lacks it a bad link.
+func TestLocaliseWithPlan(t *testing.T) {
+	hosts := []string{"h0", "h1", "h2", "h3", "h4", "h5"}
+	plan, err := Plan(hosts, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := ""
+	for _, m := range plan {
+		if m.Round == 2 && m.Listen != "h3" && m.Peer != "h3" {
+			gone = m.Listen
+			break
+		}
+	}
+	var docs []string
+	var goneR2 string
+	for _, m := range plan {
+		switch {
+		case m.Listen == "h3":
+			docs = append(docs, early("h3", m.Round, "listen", "0.0.0.0:18515", "query_port"),
+				early(m.Peer, m.Round, "connect", "h3:18515", "side_channel"))
+		case m.Peer == "h3":
+			docs = append(docs, early("h3", m.Round, "connect", m.Listen+":18515", "query_port"),
+				early(m.Listen, m.Round, "listen", "0.0.0.0:18515", "side_channel"))
+		case m.Round == 2 && m.Listen == gone:
+			goneR2 = pairKey(gone, m.Peer)
+			docs = append(docs, early(m.Peer, m.Round, "connect", gone+":18515", "side_channel"))
+		default:
+			docs = append(docs, end(m.Peer, m.Listen, "pass", "done", 90), end(m.Listen, m.Peer, "pass", "done", 90))
+		}
+	}
+	ends, err := Read(strings.NewReader(strings.Join(docs, "\n")), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := Localise(ends, plan)
+	if v.Planned != 9 || v.Pairs != 9 {
+		t.Errorf("planned %d, judged %d; want 9 and 9", v.Planned, v.Pairs)
+	}
+	if len(v.BadHosts) != 1 || v.BadHosts[0].Host != "h3" || len(v.BadHosts[0].Partners) != 3 || !slices.Equal(v.BadHosts[0].Stages, []string{"query_port"}) {
+		t.Errorf("bad hosts %+v; want h3 at query_port with 3 partners", v.BadHosts)
+	}
+	if len(v.BadLinks) != 0 {
+		t.Errorf("bad links %+v; want none (%s lacks an end)", v.BadLinks, goneR2)
+	}
+	if len(v.Missing) != 1 || v.Missing[0].Host != gone || v.Missing[0].Round != 2 || v.Missing[0].Alone || pairKey(gone, v.Missing[0].Partner) != goneR2 {
+		t.Errorf("missing %+v; want %s in round 2 (%s)", v.Missing, gone, goneR2)
+	}
+	if len(v.Unclear) != 1 || v.Unclear[0].Hosts != goneR2 {
+		t.Errorf("unclear %+v; want %s", v.Unclear, goneR2)
+	}
+	if len(v.Unplanned) != 0 {
+		t.Errorf("unplanned %v", v.Unplanned)
+	}
+	// Without the plan only the dialling ends' failures name a partner, and the missing end
+	// goes unnoticed.
+	nv := Localise(ends, nil)
+	if len(nv.Missing) != 0 || nv.Planned != 0 {
+		t.Errorf("no plan: missing %+v", nv.Missing)
+	}
+	// Pairs neither end reported (every pass of h0's dropped), and a pair not in the plan.
+	extra, _ := Read(strings.NewReader(end("h0", "h9", "pass", "done", 90)), "extra")
+	var some []End
+	dropped := 0
+	for _, e := range ends {
+		if e.Status == "pass" && (e.Host == "h0" || e.Remote.Host == "h0") {
+			dropped++
+			continue
+		}
+		some = append(some, e)
+	}
+	v = Localise(append(some, extra...), plan)
+	alone := 0
+	for _, m := range v.Missing {
+		if m.Alone {
+			alone++
+		}
+	}
+	if dropped == 0 || alone != dropped || !slices.Equal(v.Unplanned, []string{"h0 <-> h9"}) {
+		t.Errorf("%d of h0's passing ends dropped: %d ends alone, unplanned %v; want as many and h0 <-> h9", dropped, alone, v.Unplanned)
+	}
+}
+
+func TestReadPlan(t *testing.T) {
+	plan, _ := Plan([]string{"a", "b", "c", "d"}, 3)
+	var text strings.Builder
+	for _, m := range plan {
+		fmt.Fprintf(&text, "round %d: %s listens, %s dials\n", m.Round, m.Listen, m.Peer)
+	}
+	js, _ := json.Marshal(plan)
+	for name, in := range map[string]string{"text": text.String(), "json": string(js)} {
+		got, err := ReadPlan(strings.NewReader(in), name)
+		if err != nil || !slices.Equal(got, plan) {
+			t.Errorf("%s: %v, %v; want %v", name, got, err, plan)
+		}
+	}
+	for name, in := range map[string]string{
+		"empty":              "",
+		"not a plan":         "a b\n",
+		"no colon":           "round 1 a listens, b dials\n",
+		"round 0":            "round 0: a listens, b dials\n",
+		"itself":             "round 1: a listens, a dials\n",
+		"host twice a round": "round 1: a listens, b dials\nround 1: a listens, c dials\n",
+		"pair twice":         "round 1: a listens, b dials\nround 2: b listens, a dials\n",
+		"trailing words":     "round 1: a listens, b dials now\n",
+		"json unknown field": `[{"round":1,"listen":"a","peer":"b","x":1}]`,
+		"json empty host":    `[{"round":1,"listen":"","peer":"b"}]`,
+		"json cut short":     `[{"round":1,`,
+	} {
+		if _, err := ReadPlan(strings.NewReader(in), name); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func FuzzReadPlan(f *testing.F) {
+	f.Add("round 1: a listens, b dials\nround 2: b listens, c dials\n")
+	f.Add(`[{"round":1,"listen":"a","peer":"b"}]`)
+	f.Fuzz(func(t *testing.T, s string) {
+		plan, err := ReadPlan(strings.NewReader(s), "fuzz")
+		if err == nil && len(plan) == 0 {
+			t.Fatal("an empty plan accepted")
+		}
+		ends, _ := Read(strings.NewReader(end("a", "b", "pass", "done", 1)+early("c", 1, "listen", "", "side_channel")), "fuzz")
+		Localise(ends, plan)
 	})
 }

@@ -82,8 +82,13 @@ type Direction struct {
 // PairResult is the pair probe's outcome, seen from one end.
 type PairResult struct {
 	Result
-	Role        string       `json:"role"` // "listen" or "connect"
-	Peer        string       `json:"peer"`
+	Role string `json:"role"` // "listen" or "connect"
+	Peer string `json:"peer"`
+	// Host and Round name this end and the plan's round it ran in (0: not from a plan), in
+	// every result: an end that fails before the exchange (its port down, no peer) still
+	// says who it is, so that fleet --pairs can hold it against the plan.
+	Host        string       `json:"host,omitempty"`
+	Round       int          `json:"round,omitempty"`
 	Local       *Endpoint    `json:"local,omitempty"`
 	Remote      *Endpoint    `json:"remote,omitempty"`
 	PathMTU     int          `json:"path_mtu,omitempty"`
@@ -103,6 +108,8 @@ type PairOptions struct {
 	Peer     string
 	// Host names this end in the result (the hostname).
 	Host string
+	// Round is the plan's round this probe is part of, recorded in the result.
+	Round int
 }
 
 // channel is the side channel: JSON lines with a deadline each.
@@ -194,7 +201,7 @@ var mtuCodes = map[int]uint32{256: verbs.MTU256, 512: verbs.MTU512, 1024: verbs.
 // o.Listener is set, else dialling o.Peer. Everything it creates is destroyed on every path; the
 // deadline (o.Timeout, default 5 s here too) bounds every step including the side channel.
 func Pair(ctx context.Context, lib *verbs.Lib, dev string, port int, o PairOptions) (r PairResult) {
-	r.Role, r.Peer = "connect", o.Peer
+	r.Role, r.Peer, r.Host, r.Round = "connect", o.Peer, o.Host, o.Round
 	if o.Listener != nil {
 		r.Role, r.Peer = "listen", o.Listener.Addr().String()
 	}
