@@ -138,6 +138,11 @@ func (t *Table) Classify(recs []kmsg.Record, devs []Device) []Event {
 			if lit <= bestLit {
 				continue
 			}
+			// Every literal word before the entry is decoded: a line that shares only the
+			// longest word with a format (common words: "error", "device") is not a match.
+			if !containsAll(r.Text, t.req[ri]) {
+				continue
+			}
 			if m := t.sig(t.owner[ri]).res[t.fidx[ri]].FindStringSubmatchIndex(r.Text); m != nil {
 				best, bestLit, bestIdx = ri, lit, m
 			}
@@ -281,4 +286,13 @@ func prefixNetdev(text string) string {
 		return ""
 	}
 	return nd
+}
+
+func containsAll(s string, words []string) bool {
+	for _, w := range words {
+		if !strings.Contains(s, w) {
+			return false
+		}
+	}
+	return true
 }

@@ -148,6 +148,7 @@ type Table struct {
 	fidx    []uint8    // it is that signature's format fidx[i]
 	flit    []uint16   // its literal characters (Format.Literal)
 	words   [][]string // its prefilter: every match contains one of these
+	req     [][]string // every word of its literal text, all of which a match contains
 	setOnce sync.Once
 	set     *relit.Set // the words, matched in one pass over a log
 	mu      sync.Mutex // decoding an entry
@@ -281,6 +282,7 @@ func loadTexts(texts []tableText) (*Table, error) {
 			t.fidx = append(t.fidx, uint8(fi))
 			t.flit = append(t.flit, uint16(min(s.lits[fi], math.MaxUint16)))
 			t.words = append(t.words, re.Literals())
+			t.req = append(t.req, s.formats[fi].Words())
 		}
 		if len(s.res) > math.MaxUint8 {
 			errs = append(errs, fmt.Errorf("%s: signature %q: more than %d formats", s.File, s.ID, math.MaxUint8))
