@@ -140,7 +140,7 @@ func (t *Table) Classify(recs []kmsg.Record, devs []Device) []Event {
 			}
 			// Every literal word before the entry is decoded: a line that shares only the
 			// longest word with a format (common words: "error", "device") is not a match.
-			if !containsAll(r.Text, t.req[ri]) {
+			if !t.containsAll(r.Text, ri) {
 				continue
 			}
 			if m := t.sig(t.owner[ri]).res[t.fidx[ri]].FindStringSubmatchIndex(r.Text); m != nil {
@@ -288,9 +288,10 @@ func prefixNetdev(text string) string {
 	return nd
 }
 
-func containsAll(s string, words []string) bool {
-	for _, w := range words {
-		if !strings.Contains(s, w) {
+// containsAll reports whether s holds every literal word of the table's format number format.
+func (t *Table) containsAll(s string, format int) bool {
+	for _, id := range t.req[t.reqOff[format]:t.reqOff[format+1]] {
+		if !strings.Contains(s, t.dict[id]) {
 			return false
 		}
 	}
