@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/rdmadiag/rdmadiag/checks"
 	"github.com/rdmadiag/rdmadiag/internal/host"
@@ -139,6 +140,13 @@ func (a *App) runWatch(ctx context.Context, cmd *cobra.Command, f *watchFlags) e
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(50)
 	}
+	// Where transparent huge pages are "always" (RHEL's default, the lab guest's), the heap's
+	// arena is backed by 2 MB pages and khugepaged collapses the pages the collector gives back
+	// into huge pages again (max_ptes_none 511: Documentation/admin-guide/mm/transhuge.rst): in
+	// the lab a 6 MB heap kept 24 MB resident. A process that runs for months opts out; since
+	// Linux 4.13 the flag applies to its existing mappings too (commit 1860033237d4, "mm: make
+	// PR_SET_THP_DISABLE immediately active"). Best effort: a kernel without THP refuses it.
+	_ = unix.Prctl(unix.PR_SET_THP_DISABLE, 1, 0, 0, 0)
 	// Main's soft limit (32 MiB) stays: a tighter one (20 MiB was tried) sits near the lab
 	// guest's live heap after a full check, where the collector runs back to back: it doubled
 	// the idle CPU and delayed a kernel-log condition past 1 s (docs/watch.md, "Cost").
