@@ -140,6 +140,10 @@ func TestSoak(t *testing.T) {
 	}()
 
 	var rss []int
+	// The full check runs in a child (cli/watchchild.go): its peak is a cgroup's concern too,
+	// sampled here beside the watch's own.
+	childPeak, children := 0, 0
+	seen := map[string]bool{}
 	end := time.Now().Add(length)
 	for time.Now().Before(end) {
 		time.Sleep(250 * time.Millisecond)
@@ -148,6 +152,31 @@ func TestSoak(t *testing.T) {
 			t.Fatal(err)
 		}
 		rss = append(rss, kb)
+		// A child belongs to the thread that forked it: every thread's list is read.
+		lists, _ := filepath.Glob("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/task/*/children")
+		var kids []string
+		for _, l := range lists {
+			b, _ := os.ReadFile(l)
+			kids = append(kids, strings.Fields(string(b))...)
+		}
+		for _, c := range kids {
+			n, _ := strconv.Atoi(c)
+			if ckb, err := vmRSS(n); err == nil {
+				childPeak = max(childPeak, ckb)
+				if !seen[c] {
+					seen[c] = true
+					children++
+				}
+			}
+		}
+	}
+	// Where the resident memory is: the binary's own pages (RssFile) and the heap (RssAnon).
+	if b, err := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/status"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "Rss") {
+				t.Log(l)
+			}
+		}
 	}
 	close(stop)
 	wg.Wait()
@@ -160,6 +189,7 @@ func TestSoak(t *testing.T) {
 	q := len(rss) / 4
 	second, last := median(rss[q:2*q]), median(rss[3*q:])
 	t.Logf("RSS kB over %s, %d samples: max %d; median of the second quarter %d, of the last %d", length, len(rss), slices.Max(rss), second, last)
+	t.Logf("full check children sampled: %d, their peak RSS %d kB", children, childPeak)
 	mu.Lock()
 	t.Logf("events: %v", events)
 	for _, want := range []string{"set port_down", "cleared port_down", "set kernel_log", "set counters", "full_check "} {
