@@ -59,6 +59,9 @@ type App struct {
 	// Commit and BuildDate identify the build (`rdmadiag version`, the report's tool); "" when
 	// unknown.
 	Commit, BuildDate string
+	// Self is this process's command line (os.Args): watch runs each full check as a child
+	// of the same binary with these arguments (watchchild.go). Nil runs it in-process.
+	Self []string
 
 	// judged, when set, is given every report `check` builds, before it is rendered, and its
 	// findings as the engine linked them (with the events they were drawn from), for tests.

@@ -29,7 +29,8 @@ func Main(b Build) {
 	v, c, d := stamps(b.Version, b.Commit, b.Date, debug.ReadBuildInfo)
 	app := &App{Version: v, Commit: c, BuildDate: d, Now: time.Now, Stdout: os.Stdout, Stderr: os.Stderr,
 		IsTerminal: isTerminal(os.Stdout), TermWidth: func() int { return terminalWidth(os.Stdout) },
-		StderrIsTerminal: isTerminal(os.Stderr), StderrWidth: func() int { return terminalWidth(os.Stderr) }}
+		StderrIsTerminal: isTerminal(os.Stderr), StderrWidth: func() int { return terminalWidth(os.Stderr) },
+		Self: os.Args}
 	// A run is short and its live heap small (tens of MB with 100k QPs): collecting at 4 MB and
 	// every doubling spends more on the collector and on faulting fresh pages in than it saves.
 	// Collect at 5x the live heap, but start collecting hard near 32 MiB so that the peak RSS
@@ -42,7 +43,9 @@ func Main(b Build) {
 	}
 	stopProfile := startCPUProfile(os.Getenv("RDMADIAG_CPUPROFILE"), os.Stderr)
 	stopTrace := startTrace(os.Getenv("RDMADIAG_TRACE"), os.Stderr)
+	stopMem := startMemProfile(os.Getenv("RDMADIAG_MEMPROFILE"), os.Stderr)
 	code := runMain(app, os.Args[1:])
+	stopMem()
 	stopTrace()
 	stopProfile()
 	exitProcess(code)
@@ -68,6 +71,15 @@ func startCPUProfile(file string, stderr io.Writer) (stop func()) {
 // not show (docs/speed.md).
 func startTrace(file string, stderr io.Writer) (stop func()) {
 	return startDiagnostic("RDMADIAG_TRACE", file, stderr, trace.Start, trace.Stop)
+}
+
+// startMemProfile writes the heap profile at the end of the run (`go tool pprof -sample_index
+// inuse_space` for what is held, alloc_space for what was allocated) when file is set
+// (RDMADIAG_MEMPROFILE): what a long-running watch keeps resident (docs/watch.md, "Cost").
+func startMemProfile(file string, stderr io.Writer) (stop func()) {
+	var out io.Writer
+	return startDiagnostic("RDMADIAG_MEMPROFILE", file, stderr, func(w io.Writer) error { out = w; return nil },
+		func() { _ = pprof.Lookup("allocs").WriteTo(out, 0) })
 }
 
 // startDiagnostic starts writing one of the run's own diagnostics to file, named by the

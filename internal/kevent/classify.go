@@ -116,7 +116,7 @@ const errLevel = 3
 // matches several entries takes the one with the most literal text (the most specific); a
 // signature marked rdma_only that cannot be tied to one of devs is no event.
 func (t *Table) Classify(recs []kmsg.Record, devs []Device) []Event {
-	t.setOnce.Do(func() { t.set = relit.NewSet(t.all) })
+	t.setOnce.Do(func() { t.set = relit.NewLiteralSet(t.words) })
 	present := t.set.Present(kmsg.Texts(recs))
 	var cand []int
 	for i, ok := range present {
@@ -130,16 +130,21 @@ func (t *Table) Classify(recs []kmsg.Record, devs []Device) []Event {
 		best, bestLit := -1, -1
 		var bestIdx []int
 		for _, ri := range cand {
-			s := t.Signatures[t.owner[ri]]
-			fi := t.fidx[ri]
-			if s.lits[fi] < MinLiteral && (drv == nil || drv.Name != s.Driver) {
+			e := &t.entries[t.owner[ri]]
+			lit := int(t.flit[ri])
+			if lit < MinLiteral && (drv == nil || drv != e.drv) {
 				continue
 			}
-			if s.lits[fi] <= bestLit {
+			if lit <= bestLit {
 				continue
 			}
-			if m := t.all[ri].FindStringSubmatchIndex(r.Text); m != nil {
-				best, bestLit, bestIdx = ri, s.lits[fi], m
+			// Every literal word before the entry is decoded: a line that shares only the
+			// longest word with a format (common words: "error", "device") is not a match.
+			if !t.containsAll(r.Text, ri) {
+				continue
+			}
+			if m := t.sig(t.owner[ri]).res[t.fidx[ri]].FindStringSubmatchIndex(r.Text); m != nil {
+				best, bestLit, bestIdx = ri, lit, m
 			}
 		}
 		if best < 0 {
@@ -148,7 +153,7 @@ func (t *Table) Classify(recs []kmsg.Record, devs []Device) []Event {
 			}
 			continue
 		}
-		s := t.Signatures[t.owner[best]]
+		s := t.sig(t.owner[best])
 		ev := Event{Index: i, Record: r, Sig: s, Driver: drv}
 		if ev.Driver == nil {
 			ev.Driver = t.drivers[s.Driver]
@@ -281,4 +286,14 @@ func prefixNetdev(text string) string {
 		return ""
 	}
 	return nd
+}
+
+// containsAll reports whether s holds every literal word of the table's format number format.
+func (t *Table) containsAll(s string, format int) bool {
+	for _, id := range t.req[t.reqOff[format]:t.reqOff[format+1]] {
+		if !strings.Contains(s, t.dict[id]) {
+			return false
+		}
+	}
+	return true
 }

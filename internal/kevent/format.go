@@ -173,6 +173,18 @@ func (f Format) Word() string {
 	return best
 }
 
+// Words are the words of the format's literal text, each of which a line printed from it holds
+// verbatim (literalExpr quotes them; only the spaces between them may differ).
+func (f Format) Words() []string {
+	var out []string
+	for _, p := range f.parts {
+		if p.verb == 0 {
+			out = append(out, strings.Fields(p.lit)...)
+		}
+	}
+	return out
+}
+
 // Role is what a conversion names, which decides how much text it may take.
 type Role int
 

@@ -1,6 +1,9 @@
 package kevent
 
 import (
+	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -24,7 +27,7 @@ func TestTableFormatsMatchThemselves(t *testing.T) {
 	// A device for the lines that count only about an RDMA device (rdma_only): the samples
 	// name its netdev, function and device.
 	devs := []Device{{Name: "mlx5_0", PCI: "0000:3b:00.0", Netdevs: map[string]int{"ens1f0np0": 1}}}
-	for _, s := range tb.Signatures {
+	for _, s := range tb.All() {
 		prefixes := tb.Driver(s.Driver).Prefixes
 		if len(prefixes) == 0 {
 			prefixes = []string{tb.Driver(s.Driver).Example}
@@ -59,7 +62,7 @@ func TestTableFaultsExist(t *testing.T) {
 	for _, r := range engine.DefaultFaults().Rows {
 		layerOf[r.ID] = r.Layer
 	}
-	for _, s := range table(t).Signatures {
+	for _, s := range table(t).All() {
 		l, ok := layerOf[s.Fault]
 		switch {
 		case !ok:
@@ -108,13 +111,98 @@ func TestParseFormat(t *testing.T) {
 // run the backtracker on every record.
 func TestEveryFormatHasPrefilter(t *testing.T) {
 	tb := table(t)
-	for i, re := range tb.all {
+	for i, owner := range tb.owner {
+		s := tb.sig(owner)
+		re := s.res[tb.fidx[i]]
 		if err := re.Compile(); err != nil {
-			t.Errorf("signature %s: %v", tb.Signatures[tb.owner[i]].ID, err)
+			t.Errorf("signature %s: %v", s.ID, err)
 			continue
 		}
-		if len(re.Literals()) == 0 {
-			t.Errorf("signature %s: expression %s has no literal every match contains", tb.Signatures[tb.owner[i]].ID, re)
+		if len(re.Literals()) == 0 || len(tb.words[i]) == 0 {
+			t.Errorf("signature %s: expression %s has no literal every match contains", s.ID, re)
+		}
+	}
+}
+
+// The embedded table is every file of signatures/: a file added there and not to embed.go
+// would be left out of every run without a word.
+func TestEmbeddedFiles(t *testing.T) {
+	onDisk, err := filepath.Glob("signatures/*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got []string
+	for _, p := range onDisk {
+		want = append(want, filepath.Base(p))
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, e := range embedded() {
+			found = found || e.name == filepath.Base(p) && e.text == string(b)
+		}
+		if !found {
+			t.Errorf("%s: not embedded as it is on disk (embed.go)", p)
+		}
+	}
+	for _, e := range embedded() {
+		got = append(got, e.name)
+	}
+	sort.Strings(got)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("embedded %v, signatures/ holds %v", got, want)
+	}
+}
+
+// A signature decoded at its first match is the one the table checked when it loaded, and a
+// table file the loader takes apart is refused as a whole file would be.
+func TestLazyDecoding(t *testing.T) {
+	tb, err := loadTexts(embedded())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range tb.entries {
+		if tb.entries[i].sig.Load() != nil {
+			t.Fatalf("entry %d decoded at load", i)
+		}
+	}
+	all := tb.All()
+	if len(all) != len(tb.entries) || len(all) < 1000 {
+		t.Fatalf("%d signatures of %d entries", len(all), len(tb.entries))
+	}
+	ids := map[string]bool{}
+	for _, s := range all {
+		if s.ID == "" || ids[s.ID] || s.drv == nil || len(s.res) == 0 || s.File == "" {
+			t.Fatalf("signature %q of %s decoded incompletely or twice", s.ID, s.File)
+		}
+		ids[s.ID] = true
+	}
+	if tb.Signature(all[len(all)-1].ID) != all[len(all)-1] {
+		t.Error("Signature(id) is not the decoded entry")
+	}
+	drv := `"drivers": [{"name": "x", "layer": "driver", "prefixes": ["x: "], "source": "s"}]`
+	sig := `{"id": "a", "driver": "x", "format": "a long enough message", "source": "s", "kernels": "6.1", "level": "err", "layer": "driver", "fault": "driver-module", "severity": "warning", "what": "w"}`
+	for _, tc := range []struct{ name, text, want string }{
+		{"ok", `{` + drv + `, "signatures": [` + sig + `, ` + strings.Replace(sig, `"a"`, `"b"`, 1) + `]}`, ""},
+		{"unknown top field", `{` + drv + `, "extra": 1}`, "unknown field"},
+		{"unknown signature field", `{` + drv + `, "signatures": [` + strings.Replace(sig, `"id"`, `"idx": 1, "id"`, 1) + `]}`, "unknown field"},
+		{"signatures not an array", `{` + drv + `, "signatures": {}}`, "not an array"},
+		{"trailing data", `{` + drv + `} {}`, "data after"},
+		{"not an object", `[]`, "not a JSON object"},
+		{"truncated", `{` + drv + `, "signatures": [` + sig, "EOF"},
+		{"duplicate id", `{` + drv + `, "signatures": [` + sig + `, ` + sig + `]}`, "given twice"},
+	} {
+		tb, err := loadTexts([]tableText{{"t.json", tc.text}})
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.want == "":
+			if s := tb.Signature("b"); s == nil || s.Format != "a long enough message" || s.File != "t.json" {
+				t.Errorf("%s: entry b decoded as %+v", tc.name, s)
+			}
+		case err == nil || !strings.Contains(err.Error(), tc.want):
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
 		}
 	}
 }

@@ -1,12 +1,12 @@
 package kevent
 
 import (
-	"bytes"
-	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"math"
 	"path"
 	"regexp"
 	"slices"
@@ -14,16 +14,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rdmadiag/rdmadiag/internal/relit"
 	"github.com/rdmadiag/rdmadiag/report"
 )
-
-// The table is data: one file per driver family, each entry a driver's own format string with
-// where it is printed and what it means (signatures/*.json; the format in docs/kernel-log.md).
-//
-//go:embed signatures/*.json
-var tableFiles embed.FS
 
 // Driver is a module (or kernel subsystem) that prints kernel log lines, and how its lines
 // start: a record beginning with one of its prefixes is that driver's.
@@ -138,25 +133,43 @@ func (s *Signature) ValueSets() map[int][]string { return s.values }
 // Roles is what each named conversion holds, by conversion index.
 func (s *Signature) Roles() map[int]Role { return s.roles }
 
-type tableFile struct {
-	Comment    string       `json:"_comment"`
-	Drivers    []Driver     `json:"drivers"`
-	Signatures []*Signature `json:"signatures"`
+// Table is every signature and driver, loaded and checked. Between runs it keeps of each
+// signature only what tells when a log may hold one of its lines (its formats' literal words)
+// and where it lies in its file; the rest is decoded at its first match. watch holds the table
+// for as long as it runs, and decoded whole it was most of watch's heap (docs/watch.md).
+type Table struct {
+	Drivers  []Driver
+	drivers  map[string]*Driver
+	prefixes []prefix // longest first, so that "mlx5_core " wins over a shorter overlap
+	files    []tableText
+	entries  []entry
+	// One element per format of every signature, in table order.
+	owner []int32    // the format belongs to entries[owner[i]]
+	fidx  []uint8    // it is that signature's format fidx[i]
+	flit  []uint16   // its literal characters (Format.Literal)
+	words [][]string // its prefilter: every match contains one of these
+	// Every word of its literal text, all of which a match contains: req[reqOff[i]:reqOff[i+1]]
+	// index dict, the table's words each kept once (42,000 words of 6,000 distinct, which
+	// held as strings of their own were a third of the table's heap).
+	reqOff  []uint32
+	req     []uint32
+	dict    []string
+	setOnce sync.Once
+	set     *relit.Set // the words, matched in one pass over a log
+	mu      sync.Mutex // decoding an entry
 }
 
-// Table is every signature and driver, loaded and checked.
-type Table struct {
-	Drivers    []Driver
-	Signatures []*Signature
-	byID       map[string]*Signature
-	drivers    map[string]*Driver
-	// prefixes, longest first, so that "mlx5_core " wins over a shorter overlap.
-	prefixes []prefix
-	all      []*relit.Regexp // every format's expression, for relit.Present
-	owner    []int           // all[i] belongs to Signatures[owner[i]]
-	fidx     []int           // all[i] is that signature's format fidx[i]
-	setOnce  sync.Once
-	set      *relit.Set // the literals of all, matched in one pass over a log
+// tableText is one signatures/*.json file: its base name and its text, which entries point into.
+type tableText struct {
+	name, text string
+}
+
+// entry is a signature as the table keeps it until its first match.
+type entry struct {
+	file     int32
+	off, end int32 // the signature's JSON object in its file's text
+	drv      *Driver
+	sig      atomic.Pointer[Signature]
 }
 
 type prefix struct {
@@ -189,7 +202,7 @@ var (
 // Default is the embedded table, loaded once. An error means a table that fails its own test;
 // the caller reports it as the kernel log's part of the run being unknown.
 func Default() (*Table, error) {
-	defaultOnce.Do(func() { defaultTable, defaultErr = Load(tableFiles) })
+	defaultOnce.Do(func() { defaultTable, defaultErr = loadTexts(embedded()) })
 	return defaultTable, defaultErr
 }
 
@@ -199,24 +212,35 @@ func Load(fsys fs.FS) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(names)
-	t := &Table{byID: map[string]*Signature{}, drivers: map[string]*Driver{}}
+	var texts []tableText
 	for _, name := range names {
 		b, err := fs.ReadFile(fsys, name)
 		if err != nil {
 			return nil, err
 		}
-		var tf tableFile
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&tf); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+		texts = append(texts, tableText{name: path.Base(name), text: string(b)})
+	}
+	return loadTexts(texts)
+}
+
+// loadTexts decodes and checks every signature of the files, and keeps of each its entry.
+func loadTexts(texts []tableText) (*Table, error) {
+	sort.Slice(texts, func(i, j int) bool { return texts[i].name < texts[j].name })
+	t := &Table{drivers: map[string]*Driver{}, files: texts}
+	type decoded struct {
+		fi       int
+		off, end int64
+		sig      *Signature
+	}
+	var sigs []decoded
+	for fi, f := range texts {
+		drivers, err := scanFile(f.text, func(off, end int64, s *Signature) {
+			sigs = append(sigs, decoded{fi, off, end, s})
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.name, err)
 		}
-		t.Drivers = append(t.Drivers, tf.Drivers...)
-		for _, s := range tf.Signatures {
-			s.File = path.Base(name)
-			t.Signatures = append(t.Signatures, s)
-		}
+		t.Drivers = append(t.Drivers, drivers...)
 	}
 	for i := range t.Drivers {
 		d := &t.Drivers[i]
@@ -239,15 +263,52 @@ func Load(fsys fs.FS) (*Table, error) {
 	}
 	sort.SliceStable(t.prefixes, func(i, j int) bool { return len(t.prefixes[i].text) > len(t.prefixes[j].text) })
 	var errs []error
-	for i, s := range t.Signatures {
+	ids := make(map[string]bool, len(sigs))
+	t.entries = make([]entry, len(sigs))
+	seen := map[string]uint32{}
+	intern := func(w string) uint32 {
+		id, ok := seen[w]
+		if !ok {
+			id = uint32(len(t.dict))
+			t.dict = append(t.dict, strings.Clone(w)) // a copy: the parsed format is let go
+			seen[w] = id
+		}
+		return id
+	}
+	t.reqOff = append(t.reqOff, 0)
+	for i, d := range sigs {
+		s := d.sig
+		s.File = texts[d.fi].name
+		if s.ID == "" || ids[s.ID] {
+			errs = append(errs, fmt.Errorf("%s: signature %q: id empty or given twice", s.File, s.ID))
+			continue
+		}
+		ids[s.ID] = true
 		if err := t.prepare(s); err != nil {
 			errs = append(errs, fmt.Errorf("%s: signature %q: %w", s.File, s.ID, err))
 			continue
 		}
+		if d.off > math.MaxInt32 || d.end > math.MaxInt32 {
+			errs = append(errs, fmt.Errorf("%s: larger than 2 GiB", s.File))
+			break
+		}
+		t.entries[i] = entry{file: int32(d.fi), off: int32(d.off), end: int32(d.end), drv: s.drv}
 		for fi, re := range s.res {
-			t.all = append(t.all, re)
-			t.owner = append(t.owner, i)
-			t.fidx = append(t.fidx, fi)
+			t.owner = append(t.owner, int32(i))
+			t.fidx = append(t.fidx, uint8(fi))
+			t.flit = append(t.flit, uint16(min(s.lits[fi], math.MaxUint16)))
+			lits := re.Literals()
+			for li, w := range lits {
+				lits[li] = t.dict[intern(w)]
+			}
+			t.words = append(t.words, lits)
+			for _, w := range s.formats[fi].Words() {
+				t.req = append(t.req, intern(w))
+			}
+			t.reqOff = append(t.reqOff, uint32(len(t.req)))
+		}
+		if len(s.res) > math.MaxUint8 {
+			errs = append(errs, fmt.Errorf("%s: signature %q: more than %d formats", s.File, s.ID, math.MaxUint8))
 		}
 	}
 	if len(errs) > 0 {
@@ -256,11 +317,94 @@ func Load(fsys fs.FS) (*Table, error) {
 	return t, nil
 }
 
-func (t *Table) prepare(s *Signature) error {
-	if s.ID == "" || t.byID[s.ID] != nil {
-		return fmt.Errorf("id empty or given twice")
+// scanFile decodes one table file strictly: its drivers, and each signature with where its
+// object lies in text.
+func scanFile(text string, sig func(off, end int64, s *Signature)) ([]Driver, error) {
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.DisallowUnknownFields()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, fmt.Errorf("not a JSON object (%v)", err)
 	}
-	t.byID[s.ID] = s
+	var drivers []Driver
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		switch tok {
+		case "_comment":
+			var c string
+			err = dec.Decode(&c)
+		case "drivers":
+			err = dec.Decode(&drivers)
+		case "signatures":
+			if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+				return nil, fmt.Errorf("signatures: not an array (%v)", err)
+			}
+			for dec.More() {
+				off := dec.InputOffset()
+				s := new(Signature)
+				if err := dec.Decode(s); err != nil {
+					return nil, fmt.Errorf("signatures: %w", err)
+				}
+				sig(off, dec.InputOffset(), s)
+			}
+			_, err = dec.Token()
+		default:
+			err = fmt.Errorf("unknown field %v", tok)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("data after the table's object")
+	}
+	return drivers, nil
+}
+
+// sig is entry i's signature, decoded from its file at the first call. The table was checked
+// whole when it was loaded, so decoding it again cannot fail short of a corrupted binary.
+func (t *Table) sig(i int32) *Signature {
+	e := &t.entries[i]
+	if s := e.sig.Load(); s != nil {
+		return s
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s := e.sig.Load(); s != nil {
+		return s
+	}
+	f := t.files[e.file]
+	s := new(Signature)
+	dec := json.NewDecoder(strings.NewReader(strings.TrimLeft(f.text[e.off:e.end], " \t\r\n,")))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(s)
+	if err == nil {
+		s.File = f.name
+		err = t.prepare(s)
+	}
+	if err != nil {
+		panic(fmt.Sprintf("kevent: %s: signature at offset %d no longer decodes: %v", f.name, e.off, err))
+	}
+	e.sig.Store(s)
+	return s
+}
+
+// All decodes every signature, in table order (for tests and the table's generator; a run
+// decodes only those its log's lines match).
+func (t *Table) All() []*Signature {
+	out := make([]*Signature, len(t.entries))
+	for i := range t.entries {
+		out[i] = t.sig(int32(i))
+	}
+	return out
+}
+
+func (t *Table) prepare(s *Signature) error {
 	if t.drivers[s.Driver] == nil {
 		return fmt.Errorf("driver %q is not in any file's drivers", s.Driver)
 	}
@@ -360,8 +504,16 @@ func (t *Table) prepare(s *Signature) error {
 	return nil
 }
 
-// Signature returns the entry with that id, nil if none.
-func (t *Table) Signature(id string) *Signature { return t.byID[id] }
+// Signature returns the entry with that id, nil if none. It decodes the table until it finds
+// it: tests ask it, runs do not.
+func (t *Table) Signature(id string) *Signature {
+	for i := range t.entries {
+		if s := t.sig(int32(i)); s.ID == id {
+			return s
+		}
+	}
+	return nil
+}
 
 // Driver returns the driver of that name, nil if none.
 func (t *Table) Driver(name string) *Driver { return t.drivers[name] }

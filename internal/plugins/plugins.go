@@ -113,11 +113,11 @@ func (s *set) execute(ctx context.Context, env *checks.Env, p Plugin, fault stri
 	}
 	r := execute(ctx, p.Exec, s.environment(), s.facts, s.run.Timeout)
 	<-s.slots
-	if r.ended != nil {
-		return nil, fmt.Errorf("plugin %s %s: %w", p.Path, r.failure, checks.CutShort(ctx))
+	if r.Ended != nil {
+		return nil, fmt.Errorf("plugin %s %s: %w", p.Path, r.Failure, checks.CutShort(ctx))
 	}
-	if r.failure != "" {
-		return []checks.Finding{failed(p, r.failure, &r)}, nil
+	if r.Failure != "" {
+		return []checks.Finding{failed(p, r.Failure, &r)}, nil
 	}
 	return s.judge(env, p, fault, r), nil
 }
@@ -126,7 +126,7 @@ func (s *set) execute(ctx context.Context, env *checks.Env, p Plugin, fault stri
 // not the protocol's or any finding breaks its rules: a plugin that misreports one finding is
 // not trusted for the others (a valid-looking "ok" beside a lie proves nothing).
 func (s *set) judge(env *checks.Env, p Plugin, fault string, r result) []checks.Finding {
-	o, err := Decode(r.stdout)
+	o, err := Decode(r.Stdout)
 	if err != nil {
 		what := "printed output that is not the plugin protocol: "
 		if _, ok := err.(*SyntaxError); ok {
@@ -204,7 +204,7 @@ func failed(p Plugin, what string, r *result) checks.Finding {
 		Summary:  "could not check: plugin " + p.Path + " " + what,
 		Evidence: []report.Evidence{report.Ev("plugin", p.Path, "")}}}
 	if r != nil {
-		if t := strings.TrimSpace(r.stderr); t != "" {
+		if t := strings.TrimSpace(r.Stderr); t != "" {
 			if last := lastLine(t); last != "" && !strings.Contains(what, "not trust") {
 				f.Summary += ": " + words.Truncate(last, 160)
 			}

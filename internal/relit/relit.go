@@ -243,38 +243,49 @@ func Present(rs []*Regexp, texts []string) []bool { return NewSet(rs).Present(te
 // Set is Present's matcher built once for a fixed list of expressions, for a caller that asks
 // of many texts (the signature table, once per classified log).
 type Set struct {
-	rs  []*Regexp
-	ids [][]int // each expression's literals, as indexes into the matcher's strings
-	m   *matcher
+	always []bool  // the expression has no prefilter
+	ids    [][]int // each expression's literals, as indexes into the matcher's strings
+	m      *matcher
 }
 
 // NewSet builds the matcher of the expressions' literals.
 func NewSet(rs []*Regexp) *Set {
-	id := map[string]int{}
-	var lits []string
-	set := &Set{rs: rs, ids: make([][]int, len(rs))}
+	lits := make([][]string, len(rs))
 	for i, r := range rs {
-		for _, l := range r.Literals() {
+		lits[i] = r.Literals()
+	}
+	return NewLiteralSet(lits)
+}
+
+// NewLiteralSet is NewSet for expressions whose prefilters the caller keeps (lits[i] is
+// expression i's Literals), without the expressions themselves.
+func NewLiteralSet(lits [][]string) *Set {
+	id := map[string]int{}
+	var strs []string
+	set := &Set{always: make([]bool, len(lits)), ids: make([][]int, len(lits))}
+	for i, ls := range lits {
+		set.always[i] = ls == nil
+		for _, l := range ls {
 			n, ok := id[l]
 			if !ok {
-				n = len(lits)
+				n = len(strs)
 				id[l] = n
-				lits = append(lits, l)
+				strs = append(strs, l)
 			}
 			set.ids[i] = append(set.ids[i], n)
 		}
 	}
-	set.m = newMatcher(lits)
+	set.m = newMatcher(strs)
 	return set
 }
 
 // Present is the package's Present for the set's expressions.
 func (s *Set) Present(texts []string) []bool {
 	found := s.m.scan(texts)
-	out := make([]bool, len(s.rs))
-	for i, r := range s.rs {
-		out[i] = r.Literals() == nil
-		for _, n := range s.ids[i] {
+	out := make([]bool, len(s.ids))
+	for i, ids := range s.ids {
+		out[i] = s.always[i]
+		for _, n := range ids {
 			if found[n] {
 				out[i] = true
 				break

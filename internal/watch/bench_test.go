@@ -2,59 +2,13 @@ package watch
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
-)
 
-// benchTree lays out n RoCE devices of two ports each, as mlx5 shows them in sysfs: the class
-// link to the PCI function's device directory, the ports' state, phys_state, link_layer and
-// the netdev of GID 0, and each netdev's operstate and carrier.
-func benchTree(b *testing.B, n int) string {
-	b.Helper()
-	root := b.TempDir()
-	put := func(p, v string) {
-		p = filepath.Join(root, p)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(v), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-	link := func(target, p string) {
-		p = filepath.Join(root, p)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.Symlink(target, p); err != nil {
-			b.Fatal(err)
-		}
-	}
-	for d := 0; d < n; d++ {
-		pci := fmt.Sprintf("0000:%02x:00.0", 0x10+d)
-		name := fmt.Sprintf("mlx5_%d", d)
-		dev := fmt.Sprintf("sys/devices/pci0000:00/%s/infiniband/%s", pci, name)
-		link("../../../"+pci, dev+"/device")
-		link("../../"+dev[len("sys/"):], "sys/class/infiniband/"+name)
-		put(dev+"/node_guid", fmt.Sprintf("b8ce:f603:00%02x:0000\n", d))
-		for p := 1; p <= 2; p++ {
-			nd := fmt.Sprintf("ens%df%dnp%d", d, p-1, p-1)
-			pd := fmt.Sprintf("%s/ports/%d", dev, p)
-			put(pd+"/state", "4: ACTIVE\n")
-			put(pd+"/phys_state", "5: LinkUp\n")
-			put(pd+"/link_layer", "Ethernet\n")
-			put(pd+"/gid_attrs/ndevs/0", nd+"\n")
-			put("sys/class/net/"+nd+"/operstate", "up\n")
-			put("sys/class/net/"+nd+"/carrier", "1\n")
-		}
-	}
-	return root
-}
+	"github.com/rdmadiag/rdmadiag/internal/watch/watchtest"
+)
 
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
@@ -67,7 +21,11 @@ func cpuTime() time.Duration {
 // cpu-ns/op is the process's user+system CPU per cycle (getrusage), which counts the reading
 // goroutines too.
 func BenchmarkWatchPoll(b *testing.B) {
-	root := benchTree(b, 8)
+	tree, err := watchtest.NewTree(b.TempDir(), 8)
+	if err != nil {
+		b.Fatal(err)
+	}
+	root := tree.Root
 	w, err := New(Config{Root: root, Poll: time.Second, Rescan: time.Minute, Counters: time.Minute, Full: time.Hour,
 		ReadTimeout: time.Second, Out: io.Discard})
 	if err != nil {

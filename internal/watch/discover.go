@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Identity names a device or one of its ports across renames: the PCI function (a bond or a
@@ -151,13 +152,17 @@ func readSmall(root *os.Root, p string) string {
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
 		return "" // a FIFO or a device node would block or never end
 	}
-	b := make([]byte, 4097)
-	n, err := io.ReadFull(f, b)
+	b := smallBufs.Get().(*[4097]byte)
+	defer smallBufs.Put(b)
+	n, err := io.ReadFull(f, b[:])
 	if n > 4096 || (err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF)) {
 		return ""
 	}
 	return strings.TrimSpace(string(b[:n]))
 }
+
+// smallBufs are readSmall's buffers: the counters are read every --counters, a page each.
+var smallBufs = sync.Pool{New: func() any { return new([4097]byte) }}
 
 func looksBDF(s string) bool {
 	return len(s) == 12 && s[4] == ':' && s[7] == ':' && s[10] == '.'

@@ -12,7 +12,9 @@ import (
 // Handler serves /metrics (Prometheus), /healthz and /status.
 func (w *Watcher) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(w.metrics.reg, promhttp.HandlerOpts{}))
+	// Uncompressed: a scrape of a few devices is tens of kB, and each gzip writer costs the
+	// agent about 1 MB of heap per scrape, a burst its resident size would carry.
+	mux.Handle("/metrics", promhttp.HandlerFor(w.metrics.reg, promhttp.HandlerOpts{DisableCompression: true}))
 	mux.HandleFunc("/healthz", w.healthz)
 	mux.HandleFunc("/status", w.status)
 	return mux

@@ -129,7 +129,7 @@ func Generate(sigs fs.FS, skip, family string, kernels []Kernel, foreign []*Tree
 		layerOf[row.ID] = row.Layer
 	}
 	ids := map[string]bool{}
-	for _, s := range tb.Signatures {
+	for _, s := range tb.All() {
 		ids[s.ID] = true
 	}
 	byFormat := map[string]string{} // format -> driver of the entry written for it
@@ -352,7 +352,7 @@ func (g *Generated) settle(sigs fs.FS, skip string, foreign []DriverPrint) error
 			isNew[s.ID] = true
 		}
 		drop := map[string]string{}
-		for _, s := range tb.Signatures {
+		for _, s := range tb.All() {
 			for _, line := range selfLines(tb, s) {
 				got := Recognise(tb, line, "err")
 				if got == s {
