@@ -812,9 +812,10 @@ func (w *Watcher) startFull(ctx context.Context) {
 	go func() {
 		start := time.Now()
 		res, err := w.cfg.FullCheck(ctx, probes)
-		// A full check reads the whole host and leaves megabytes of garbage; the heap watch
-		// keeps between checks is a few. Giving the pages back now keeps the resident size
-		// of a process that runs for months at what it uses (docs/watch.md, "Cost").
+		// A full check leaves garbage (its findings decoded; the whole check's, when it ran in
+		// this process); the heap watch keeps between checks is a few MB. Giving the pages
+		// back now keeps the resident size of a process that runs for months at what it uses
+		// (docs/watch.md, "Cost").
 		debug.FreeOSMemory()
 		select {
 		case w.fullCh <- fullResult{res: res, err: err, took: time.Since(start), probes: probes}:
