@@ -121,7 +121,7 @@ job link "E2E_PAIRS_BAD_LINK=$link_a $link_b"
 check_job 1
 # The recipe's default OUTDIR: rdmadiag-pairs-JOBID in the directory sbatch ran from.
 check_ends "$d/link/rdmadiag-pairs-$job_id"
-grep -qx "$pairs pairs probed, 1 failed" <<<"$job_out" || fail "want $pairs pairs probed, 1 failed"
+grep -qx "$pairs pairs probed, 1 failed ($pairs planned, 0 ends without a result)" <<<"$job_out" || fail "want $pairs pairs probed, 1 failed, every planned end reported"
 grep -q "^BAD LINK $link: failed at pair_write" <<<"$job_out" || fail "fleet does not name the link"
 ! grep -q '^BAD HOST\|^FAILED\|^SLOW' <<<"$job_out" || fail "fleet names more than the link"
 
@@ -132,7 +132,7 @@ step "2. $bad fails with every partner ($partners): the job names that node"
 job node "E2E_PAIRS_BAD_NODE=$bad" "$rounds" "$d/node/out"
 check_job 1
 check_ends "$d/node/out"
-grep -qx "$pairs pairs probed, $rounds failed" <<<"$job_out" || fail "want $pairs pairs probed, $rounds failed"
+grep -qx "$pairs pairs probed, $rounds failed ($pairs planned, 0 ends without a result)" <<<"$job_out" || fail "want $pairs pairs probed, $rounds failed, every planned end reported"
 grep -q "^BAD HOST $bad: failed with every partner ($partners) at pair_write" <<<"$job_out" ||
 	fail "fleet does not name $bad with $partners"
 ! grep -q '^BAD LINK\|^FAILED\|^SLOW' <<<"$job_out" || fail "fleet names more than the node"
