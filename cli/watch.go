@@ -30,6 +30,8 @@ type watchFlags struct {
 	once, onceProbes bool
 	// sel holds --policy, --matrix, --exclude and --include, decoded and validated as check's.
 	sel checkFlags
+	// plugins are the site plugins the full check runs, found again at each full check.
+	plugins pluginFlags
 }
 
 const watchHelp = `Watch the host's RDMA devices until stopped, with the judgement of ` + "`rdmadiag check`" + `:
@@ -38,7 +40,8 @@ const watchHelp = `Watch the host's RDMA devices until stopped, with the judgeme
     is an event; /sys/class/infiniband is walked again every --rescan, or when a file vanishes
   - the error counters every --counters, judged as rates with the rules of check --interval
   - the kernel log, followed from its end (/dev/kmsg) and classified line by line
-  - the full check every --full (without probes unless --probe-every)
+  - the full check every --full (without probes unless --probe-every), with the site plugins
+    check would run (--plugins; docs/plugins.md), each time in a child process
 
 Conditions are kept per device and port by identity (PCI address and port, else node GUID),
 so a renamed device keeps its history, and set and clear with hysteresis: a port down sets
@@ -63,6 +66,7 @@ func (a *App) watchCmd() *cobra.Command {
 		Long:  watchHelp,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.plugins.resolve(cmd)
 			return a.runWatch(cmd.Context(), cmd, f)
 		},
 	}
@@ -84,6 +88,7 @@ func (a *App) watchCmd() *cobra.Command {
 	fl.StringVar(&f.sel.opts.MatrixFile, "matrix", "", "JSON file extending the firmware/driver compatibility matrix, as check --matrix")
 	fl.StringSliceVar(&f.sel.exclude, "exclude", nil, "leave these RDMA devices out of the watch and the full check: device names, PCI addresses or netdevs, globs allowed")
 	fl.StringSliceVar(&f.sel.include, "include", nil, "watch these devices even though --exclude or the policy's devices.exclude names them")
+	f.plugins.register(c, true)
 	fl.BoolVar(&f.once, fullCheckOnceFlag, false, "run one full check, print its findings as JSON and exit (the child a watch runs for each)")
 	fl.BoolVar(&f.onceProbes, fullCheckProbesFlag, false, "with --"+fullCheckOnceFlag+": run the probes too")
 	_ = fl.MarkHidden(fullCheckOnceFlag)
@@ -110,6 +115,8 @@ func (f *watchFlags) validate() error {
 		return usageErr("--rescan %s is shorter than --poll %s", f.rescan, f.poll)
 	case f.noKmsg && f.kmsg != "":
 		return usageErr("--kmsg and --no-kmsg exclude each other")
+	case f.plugins.timeout < 0 || f.plugins.timeout == 0 && f.plugins.timeoutGiven:
+		return usageErr("--plugin-timeout %s: must be positive", f.plugins.timeout)
 	}
 	if f.root != "" {
 		if st, err := os.Stat(f.root); err != nil || !st.IsDir() {
@@ -129,6 +136,11 @@ func (a *App) runWatch(ctx context.Context, cmd *cobra.Command, f *watchFlags) e
 		return err
 	}
 	if err := f.sel.selectDevices(); err != nil {
+		return err
+	}
+	// The plugin directory's flags are judged now, as check judges them; its files are found
+	// again at each full check, so a plugin added or removed takes effect at the next one.
+	if _, err := f.plugins.directory(a, f.root == ""); err != nil {
 		return err
 	}
 	if f.once {
@@ -210,7 +222,11 @@ func (a *App) runWatch(ctx context.Context, cmd *cobra.Command, f *watchFlags) e
 // watchFullCheck runs every registered check as `rdmadiag check` does (probes only when asked)
 // and returns the findings as watch judges them.
 func (a *App) watchFullCheck(ctx context.Context, f *watchFlags, probes bool) ([]watch.CheckResult, error) {
-	selected, err := a.Registry.Select(nil, nil, false)
+	reg, ps, _, err := f.plugins.registry(a, f.root == "")
+	if err != nil {
+		return nil, err
+	}
+	selected, err := reg.Select(nil, nil, false)
 	if err != nil {
 		return nil, err
 	}
@@ -228,6 +244,7 @@ func (a *App) watchFullCheck(ctx context.Context, f *watchFlags, probes bool) ([
 	}
 	defer cleanup()
 	toRun, _ := probeLimits(selected, h.Kind(), !probes)
+	toRun = a.bindPlugins(toRun, ps, h, f.plugins.timeout, a.Registry)
 	opts := f.sel.opts
 	opts.ProbeTimeout = defaultProbeTimeout
 	env := checks.NewEnv(h, opts)

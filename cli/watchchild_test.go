@@ -125,3 +125,45 @@ func TestChildEnv(t *testing.T) {
 		t.Errorf("%v", got)
 	}
 }
+
+// The full check runs the site plugins check runs, found again each time: a plugin's finding
+// becomes a result like a built-in's, in the child as in-process; --no-plugins runs none.
+func TestWatchFullCheckRunsPlugins(t *testing.T) {
+	root := unpackPortFlaps(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "site.sh"), []byte("#!/bin/sh\n"+
+		`echo '{"schema": 1, "findings": [{"severity": "warning", "summary": "rail 3 cabled to the wrong leaf"}]}'`+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"watch", "--root", root, "--state-dir", "", "--no-kmsg", "--plugins", dir}
+	for name, a := range map[string]*App{
+		"in-process": {Version: "test", Now: time.Now, Stdout: io.Discard, Stderr: io.Discard, Registry: checks.Default},
+		"child":      {Self: childSelf(t, "check", args...), Registry: checks.Default},
+	} {
+		f := &watchFlags{checkTimeout: time.Minute}
+		f.root = root
+		f.plugins = pluginFlags{dir: dir, given: true, timeout: 10 * time.Second}
+		res, err := a.fullCheck(context.Background(), f, false)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got := 0
+		for _, r := range res {
+			if r.CheckID == "plugin.site" && r.Severity == report.Warning && strings.Contains(r.Summary, "wrong leaf") {
+				got++
+			}
+		}
+		if got != 1 {
+			t.Errorf("%s: %d plugin.site warnings among %+v", name, got, res)
+		}
+	}
+	f := &watchFlags{checkTimeout: time.Minute}
+	f.root = root
+	f.plugins = pluginFlags{dir: dir, given: true, off: true}
+	if _, err := (&App{Registry: checks.Default}).fullCheck(context.Background(), f, false); err == nil {
+		t.Error("--plugins DIR with --no-plugins accepted")
+	}
+	if _, _, code := run(t, "watch", "--root", root, "--plugins", filepath.Join(dir, "absent")); code != report.ExitUsage {
+		t.Errorf("watch --plugins absent: exit %d, want 64", code)
+	}
+}
