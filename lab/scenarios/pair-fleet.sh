@@ -8,10 +8,14 @@
 # must name h1 <-> h2 as the bad link and no bad host.
 : "${RP_SPEED:=2_5}" "${RP_WIDTH:=1}"
 LAB_FILES="${LAB:-.}/payloads/pair-fleet"
-LAB_FLEET_BAD="1 2"
+# A variant may clear the bad link (LAB_FLEET_BAD=) and take one host's link down
+# (LAB_FLEET_DOWN=N, pair-fleet-down); the payload sees the latter.
+: "${LAB_FLEET_BAD=1 2}" "${LAB_FLEET_DOWN=}"
+export LAB_FLEET_DOWN
 
 lab_fleet_ready() {
 	for i in 0 1 2 3 4 5; do
+		[ "$i" = "${1:-}" ] && continue
 		lab_port_is "rxh$i" 1 4 || return 1
 		g=$(cat "/sys/class/infiniband/rxh$i/ports/1/gids/1" 2>/dev/null) && [ -n "$g" ] &&
 			[ "$g" != 0000:0000:0000:0000:0000:0000:0000:0000 ] || return 1
@@ -37,14 +41,24 @@ guest_setup() {
 	done
 	$ip rule add pref 100 lookup local && $ip rule del pref 0 || return 1
 	lab_wait 30 "rxh0..rxh5 ACTIVE with RoCE v2 GIDs" lab_fleet_ready || return 1
-	set -- $LAB_FLEET_BAD
-	for x in "$1:$2" "$2:$1"; do
-		from=${x%:*} to=${x#*:}
-		/usr/bin/tc qdisc add dev "h$from" root handle 1: prio &&
-			/usr/bin/tc filter add dev "h$from" parent 1: protocol ip prio 1 u32 match ip dst "192.0.2.1$to/32" action drop || return 1
-	done
+	if [ -n "$LAB_FLEET_BAD" ]; then
+		set -- $LAB_FLEET_BAD
+		for x in "$1:$2" "$2:$1"; do
+			from=${x%:*} to=${x#*:}
+			/usr/bin/tc qdisc add dev "h$from" root handle 1: prio &&
+				/usr/bin/tc filter add dev "h$from" parent 1: protocol ip prio 1 u32 match ip dst "192.0.2.1$to/32" action drop || return 1
+		done
+	fi
+	if [ -n "$LAB_FLEET_DOWN" ]; then
+		$ip link set "h$LAB_FLEET_DOWN" down || return 1
+		lab_wait 30 "rxh$LAB_FLEET_DOWN/1 DOWN" lab_port_is "rxh$LAB_FLEET_DOWN" 1 1 || return 1
+	fi
 }
 
 guest_verify() {
+	if [ -n "$LAB_FLEET_DOWN" ]; then
+		lab_fleet_ready "$LAB_FLEET_DOWN" && lab_port_is "rxh$LAB_FLEET_DOWN" 1 1
+		return
+	fi
 	lab_fleet_ready && ping -c 1 -W 2 -I h0 192.0.2.13 >/dev/null 2>&1 && ! ping -c 1 -W 1 -I h1 192.0.2.12 >/dev/null 2>&1
 }
