@@ -72,8 +72,10 @@ func (a *App) fullCheck(ctx context.Context, f *watchFlags, probes bool) ([]watc
 			return nil, fmt.Errorf("full check: this program's path: %w", err)
 		}
 	}
+	// The child runs where watch runs: its arguments may name files relative to it (--root,
+	// --policy).
 	args := append(slices.Clone(a.Self[1:]), "--"+fullCheckOnceFlag, "--"+fullCheckProbesFlag+"="+strconv.FormatBool(probes))
-	r := subproc.Run(ctx, subproc.Spec{Path: path, Argv0: a.Self[0], Args: args, Env: childEnv(os.Environ()), Dir: "/",
+	r := subproc.Run(ctx, subproc.Spec{Path: path, Argv0: a.Self[0], Args: args, Env: childEnv(os.Environ()),
 		Timeout: f.checkTimeout + min(maxFullCheckGrace, f.checkTimeout), TimeoutName: "--check-timeout and its grace",
 		MaxStdout: maxFullCheckOutput, StderrTail: 2048})
 	switch {

@@ -72,6 +72,12 @@ func TestFullCheckChildIsInProcess(t *testing.T) {
 	if !found {
 		t.Errorf("no critical port.state finding on mlx5_1 among %+v", in)
 	}
+	// A --root relative to where watch was started is the child's too.
+	t.Chdir(filepath.Dir(root))
+	rel, err := (&App{Self: childSelf(t, "check", "watch", "--root", filepath.Base(root), "--no-kmsg")}).fullCheck(context.Background(), f, false)
+	if err != nil || len(rel) != len(in) {
+		t.Errorf("relative --root: %d findings, %v; want %d", len(rel), err, len(in))
+	}
 }
 
 // A child that never answers is killed with its group at --check-timeout and its grace, and the
