@@ -310,6 +310,11 @@ func convExpr(p part, values []string, role Role) string {
 		if strings.HasPrefix(p.ext, "V") || strings.HasPrefix(p.ext, "S") || strings.HasPrefix(p.ext, "B") {
 			return `.*?`
 		}
+		if p.ext == "h" || p.ext == "hC" || p.ext == "hD" {
+			// A small buffer as hex bytes with a separator, "%*ph" "00 1b 21 3a", "%*phC"
+			// colons, "%*phD" dashes (lib/vsprintf.c hex_string); "%*phN" has none.
+			return `[0-9a-fA-F]{2}(?:[ :-][0-9a-fA-F]{2})*`
+		}
 		if strings.HasPrefix(p.ext, "R") || strings.HasPrefix(p.ext, "r") {
 			// A struct resource, bracketed and spaced: "[mem size 0x01000000 64bit pref]"
 			// (lib/vsprintf.c resource_string).
@@ -358,6 +363,10 @@ func (f Format) Sample(values map[int][]string, roles map[int]Role) string {
 		case 'p':
 			if strings.HasPrefix(p.ext, "R") || strings.HasPrefix(p.ext, "r") {
 				b.WriteString("[mem 0xfb000000-0xfbffffff 64bit pref]")
+				break
+			}
+			if p.ext == "h" || p.ext == "hC" || p.ext == "hD" {
+				b.WriteString("00 1b 21 3a")
 				break
 			}
 			b.WriteString("00000000a1b2c3d4")

@@ -87,6 +87,8 @@ func TestParseFormat(t *testing.T) {
 		{"assert_var[%d] 0x%08x", "mlx5_core 0000:3b:00.0: assert_var[3] 0x00000000", []string{"3", "00000000"}},
 		{"rate %5d%%  done", "x rate    42%  done", []string{"42"}},
 		{"addr %pI4 port %hu", "addr 10.0.0.1 port 4791", []string{"10.0.0.1", "4791"}},
+		{"bad GUID %*ph on port %d", "x bad GUID 00 1b 21 3a on port 1", []string{"00 1b 21 3a", "1"}},
+		{"lg %*phN link added", "smc: SMC-R lg 00000100 link added", []string{"00000100"}},
 		{"BAR %d %pR: failed to assign", "pci 0000:04:00.0: BAR 7 [mem size 0x01000000 64bit pref]: failed to assign", []string{"7", "[mem size 0x01000000 64bit pref]"}},
 	} {
 		f, err := ParseFormat(tc.format)
