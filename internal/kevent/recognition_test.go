@@ -102,7 +102,9 @@ var recognitionTargets = map[string]float64{
 func TestRecognition(t *testing.T) {
 	// testdata/corpus is the corpus the table was completed against; testdata/holdout has
 	// sources disjoint from it, gathered without the table in view: the targets hold on both.
-	for _, dir := range []string{"testdata/corpus", "testdata/holdout"} {
+	// testdata/fresh is a third set of cited lines, gathered to find why lines go unrecognised
+	// (a wrapper, a prefix, a conversion): measured, not held to the targets.
+	for _, dir := range []string{"testdata/corpus", "testdata/holdout", "testdata/fresh"} {
 		t.Run(filepath.Base(dir), func(t *testing.T) { recognition(t, dir, dir == "testdata/corpus") })
 	}
 }
