@@ -778,9 +778,11 @@ func TestTextfileLoopScript(t *testing.T) {
 	rd := containerNamed(t, byFile(t, load(t), "rdmadiag-textfile.yaml").daemonSets()[0], "rdmadiag")
 	dir := t.TempDir()
 	stub := filepath.Join(dir, "rdmadiag")
+	// The trap is set before the stand-in says it runs: the test signals as soon as it reads
+	// "run", and a SIGTERM before the trap would end the stand-in without a word.
 	err := os.WriteFile(stub, []byte(`#!/bin/sh
-echo "run $*" >> "$STUB_LOG"
 trap 'echo TERM >> "$STUB_LOG"; kill $! 2>/dev/null; exit 130' TERM
+echo "run $*" >> "$STUB_LOG"
 sleep "$STUB_SLEEP" & wait $!
 exit "$STUB_RC"
 `), 0o755)
