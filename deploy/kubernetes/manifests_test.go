@@ -779,11 +779,12 @@ func TestTextfileLoopScript(t *testing.T) {
 	dir := t.TempDir()
 	stub := filepath.Join(dir, "rdmadiag")
 	// The trap is set before the stand-in says it runs: the test signals as soon as it reads
-	// "run", and a SIGTERM before the trap would end the stand-in without a word.
+	// "run", and a SIGTERM before the trap would end the stand-in without a word. Its sleep
+	// holds none of the test's pipes, so that a slow kill of it cannot hold Wait.
 	err := os.WriteFile(stub, []byte(`#!/bin/sh
 trap 'echo TERM >> "$STUB_LOG"; kill $! 2>/dev/null; exit 130' TERM
 echo "run $*" >> "$STUB_LOG"
-sleep "$STUB_SLEEP" & wait $!
+sleep "$STUB_SLEEP" </dev/null >/dev/null 2>&1 & wait $!
 exit "$STUB_RC"
 `), 0o755)
 	if err != nil {
