@@ -38,26 +38,13 @@ const (
 	maxFullCheckOutput = 32 << 20
 )
 
-// fullCheckLine is one finding as the child prints it.
-type fullCheckLine struct {
-	CheckID  string          `json:"check_id"`
-	Device   string          `json:"device,omitempty"`
-	PCI      string          `json:"pci,omitempty"`
-	Severity report.Severity `json:"severity"`
-	Summary  string          `json:"summary"`
-}
-
 // printFullCheck is the child's part: one full check, its findings on stdout.
 func (a *App) printFullCheck(ctx context.Context, f *watchFlags) error {
 	res, err := a.watchFullCheck(ctx, f, f.onceProbes)
 	if err != nil {
 		return &exitError{code: report.ExitUnknown, err: fmt.Errorf("full check: %w", err)}
 	}
-	out := make([]fullCheckLine, 0, len(res))
-	for _, r := range res {
-		out = append(out, fullCheckLine(r))
-	}
-	return json.NewEncoder(a.Stdout).Encode(out)
+	return json.NewEncoder(a.Stdout).Encode(res)
 }
 
 // fullCheck is the watch's full check: in a child when the App knows its own command line,
@@ -95,16 +82,12 @@ func (a *App) fullCheck(ctx context.Context, f *watchFlags, probes bool) ([]watc
 func decodeFullCheck(b []byte) ([]watch.CheckResult, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	var lines []fullCheckLine
-	if err := dec.Decode(&lines); err != nil {
+	var out []watch.CheckResult
+	if err := dec.Decode(&out); err != nil {
 		return nil, fmt.Errorf("full check: its findings: %w", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("full check: its findings: more than one document")
-	}
-	out := make([]watch.CheckResult, 0, len(lines))
-	for _, l := range lines {
-		out = append(out, watch.CheckResult(l))
 	}
 	return out, nil
 }

@@ -31,11 +31,11 @@ import (
 
 // CheckResult is one finding of a full check as watch needs it.
 type CheckResult struct {
-	CheckID  string
-	Device   string // "" for a host-wide finding
-	PCI      string
-	Severity report.Severity
-	Summary  string
+	CheckID  string          `json:"check_id"`
+	Device   string          `json:"device,omitempty"` // "" for a host-wide finding
+	PCI      string          `json:"pci,omitempty"`
+	Severity report.Severity `json:"severity"`
+	Summary  string          `json:"summary"`
 }
 
 // Config is a watch's settings; cli fills it from flags.
