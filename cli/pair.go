@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -382,10 +383,14 @@ func readPairPlan(file string, args []string) ([]pairs.Match, error) {
 			return nil, nil
 		}
 	}
-	f, err := os.Open(file)
+	// A plan is a file `probe plan` wrote: a FIFO or a device would block the open or never end.
+	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("--plan: %w", err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("--plan %s: not a regular file", file)
+	}
 	return pairs.ReadPlan(f, file)
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -96,6 +97,10 @@ func TestFleetPairsPlan(t *testing.T) {
 	if code != 1 || !strings.Contains(out, `"failed": 1`) || !strings.Contains(out, `"stage": "query_port"`) || !strings.Contains(out, `"planned": 2`) {
 		t.Errorf("d's port down: exit %d, %s %q; want 1, c <-> d failed at query_port", code, out, errOut)
 	}
+	fifo := filepath.Join(other, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -103,6 +108,7 @@ func TestFleetPairsPlan(t *testing.T) {
 		{[]string{"fleet", "--plan", "x", dir}, "--plan goes with --pairs"},
 		{[]string{"fleet", "--pairs", "--plan", filepath.Join(other, "none"), dir}, "--plan"},
 		{[]string{"fleet", "--pairs", "--plan", filepath.Join(dir, "r1-c.json"), dir}, "not \"round N"},
+		{[]string{"fleet", "--pairs", "--plan", fifo, dir}, "not a regular file"},
 	} {
 		if _, errOut, code := run(t, c.args...); code != 64 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d, %q; want 64 and %q", c.args, code, errOut, c.want)
