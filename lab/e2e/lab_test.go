@@ -99,8 +99,10 @@ func TestLab(t *testing.T) {
 				t.Logf("scenario %s: %s", scenario, line)
 			}
 			if fails := exp.Check(Result{Output: run.stdout, ExitCode: run.rc}); len(fails) > 0 {
-				t.Errorf("scenario %s: expectations %s not met:\n  %s\n%s", scenario,
-					filepath.Join(c.expectDir, scenario+".json"), strings.Join(fails, "\n  "), run.describe())
+				// The failures again after the console: a CI excerpt keeps only the tail.
+				t.Errorf("scenario %s: expectations %s not met:\n  %s\n%s\nscenario %s not met: %s", scenario,
+					filepath.Join(c.expectDir, scenario+".json"), strings.Join(fails, "\n  "), run.describe(),
+					scenario, strings.Join(fails, "; "))
 				return
 			}
 			if !exp.HasFindingExpectations() && exp.Todo != "" {

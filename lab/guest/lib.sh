@@ -59,6 +59,11 @@ lab_aer_total() {
 # values it is given. QEMU 7.2 sets the correctable status bits but never delivers ERR_COR to the
 # root port, so correctable errors can only be produced this way.
 lab_kernel_aer_inject() {
+	lab_kernel_aer_prepare "$@" && lab_kernel_aer_fire
+}
+# lab_kernel_aer_prepare BDF COR UNCOR: load aer_inject and write the request to /tmp/aer_error_inj;
+# its ~40 forks cost a TCG guest about half a second, which a timed injection must not count.
+lab_kernel_aer_prepare() {
 	modprobe aer_inject || return 1
 	_bus=$(echo "$1" | cut -d: -f2) _dev=$(echo "$1" | cut -d: -f3 | cut -d. -f1) _fn=${1##*.}
 	# struct aer_error_inj (drivers/pci/pcie/aer_inject.c): u8 bus, dev, fn; u32 uncor_status,
@@ -69,5 +74,8 @@ lab_kernel_aer_inject() {
 		_le8 $((0x$_bus)); _le8 $((0x$_dev)); _le8 $((0x$_fn)); _le8 0
 		_le32 $(($3)); _le32 $(($2)); _le32 0; _le32 0; _le32 0; _le32 0; _le32 0
 	} >/tmp/aer_error_inj
+}
+# lab_kernel_aer_fire: the one write() that makes the kernel handle the prepared error.
+lab_kernel_aer_fire() {
 	dd if=/tmp/aer_error_inj of=/dev/aer_inject bs=32 count=1 2>/dev/null
 }
