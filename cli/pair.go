@@ -291,7 +291,7 @@ func (a *App) fleetPairs(o outputFlags, planFile string, args []string) error {
 		// One end's file cut short (a node that died mid-write, a full file system) must not
 		// cost the verdict on every other pair: it is named, and the rest is judged.
 		for _, f := range files {
-			fh, err := os.Open(f)
+			fh, err := openRegular(f)
 			if err == nil {
 				err = read(fh, f)
 				fh.Close()
@@ -383,14 +383,25 @@ func readPairPlan(file string, args []string) ([]pairs.Match, error) {
 			return nil, nil
 		}
 	}
-	// A plan is a file `probe plan` wrote: a FIFO or a device would block the open or never end.
-	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := openRegular(file)
 	if err != nil {
 		return nil, fmt.Errorf("--plan: %w", err)
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("--plan %s: not a regular file", file)
-	}
 	return pairs.ReadPlan(f, file)
+}
+
+// openRegular opens a file a probe or `probe plan` wrote. A FIFO or a device (a *.json in a
+// results directory, for one) would block the open or never end: it is refused by what it is,
+// opened without waiting (O_NONBLOCK, which a regular file ignores).
+func openRegular(name string) (*os.File, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s: not a regular file", name)
+	}
+	return f, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // The pair probe's usage errors exit 64 before anything is opened; without libibverbs it could
@@ -113,5 +114,59 @@ func TestFleetPairsPlan(t *testing.T) {
 		if _, errOut, code := run(t, c.args...); code != 64 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d, %q; want 64 and %q", c.args, code, errOut, c.want)
 		}
+	}
+	// A FIFO among the results (named like one) is skipped by what it is, never opened to wait
+	// for a writer; the pairs are judged as before.
+	if err := syscall.Mkfifo(filepath.Join(dir, "r1-e.json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	type res struct {
+		out, errOut string
+		code        int
+	}
+	done := make(chan res, 1)
+	go func() {
+		out, errOut, code := run(t, "fleet", "--pairs", "--plan", filepath.Join(other, "plan.json"), dir)
+		done <- res{out, errOut, code}
+	}()
+	select {
+	case r := <-done:
+		if r.code != 1 || !strings.Contains(r.errOut, "r1-e.json: not a regular file") || !strings.Contains(r.out, "2 pairs probed, 1 failed") {
+			t.Errorf("a FIFO among the results: exit %d, %q %q; want 1, the FIFO skipped", r.code, r.out, r.errOut)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("fleet --pairs blocked on a FIFO among the results")
+	}
+}
+
+// The text report's lines for ends the plan holds and the results do not, and the reverse.
+func TestFleetPairsPlanText(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"plan.txt":  "round 1: a listens, b dials\nround 1: c listens, d dials\nround 1: g listens, h dials\n",
+		"r1-a.json": `{"probe":"pair","status":"pass","stage":"done","role":"listen","host":"a","round":1,"local":{"host":"a","rate_gbps":100},"remote":{"host":"b","rate_gbps":100},"link_gbps":100,"out":{"gbit_per_s":90},"in":{"gbit_per_s":90}}`,
+		"r1-b.json": `{"probe":"pair","status":"pass","stage":"done","role":"connect","host":"b","round":1,"local":{"host":"b","rate_gbps":100},"remote":{"host":"a","rate_gbps":100},"link_gbps":100,"out":{"gbit_per_s":90},"in":{"gbit_per_s":90}}`,
+		"r1-e.json": `{"probe":"pair","status":"pass","stage":"done","role":"listen","host":"e","round":1,"local":{"host":"e","rate_gbps":100},"remote":{"host":"f","rate_gbps":100},"link_gbps":100,"out":{"gbit_per_s":90},"in":{"gbit_per_s":90}}`,
+		"r1-c.json": `{"probe":"pair","status":"fail","stage":"side_channel","error":"no peer","role":"listen","peer":"0.0.0.0:18515","host":"c","round":1}`,
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, errOut, code := run(t, "fleet", "--pairs", dir)
+	for _, want := range []string{
+		"(3 planned, 3 ends without a result)",
+		"NOT PROBED round 1: g <-> h: neither end wrote a result",
+		"MISSING round 1: no result from d (partner c)",
+		"at side_channel: one end sent no result, so host and link cannot be told apart",
+		"NOT IN PLAN ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	if code != 1 {
+		t.Errorf("exit %d (%s); want 1: c <-> d failed", code, errOut)
 	}
 }
