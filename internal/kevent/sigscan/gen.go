@@ -442,6 +442,10 @@ func (g *Generated) JSON() ([]byte, error) {
 	if v.Drivers == nil {
 		v.Drivers = []kevent.Driver{}
 	}
+	if v.Signatures == nil {
+		// The drivers alone, loaded before any entry exists: the table reads an array.
+		v.Signatures = []*kevent.Signature{}
+	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
