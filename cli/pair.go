@@ -11,11 +11,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/rdmadiag/rdmadiag/internal/host"
 	"github.com/rdmadiag/rdmadiag/internal/pairs"
 	"github.com/rdmadiag/rdmadiag/internal/probe"
 	"github.com/rdmadiag/rdmadiag/internal/verbs"
@@ -291,7 +291,7 @@ func (a *App) fleetPairs(o outputFlags, planFile string, args []string) error {
 		// One end's file cut short (a node that died mid-write, a full file system) must not
 		// cost the verdict on every other pair: it is named, and the rest is judged.
 		for _, f := range files {
-			fh, err := openRegular(f)
+			fh, err := host.OpenRegular(f)
 			if err == nil {
 				err = read(fh, f)
 				fh.Close()
@@ -383,25 +383,10 @@ func readPairPlan(file string, args []string) ([]pairs.Match, error) {
 			return nil, nil
 		}
 	}
-	f, err := openRegular(file)
+	f, err := host.OpenRegular(file)
 	if err != nil {
 		return nil, fmt.Errorf("--plan: %w", err)
 	}
 	defer f.Close()
 	return pairs.ReadPlan(f, file)
-}
-
-// openRegular opens a file a probe or `probe plan` wrote. A FIFO or a device (a *.json in a
-// results directory, for one) would block the open or never end: it is refused by what it is,
-// opened without waiting (O_NONBLOCK, which a regular file ignores).
-func openRegular(name string) (*os.File, error) {
-	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%s: not a regular file", name)
-	}
-	return f, nil
 }

@@ -30,7 +30,18 @@ func ReadRegularIn(r *os.Root, name, display string) ([]byte, error) {
 }
 
 func openRegularIn(r *os.Root, name, display string) (*os.File, error) {
-	f, err := r.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	return openRegular(func() (*os.File, error) { return r.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0) }, display)
+}
+
+// OpenRegular opens name, a file of this machine that must be a regular one (a result or a
+// plan another host wrote): opened without waiting, so that a FIFO is refused by what it is
+// (ErrNotRegular) instead of holding the open for a writer.
+func OpenRegular(name string) (*os.File, error) {
+	return openRegular(func() (*os.File, error) { return os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0) }, name)
+}
+
+func openRegular(open func() (*os.File, error), display string) (*os.File, error) {
+	f, err := open()
 	if err != nil {
 		return nil, renamePathErr(err, "open", display)
 	}
