@@ -310,9 +310,7 @@ func convExpr(p part, values []string, role Role) string {
 		if strings.HasPrefix(p.ext, "V") || strings.HasPrefix(p.ext, "S") || strings.HasPrefix(p.ext, "B") {
 			return `.*?`
 		}
-		if p.ext == "h" || p.ext == "hC" || p.ext == "hD" {
-			// A small buffer as hex bytes with a separator, "%*ph" "00 1b 21 3a", "%*phC"
-			// colons, "%*phD" dashes (lib/vsprintf.c hex_string); "%*phN" has none.
+		if hexBytes(p.ext) {
 			return `[0-9a-fA-F]{2}(?:[ :-][0-9a-fA-F]{2})*`
 		}
 		if strings.HasPrefix(p.ext, "R") || strings.HasPrefix(p.ext, "r") {
@@ -365,7 +363,7 @@ func (f Format) Sample(values map[int][]string, roles map[int]Role) string {
 				b.WriteString("[mem 0xfb000000-0xfbffffff 64bit pref]")
 				break
 			}
-			if p.ext == "h" || p.ext == "hC" || p.ext == "hD" {
+			if hexBytes(p.ext) {
 				b.WriteString("00 1b 21 3a")
 				break
 			}
@@ -389,3 +387,8 @@ func (f Format) Sample(values map[int][]string, roles map[int]Role) string {
 	}
 	return strings.TrimRight(b.String(), " \t")
 }
+
+// hexBytes is a %p extension that prints a small buffer as hex bytes with a separator: "%*ph"
+// "00 1b 21 3a", "%*phC" colons, "%*phD" dashes (lib/vsprintf.c hex_string); "%*phN" has none
+// and stays one word.
+func hexBytes(ext string) bool { return ext == "h" || ext == "hC" || ext == "hD" }
