@@ -112,11 +112,18 @@ var failureWords = relit.MustCompile(`(?i)\b(fail(ed|ure|s)?|error|err|unknown s
 // errLevel is KERN_ERR: a record at this level or graver is an error by the driver's own word.
 const errLevel = 3
 
+// Prepare builds what Classify matches with (the words of every format, in one set), which the
+// first Classify would: a process that runs for months builds it at start, then gives back the
+// memory building it took.
+func (t *Table) Prepare() {
+	t.setOnce.Do(func() { t.set = relit.NewLiteralSet(t.words) })
+}
+
 // Classify matches every record once and returns the events, in log order. A record that
 // matches several entries takes the one with the most literal text (the most specific); a
 // signature marked rdma_only that cannot be tied to one of devs is no event.
 func (t *Table) Classify(recs []kmsg.Record, devs []Device) []Event {
-	t.setOnce.Do(func() { t.set = relit.NewLiteralSet(t.words) })
+	t.Prepare()
 	present := t.set.Present(kmsg.Texts(recs))
 	var cand []int
 	for i, ok := range present {

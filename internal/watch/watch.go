@@ -154,6 +154,10 @@ func New(cfg Config) (*Watcher, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Loading the table and building its matcher leave garbage several times the table's
+	// live size; the pages go back now rather than stay resident for the months watch runs.
+	t.Prepare()
+	debug.FreeOSMemory()
 	root, err := os.OpenRoot(cfg.Root)
 	if err != nil {
 		return nil, err
