@@ -199,8 +199,22 @@ func (e *env) wrapper(m *macro, depth int) *printer {
 // (KBUILD_MODNAME, DRV_NAME), and a level macro (KERN_ERR) before them. why says what stopped it.
 func (e *env) literal(toks []token, depth int) (s, level, why string) {
 	var b strings.Builder
-	for _, t := range toks {
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
 		switch {
+		case t.kind == tokIdent && i+1 < len(toks) && toks[i+1].text == "(" && e.macros[t.text] != nil && e.macros[t.text].funcLike && depth < 8:
+			// A function-like macro of literals and its parameters: pr_fmt("%s %s: ") in
+			// kernel/dma/debug.c's err_printk().
+			args, end := splitArgs(toks, i+1)
+			v, l, w := e.literal(expand(e.macros[t.text], args), depth+1)
+			if w != "" {
+				return "", "", w
+			}
+			b.WriteString(v)
+			if l != "" {
+				level = l
+			}
+			i = end - 1
 		case t.kind == tokString:
 			b.WriteString(t.text)
 		case t.kind == tokIdent && kernLevel(t.text) != "" && strings.HasPrefix(t.text, "KERN_"):
@@ -225,6 +239,23 @@ func (e *env) literal(toks []token, depth int) (s, level, why string) {
 		}
 	}
 	return b.String(), level, ""
+}
+
+// expand is a function-like macro's body with its parameters replaced by the arguments.
+func expand(m *macro, args [][]token) []token {
+	var out []token
+	for _, t := range m.body {
+		if t.kind == tokIdent {
+			if i := index(m.params, t.text); i >= 0 {
+				if i < len(args) {
+					out = append(out, args[i]...)
+				}
+				continue
+			}
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 func levelOf(toks []token) string {

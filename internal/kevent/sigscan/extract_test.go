@@ -29,6 +29,16 @@ void f(void) { pr_err("bad thing %s\n", x); }`, []string{"f|err|rdma_rxe: |bad t
 #define DRV "mlx4_ib"
 #define pr_fmt(fmt) "<" DRV "> %s: " fmt, __func__
 void f(void) { pr_warn("oops\n"); }`, []string{"f|warn|<mlx4_ib> %s: |oops"}},
+		{"wrapper with a function-like macro of literals in its format", `
+#define pr_fmt(fmt) "DMA-API: " fmt
+#define err_printk(dev, entry, format, arg...) do {	\
+		WARN(1, pr_fmt("%s %s: ") format,	\
+		     dev_driver_string(dev), dev_name(dev), ## arg);	\
+	} while (0);
+void check_unmap(struct device *dev)
+{
+	err_printk(dev, NULL, "device driver tries to free an invalid DMA memory address\n");
+}`, []string{"check_unmap|warn|DMA-API: %s %s: |device driver tries to free an invalid DMA memory address"}},
 		{"wrapper macro across lines", `
 #define my_err(__dev, format, ...)			\
 	dev_err((__dev)->device, "%s:%d:(pid %d): " format,	\

@@ -31,6 +31,7 @@ type Dropped struct {
 // the formats it left out.
 type Generated struct {
 	Family     string
+	Releases   []string // the trees read, as sigscan.Trees names them
 	Drivers    []kevent.Driver
 	Signatures []*kevent.Signature
 	Dropped    []Dropped
@@ -53,8 +54,14 @@ type entry struct {
 // short for a driver without a prefix to scope it.
 func Generate(sigs fs.FS, skip, family string, kernels []Kernel, foreign []*Tree) (*Generated, error) {
 	g := &Generated{Family: family}
-	if _, ok := genComments[family]; !ok {
-		return nil, fmt.Errorf("family %q: none of %v", family, slices.Sorted(maps.Keys(genComments)))
+	if _, ok := genWhat[family]; !ok {
+		return nil, fmt.Errorf("family %q: none of %v", family, slices.Sorted(maps.Keys(genWhat)))
+	}
+	for _, k := range kernels {
+		g.Releases = append(g.Releases, k.Release)
+	}
+	if _, err := readAt(g.Releases); err != nil {
+		return nil, err
 	}
 	base, err := tableFS(sigs, skip, nil)
 	if err != nil {
@@ -92,7 +99,7 @@ func Generate(sigs fs.FS, skip, family string, kernels []Kernel, foreign []*Tree
 			}
 		}
 		for _, r := range Check(tb, prints) {
-			if !r.Missing() {
+			if !r.Missing() && !heldByAnother(&r) {
 				continue
 			}
 			msg, values := r.Entry()
@@ -214,6 +221,14 @@ func Generate(sigs fs.FS, skip, family string, kernels []Kernel, foreign []*Tree
 		return nil, err
 	}
 	return g, nil
+}
+
+// heldByAnother reports a print recognised only by another driver's generated entry (hns_roce's
+// "HW2SW_MPT failed (%d)" on mlx4's "HW2SW_MPT failed (%d)."): the print gets an entry of its
+// own, which wins on its driver's lines by its longer text, so that what a family's file holds
+// does not depend on which family was generated last.
+func heldByAnother(r *Result) bool {
+	return r.Skip == "" && r.By != nil && strings.HasSuffix(r.By.File, "-scan.json") && r.By.Driver != r.Driver.Name
 }
 
 // sortEntries orders entries by driver, then by where the newest release prints them.
@@ -416,29 +431,67 @@ func selfLines(tb *kevent.Table, s *kevent.Signature) []string {
 	return out
 }
 
-// genComments head the generated files, by family.
-var genComments = map[string]string{
-	"mlx":       mlxComment,
+// Trees cites the source trees a release name stands for in -kernels: a generated file's
+// comment names each tree it was read from, and a release without a citation is refused.
+var Trees = map[string]string{
+	"4.19.304":        "maxiangpan/linux-4.19 c46e277ca, its kernel/ directory",
+	"5.4.214":         "GunWooJung/git-linux-5.4.214 35604827",
+	"5.15.178":        "wangshuai199398/linux-5-15 76278aab8",
+	"6.12.19":         "wishday/linux-6.12.y 21ae40e85",
+	"MLNX_OFED-4.9":   "mlnx-ofa_kernel 4.9 as mirrored in wjz304/mlnx-ofed-kernel 8ba4057",
+	"MLNX_OFED-5.8":   "mlnx-ofa_kernel 5.8 as mirrored in wjz304/mlnx-ofed-kernel 56bfb0f",
+	"MLNX_OFED-24.07": "mlnx-ofa_kernel 24.07-0.6.0.1 as mirrored in wjz304/mlnx-ofed-kernel 2c0186b",
+}
+
+// readAt names the trees read, in the order given.
+func readAt(releases []string) (string, error) {
+	var parts []string
+	for _, r := range releases {
+		c, ok := Trees[r]
+		if !ok {
+			return "", fmt.Errorf("release %q: no citation in sigscan.Trees (%v)", r, slices.Sorted(maps.Keys(Trees)))
+		}
+		parts = append(parts, r+" ("+c+")")
+	}
+	if len(parts) == 0 {
+		return "", fmt.Errorf("no release given")
+	}
+	return "Read at " + strings.Join(parts, ", ") + ".", nil
+}
+
+// genWhat says, by family, what a generated file holds: the comment's head and what it
+// was generated from are joined around the trees read.
+var genWhat = map[string][2]string{
+	"mlx":       {mlxHead, mlxTail},
 	"vendors":   familyComment("the other vendors' RDMA drivers (bnxt_re, irdma, i40iw, efa, hns_roce, qedr, iw_cxgb4, erdma, mana_ib, vmw_pvrdma, ocrdma, usnic, siw) and, of their Ethernet (PF) drivers (bnxt_en, ice, i40e, hns3, qed, qede, cxgb4), the messages about the RDMA function and the device's health (sigscan's ethScope: firmware, reset, recovery, command queues, the PCIe function, the RDMA auxiliary device, the link)", "vendors.json"),
 	"consumers": familyComment("the RDMA consumers (iSER, iSER target, SRP, SRP target, RTRS, NVMe over RDMA host and target, NFS over RDMA, RDS over InfiniBand, SMC-R, SMB Direct in ksmbd)", "consumers.json"),
-	"pcie":      familyComment("the PCIe path (drivers/pci/pcie aer.c, err.c, dpc.c, edr.c, portdrv*.c, bw_notification.c; pciehp; pci.c's link, bandwidth, reset and readiness messages; GHES and CPER's PCIe parts) and the IOMMUs (Intel VT-d, DMAR-IR, AMD-Vi, ARM SMMU and SMMUv3, dma-iommu, swiotlb)", "pcie.json"),
+	"pcie":      familyComment("the PCIe path (drivers/pci/pcie aer.c, err.c, dpc.c, edr.c, portdrv*.c, bw_notification.c; pciehp; pci.c's link, bandwidth, reset and readiness messages; GHES and CPER's PCIe parts), the IOMMUs (Intel VT-d, DMAR-IR, AMD-Vi, ARM SMMU and SMMUv3, dma-iommu, swiotlb) and the DMA API's debugging checks (kernel/dma/debug.c)", "pcie.json"),
 }
 
-// familyComment heads a generated file other than mlx-scan.json.
-func familyComment(what, hand string) string {
-	return "Generated by internal/kevent/sigscan (docs/kernel-log.md, Coverage) from the print calls at warning level or graver of " + what + " that the hand-written entries (" + hand + ", with the other files) do not recognise. Read at Linux 5.4.214 (GunWooJung/git-linux-5.4.214 35604827), 5.15.178 (wangshuai199398/linux-5-15 76278aab8) and 6.12.19 (wishday/linux-6.12.y 21ae40e85). Each format is the call's own string (C concatenation joined, the trailing newline dropped, pr_fmt's and dev_fmt's literal text before it kept: 'AER: ', 'DPC: ', 'pciehp: ', 'DMAR: ', bnxt_re's 'QPLIB: '); 'source' names file and function with the releases that print it there, 'kernels' the releases. Layer and fault row come from the rules of sigscan/rules.go (the PCIe path's lines pcie-interface, with the family of the port service that prints them where pcie.aer judges it: aer, aer-recovery, dpc, hotplug, cper-pcie; the IOMMUs' and DMA mapping's dma-engine), severity from the print's level (crit and graver critical, err and warn warning; a refused request or unsupported setting, and a warning-level notice of a state or a choice without a word of failure, info), 'what' and 'fix' are stated once per fault row there. Drivers that no hand-written file defines are defined here, with the source of their prefix. Do not edit: regenerate."
+// familyComment is the head and tail of a generated file other than mlx-scan.json.
+func familyComment(what, hand string) [2]string {
+	return [2]string{"Generated by internal/kevent/sigscan (docs/kernel-log.md, Coverage) from the print calls at warning level or graver of " + what + " that the hand-written entries (" + hand + ", with the other files) do not recognise.",
+		"Each format is the call's own string (C concatenation joined, the trailing newline dropped, pr_fmt's and dev_fmt's literal text before it kept: 'AER: ', 'DPC: ', 'pciehp: ', 'DMAR: ', bnxt_re's 'QPLIB: '); 'source' names file and function with the releases that print it there, 'kernels' the releases. Layer and fault row come from the rules of sigscan/rules.go (the PCIe path's lines pcie-interface, with the family of the port service that prints them where pcie.aer judges it: aer, aer-recovery, dpc, hotplug, cper-pcie; the IOMMUs' and DMA mapping's dma-engine), severity from the print's level (crit and graver critical, err and warn warning; a refused request or unsupported setting, and a warning-level notice of a state or a choice without a word of failure, info), 'what' and 'fix' are stated once per fault row there. Drivers that no hand-written file defines are defined here, with the source of their prefix. Do not edit: regenerate."}
 }
 
-// mlxComment heads mlx-scan.json.
-const mlxComment = "Generated by internal/kevent/sigscan (docs/kernel-log.md, Coverage) from the drivers' own print calls at warning level or graver that the hand-written entries (mlx.json) do not recognise. Read at Linux 5.4.214 (GunWooJung/git-linux-5.4.214 35604827), 5.15.178 (wangshuai199398/linux-5-15 76278aab8) and 6.12.19 (wishday/linux-6.12.y 21ae40e85). Each format is the call's own string (C concatenation joined, the trailing newline dropped, a macro's literal text before it kept: esw_warn's 'E-Switch: ', rxe's pr_fmt 'rdma_rxe: '; a prefix with conversions, mlx5_core_err's 'func:line:(pid N): ', is left to the unanchored start); 'source' names file and function with the releases that print it there, 'kernels' the releases. Layer and fault row come from the rules of sigscan/rules.go, severity from the print's level (crit and graver critical, err and warn warning; a refused request or unsupported setting, and a warning-level notice of a state or a choice without a word of failure, info), 'what' and 'fix' are stated once per fault row there. Do not edit: regenerate."
+// mlxHead and mlxTail frame the trees read in mlx-scan.json's comment.
+const (
+	mlxHead = "Generated by internal/kevent/sigscan (docs/kernel-log.md, Coverage) from the drivers' own print calls at warning level or graver that the hand-written entries (mlx.json) do not recognise."
+	mlxTail = "Each format is the call's own string (C concatenation joined, the trailing newline dropped, a macro's literal text before it kept: esw_warn's 'E-Switch: ', rxe's pr_fmt 'rdma_rxe: '; a prefix with conversions, mlx5_core_err's 'func:line:(pid N): ', is left to the unanchored start); 'source' names file and function with the releases that print it there, 'kernels' the releases. Layer and fault row come from the rules of sigscan/rules.go, severity from the print's level (crit and graver critical, err and warn warning; a refused request or unsupported setting, and a warning-level notice of a state or a choice without a word of failure, info), 'what' and 'fix' are stated once per fault row there. Do not edit: regenerate."
+)
 
 // JSON is the generated signature file.
 func (g *Generated) JSON() ([]byte, error) {
+	at, err := readAt(g.Releases)
+	if err != nil {
+		return nil, err
+	}
+	what := genWhat[g.Family]
 	v := struct {
 		Comment    string              `json:"_comment"`
 		Drivers    []kevent.Driver     `json:"drivers"`
 		Signatures []*kevent.Signature `json:"signatures"`
-	}{genComments[g.Family], g.Drivers, g.Signatures}
+	}{what[0] + " " + at + " " + what[1], g.Drivers, g.Signatures}
 	if v.Drivers == nil {
 		v.Drivers = []kevent.Driver{}
 	}

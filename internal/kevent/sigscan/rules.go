@@ -179,6 +179,12 @@ var SourceDrivers = []*SourceDriver{
 	{Name: "iommu-dma", Module: "iommu-dma", Family: "pcie", ID: "iommudma", Dirs: []string{"drivers/iommu/dma-iommu.c"},
 		Lead:   map[string]string{"dev": "mlx5_core " + pciLead},
 		Define: define("iommu-dma", "pcie", "", "", "drivers/iommu/dma-iommu.c: pr_warn() without pr_fmt, dev_err() on the device whose DMA it maps")},
+	// CONFIG_DMA_API_DEBUG's checks of a driver's use of the DMA API: err_printk() is WARN()
+	// with the driver and device first ("%s %s: "); 5.x and later put pr_fmt "DMA-API: " before
+	// them, 4.19 writes it into each format after them.
+	{Name: "dma-debug", Module: "dma-debug", Family: "pcie", ID: "dmadebug", Dirs: []string{"kernel/dma/debug.c"},
+		Lead:   map[string]string{"dev": "mlx5_core " + pciLead},
+		Define: define("dma-debug", "pcie", "", "", "kernel/dma/debug.c (CONFIG_DMA_API_DEBUG): #define pr_fmt(fmt) \"DMA-API: \" fmt (5.x and later); err_printk() is WARN(1, pr_fmt(\"%s %s: \") format) with the device's driver and name, 4.19 WARN(1, \"%s %s: \" format) with \"DMA-API: \" in each format", "DMA-API: ")},
 	{Name: "swiotlb", Module: "swiotlb", Family: "pcie", ID: "swiotlb", Dirs: []string{"kernel/dma/swiotlb.c"},
 		Lead: map[string]string{"dev": "mlx5_core " + pciLead}},
 }
@@ -241,7 +247,7 @@ var (
 	vendors    = append(append([]string{}, vendorRDMA...), vendorEth...)
 	consumers  = []string{"ib_iser", "ib_isert", "ib_srp", "ib_srpt", "rtrs", "nvme_rdma", "nvmet_rdma", "rpcrdma", "rds_rdma", "smc", "ksmbd_rdma"}
 	pciePath   = []string{"aer", "dpc", "pcieport", "pciehp", "pci", "ghes", "cper"}
-	iommus     = []string{"dmar-ir", "dmar", "amd-vi", "arm-smmu-v3", "arm-smmu", "iommu-dma", "swiotlb"}
+	iommus     = []string{"dmar-ir", "dmar", "amd-vi", "arm-smmu-v3", "arm-smmu", "iommu-dma", "swiotlb", "dma-debug"}
 )
 
 // verbsDrivers serve applications' verbs requests: what they refuse is the application's.
@@ -282,6 +288,12 @@ var Rules = []Rule{
 		What: "The system firmware's IOMMU tables (DMAR, IVRS, IORT) are wrong or incomplete, as the kernel reads them at boot: a BIOS issue, not a fault of the adapter", Fix: "Update the system firmware (BIOS); if DMA faults follow, check the IOMMU mode (iommu=pt for RDMA)."},
 	{Why: "an IOMMU's notice of a mode or an option", Drivers: iommus, Text: re(`(?i)\bdeprecated\b|\bforcing\b.* to enabled|already enabled - trying to copy|ignoring identity map|overridden by FW|memory encryption is active|fallback to v1|falling back`), Unless: re(`(?i)\bfatal\b`), Fault: "dma-engine", Severity: "info",
 		What: noticeWhat.What, Fix: ""},
+	// The DMA API's debugging checks: its own set-up is information; what it catches is the
+	// named driver misusing the DMA API, which can corrupt memory or the device's DMA.
+	{Why: "the DMA API debugging facility's own set-up", Drivers: []string{"dma-debug"}, Text: re(`(?i)disabl|debugfs|out of memory|ENOMEM|preallocat|\bentries\b|driver filter`), Unless: re(`(?i)device driver|\bdriver (tries|frees|failed|maps|syncs)`), Fault: "dma-engine", Severity: "info",
+		What: noticeWhat.What, Fix: ""},
+	{Why: "a driver's misuse of the DMA API, caught by its debugging checks", Drivers: []string{"dma-debug"}, Fault: "dma-engine",
+		What: "The kernel's DMA API debugging (CONFIG_DMA_API_DEBUG, kernel/dma/debug.c) caught the driver named in the line misusing the DMA API: a mapping freed twice or with the wrong size or direction, a mapping error not checked, or memory the device owns touched by the CPU. A driver defect that can corrupt memory or the device's DMA", Fix: "Report it to the driver's maintainers with the stack trace the WARNING prints after the line; production hosts should run a kernel without CONFIG_DMA_API_DEBUG, which also costs throughput."},
 	{Why: "IOMMU faults, translation and DMA mapping", Drivers: iommus, Fault: "dma-engine"},
 	// The PCIe path's own drivers: AER, DPC, hotplug, the port services, pci.c's link and
 	// reset, GHES and CPER's PCIe errors (the family, for pcie.aer, is eventFamily's).

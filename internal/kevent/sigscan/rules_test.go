@@ -44,6 +44,10 @@ func TestClassify(t *testing.T) {
 		{"mlx4_core", "drivers/net/ethernet/mellanox/mlx4/catas.c", "mlx4_reset_slave", "Failed to obtain HW semaphore", "firmware-health", ""},
 		{"rdma_rxe", "drivers/infiniband/sw/rxe/rxe_verbs.c", "rxe_create_qp", "rdma_rxe: invalid qp type %d", "user-verbs", "info"},
 		{"ib_ipoib", "drivers/infiniband/ulp/ipoib/ipoib_multicast.c", "ipoib_mcast_join_complete", "%smulticast join failed for %pI6, status %d", "node-topology", ""},
+		// The DMA API's debugging checks: a driver's misuse is a fault, the facility's own
+		// set-up information.
+		{"dma-debug", "kernel/dma/debug.c", "check_unmap", "device driver tries to free DMA memory it has not allocated [device address=0x%016llx] [size=%llu bytes]", "dma-engine", ""},
+		{"dma-debug", "kernel/dma/debug.c", "dma_entry_alloc", "DMA-API: debugging out of memory - disabling", "dma-engine", "info"},
 		// The other vendors, as mlx5's layout has it.
 		{"hns3", "drivers/net/ethernet/hisilicon/hns3/hns3pf/hclge_main.c", "hclge_reset", "failed to reset VF(%u)", "firmware-health", ""},
 		{"bnxt_re", "drivers/infiniband/hw/bnxt_re/qplib_rcfw.c", "__wait_for_resp", "QPLIB: cmdq[%#x]=%#x timedout (%d)msec", "firmware-health", ""},
@@ -146,7 +150,7 @@ func TestSourceDrivers(t *testing.T) {
 			t.Errorf("%s: family %q, id prefix %q (empty or another's)", d.Name, d.Family, d.ID)
 		}
 		ids[d.ID] = true
-		if _, ok := genComments[d.Family]; !ok {
+		if _, ok := genWhat[d.Family]; !ok {
 			t.Errorf("%s: family %q has no generated file", d.Name, d.Family)
 		}
 		if d.Define != nil && (d.Define.Name != d.Name || d.Define.Source == "") {

@@ -3,7 +3,9 @@
 //
 //	go run ./internal/kevent/sigscan/cmd/sigscan -kernel /tmp/k612 [-missing] [-skipped]
 //	go run ./internal/kevent/sigscan/cmd/sigscan -gen mlx-scan.json [-family mlx] \
-//	    -kernels 5.4.214=/tmp/k54,5.15.178=/tmp/k515,6.12.19=/tmp/k612 -foreign /tmp/f612
+//	    -kernels 4.19.304=/tmp/k419,5.4.214=/tmp/k54,...,6.12.19=/tmp/k612 -foreign /tmp/f612
+//
+// Releases are named as sigscan.Trees cites them.
 package main
 
 import (
@@ -25,7 +27,7 @@ func main() {
 	driver := flag.String("driver", "", "only this driver (mlx5_core, mlx4_en, ...)")
 	gen := flag.String("gen", "", "write the entries for the missing formats to this file of -signatures")
 	family := flag.String("family", "mlx", "with -gen: the drivers whose entries the file holds (mlx, vendors, consumers, pcie)")
-	kernels := flag.String("kernels", "", "with -gen: release=DIR,... oldest first")
+	kernels := flag.String("kernels", "", "with -gen: release=DIR,... oldest first, each release named as sigscan.Trees cites it")
 	sigs := flag.String("signatures", "internal/kevent/signatures", "with -gen: the signature files' directory")
 	without := flag.String("without", "", "with -kernel: measure the table of -signatures without this file (mlx-scan.json: the hand-written entries alone)")
 	foreign := flag.String("foreign", "", "with -gen: DIR,... trees of other drivers, whose lines no generated entry may recognise")
