@@ -222,6 +222,11 @@ func attribute(ev *Event, ibdev string, devs []Device) {
 	if ev.PCI == "" {
 		ev.PCI = r.BDF()
 	}
+	if rest, ok := strings.CutPrefix(r.Text, "DMA-API: "); ok && ev.PCI == "" {
+		// kernel/dma/debug.c err_printk(): pr_fmt, then the device's driver and name as
+		// dev_printk would start ("DMA-API: mlx5_core 0000:3b:00.0: device driver ...").
+		ev.PCI = kmsg.Record{Text: rest}.BDF()
+	}
 	if ev.Netdev == "" {
 		ev.Netdev = prefixNetdev(r.Text)
 	}

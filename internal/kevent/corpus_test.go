@@ -115,6 +115,11 @@ func TestKnownLines(t *testing.T) {
 		{"bnxt_en 0000:41:00.0: QPLIB: cmdq[0x4d]=0x15 timedout (20000)msec", "bnxt-re-cmd-timeout", "", "0000:41:00.0"},
 		{"infiniband efa_0: Failed to process command create_qp (opcode 1) comp_status 7 err -110", "efa-cmd-failed", "create_qp", "efa_0"},
 		{"hns3 0000:7d:00.0: failed to wait mbox status 0x1", "hns-mbox-timeout", "", "0000:7d:00.0"},
+		// kernel/dma/debug.c err_printk() since 5.x: pr_fmt, then the driver and the device.
+		{"DMA-API: mlx5_core 0000:3b:00.0: device driver failed to check map error[device address=0x00000000fff80000] [size=4096 bytes] [mapped as single]", "dmadebug-device-driver-failed-check-map-error-device", "", "0000:3b:00.0"},
+		// fs/smb/client/smbdirect.c log_rdma(): "CIFS: VFS: " and the function and line.
+		{"CIFS: VFS: _smbd_get_connection:1602 rdma_create_qp failed -22", "smbd-rdma-create-qp-failed", "", ""},
+		{"mana 7870:00:00.0: HWC: Failed hw_channel req: 0xc00000bb", "mana-hwc-failed-hw-channel-req", "", "7870:00:00.0"},
 	} {
 		sig, dev := classifyLine(t, tb, tc.text, 3, false, devs...)
 		if sig == nil {

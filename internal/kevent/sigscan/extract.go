@@ -1,6 +1,7 @@
 package sigscan
 
 import (
+	"path"
 	"strings"
 )
 
@@ -53,6 +54,8 @@ type printer struct {
 	devFmt   bool // dev_*(): the caller's dev_fmt() is applied (include/linux/dev_printk.h)
 	prefix   string
 	pargs    []string
+	// levelWords, when set, reads the level argument as a driver's own words (log_rdma's ERR).
+	levelWords map[string]string
 }
 
 // kernLevel maps a level macro to its name.
@@ -109,6 +112,18 @@ var basePrinters = func() map[string]*printer {
 	return m
 }()
 
+// macroPrinters are macros of a driver read as printers of their own, where the level a line
+// is printed at is a word of the driver's that the macro tests rather than passes on. The SMB
+// Direct client's log_rdma(level, class, fmt) (fs/smb/client/smbdirect.c, 5.x fs/cifs/) prints
+// cifs_dbg(VFS, "%s:%d " fmt, __func__, __LINE__): pr_err "CIFS: VFS: " always for ERR, and
+// for INFO only when the smbd_logging_level parameter asks for it, so INFO is information.
+var macroPrinters = map[string]struct {
+	file    string // the macro is this one only where this file defines it
+	printer *printer
+}{
+	"log_rdma": {"smbdirect.c", &printer{fmtArg: 2, levelArg: 0, levelWords: map[string]string{"ERR": "err", "INFO": "info"}, prFmt: true, prefix: "VFS: %s:%d ", pargs: []string{"__func__", "__LINE__"}}},
+}
+
 // env is what a file sees: its own #defines and those of the headers it includes.
 type env struct {
 	macros   map[string]*macro
@@ -117,8 +132,18 @@ type env struct {
 }
 
 func (e *env) printer(name string) *printer {
-	if m := e.macros[name]; m != nil && m.funcLike {
-		return e.wrapper(m, 0)
+	return e.inner(name, 0)
+}
+
+// inner is the printer name calls: a driver's macro read as its own printer, a macro that
+// wraps one, or one of the kernel's.
+func (e *env) inner(name string, depth int) *printer {
+	m := e.macros[name]
+	if p, ok := macroPrinters[name]; ok && m != nil && path.Base(m.file) == p.file {
+		return p.printer
+	}
+	if m != nil && m.funcLike {
+		return e.wrapper(m, depth)
 	}
 	return basePrinters[name]
 }
@@ -139,12 +164,7 @@ func (e *env) wrapper(m *macro, depth int) *printer {
 		if b[i].kind != tokIdent || b[i+1].text != "(" {
 			continue
 		}
-		var inner *printer
-		if im := e.macros[b[i].text]; im != nil && im.funcLike {
-			inner = e.wrapper(im, depth+1)
-		} else {
-			inner = basePrinters[b[i].text]
-		}
+		inner := e.inner(b[i].text, depth+1)
 		if inner == nil {
 			continue
 		}
@@ -165,8 +185,9 @@ func (e *env) wrapper(m *macro, depth int) *printer {
 			la := args[inner.levelArg]
 			if len(la) == 1 && index(m.params, la[0].text) >= 0 {
 				p.levelArg = index(m.params, la[0].text)
+				p.levelWords = inner.levelWords
 			} else {
-				p.level = levelOf(la)
+				p.level = inner.levelOf(la)
 			}
 		}
 		pre := fa[:len(fa)-1]
@@ -256,6 +277,17 @@ func expand(m *macro, args [][]token) []token {
 		out = append(out, t)
 	}
 	return out
+}
+
+// levelOf is the level a level argument names: a KERN_ macro, or one of the printer's words.
+func (p *printer) levelOf(toks []token) string {
+	if p.levelWords != nil {
+		if len(toks) == 1 {
+			return p.levelWords[toks[0].text]
+		}
+		return ""
+	}
+	return levelOf(toks)
 }
 
 func levelOf(toks []token) string {
@@ -428,7 +460,7 @@ func extract(file string, toks []token, e *env) []Print {
 		args, end := splitArgs(toks, i+1)
 		pr := Print{File: file, Func: fn, Line: t.line, Call: t.text, Level: p.level, Kind: p.kind, Prefix: p.prefix, PrefixArgs: p.pargs}
 		if p.levelArg >= 0 && p.levelArg < len(args) {
-			pr.Level = levelOf(args[p.levelArg])
+			pr.Level = p.levelOf(args[p.levelArg])
 		}
 		if p.fmtArg >= len(args) {
 			pr.Unresolved = "too few arguments"

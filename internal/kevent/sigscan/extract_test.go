@@ -146,3 +146,32 @@ func FuzzExtract(f *testing.F) {
 		}
 	})
 }
+
+// smbdirect.c's log_rdma() prints at err whatever its level word, but INFO only when a module
+// parameter asks: read as its own printer there, ERR is err and INFO info. Elsewhere a macro of
+// that name is read from its body.
+func TestMacroPrinters(t *testing.T) {
+	src := `
+#define pr_fmt(fmt) "CIFS: " fmt
+#define log_rdma(level, class, fmt, args...) do { \
+	if (level <= smbd_logging_level || class & smbd_logging_class) \
+		cifs_dbg(VFS, "%s:%d " fmt, __func__, __LINE__, ##args); \
+} while (0)
+#define log_rdma_event(level, fmt, args...) log_rdma(level, LOG_RDMA_EVENT, fmt, ##args)
+static int smbd_ia_open(void)
+{
+	log_rdma_event(ERR, "rdma_create_qp failed %i\n", rc);
+	log_rdma_event(INFO, "rdma_connect connected\n");
+}`
+	var got []string
+	for _, p := range ExtractFile("fs/smb/client/smbdirect.c", []byte(src), "cifs") {
+		got = append(got, p.Level+"|"+p.Prefix+"|"+p.Format)
+	}
+	want := []string{"err|CIFS: VFS: %s:%d |rdma_create_qp failed %i", "info|CIFS: VFS: %s:%d |rdma_connect connected"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("smbdirect.c: got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if ps := ExtractFile("other.c", []byte(src), "cifs"); len(ps) != 0 {
+		t.Errorf("other.c: log_rdma read as smbdirect.c's printer: %+v", ps)
+	}
+}

@@ -40,7 +40,7 @@ const (
 // ethScope is what an RDMA host's operator needs of an RDMA NIC's Ethernet (PF) driver: the
 // firmware and its health, resets and error recovery, the PCIe function, the RDMA auxiliary
 // device and its interface, the link; not the driver's configuration of its own netdev.
-var ethScope = re(`(?i)firmware|\bfw\b|\bfw_|\bnvm\b|reset|health|recover|fatal|crash|heartbeat|hwrm|\bmcp\b|\bcmdq?\b|command|mailbox|\bmbox|\bmbx|\bAQ\b|admin ?q|timeout|timed out|\bhung\b|\bhang|stuck|\bulp\b|rdma|roce|iwarp|\baux|\biidc|\bpeer\b|\bPCIe?\b|\bAER\b|\bEEH\b|\bDMA\b|\bIOMMU\b|\blink (is )?(down|up|fail)|\bPHY\b|\bmodule\b|transceiver|temperature|thermal|\bMSI-?X?\b|\berror (interrupt|irq|int\b)|\bRAS\b|\bECC\b|parity|\bhw error|hardware error|\bdump\b`)
+var ethScope = re(`(?i)firmware|\bfw\b|\bfw_|\bnvm\b|reset|health|recover|fatal|crash|heartbeat|hwrm|\bmcp\b|\bcmdq?\b|command|mailbox|\bmbox|\bmbx|\bAQ\b|admin ?q|timeout|timed out|\bhung\b|\bhang|stuck|\bulp\b|rdma|roce|iwarp|\baux|\biidc|\bpeer\b|\bPCIe?\b|\bAER\b|\bEEH\b|\bDMA\b|\bIOMMU\b|\blink (is )?(down|up|fail)|\bPHY\b|\bmodule\b|transceiver|temperature|thermal|\bMSI-?X?\b|\berror (interrupt|irq|int\b)|\bRAS\b|\bECC\b|parity|\bhw error|hardware error|\bdump\b|\bDDP\b|safe mode`)
 
 // pciScope is pci.c's part of the PCIe path: the link, its bandwidth and retraining, resets,
 // and a function that does not come back.
@@ -92,6 +92,12 @@ var SourceDrivers = []*SourceDriver{
 		Lead: map[string]string{"dev": "ice " + pciLead, "net": "ice " + netLead}},
 	{Name: "i40e", Module: "i40e", Family: "vendors", ID: "i40e", Dirs: []string{"drivers/net/ethernet/intel/i40e/"}, Scope: ethScope,
 		Lead: map[string]string{"dev": "i40e " + pciLead, "net": "i40e " + netLead}},
+	// The MANA Ethernet driver's management layer under mana_ib: GDMA (queues, interrupts, DMA
+	// regions) and the hardware channel to the device's firmware carry the RDMA device's
+	// requests too, so they are taken whole; its netdev (mana_en.c) is not read.
+	{Name: "mana", Module: "mana", Family: "vendors", ID: "mana", Dirs: []string{"drivers/net/ethernet/microsoft/mana/"}, Files: re(`^(gdma_main|hw_channel|shm_channel)\.c$`),
+		Lead:   map[string]string{"dev": "mana 7870:00:00.0: ", "net": "mana 7870:00:00.0 eth1: "},
+		Define: &kevent.Driver{Name: "mana", Layer: "driver", Prefixes: []string{"mana "}, Device: "pci", Source: "drivers/net/ethernet/microsoft/mana (gdma_main.c, hw_channel.c, mana_en.c): dev_err() on the MANA PCI function (\"mana 7870:00:00.0: \"), netdev_err() on its netdev; mana_ib prints on the same function"}},
 	{Name: "efa", Module: "efa", Family: "vendors", ID: "efa", Dirs: []string{"drivers/infiniband/hw/efa/"},
 		Lead: map[string]string{"dev": "efa " + pciLead, "ib": "infiniband efa_0: "}},
 	{Name: "hns_roce", Module: "hns_roce_hw_v2", Family: "vendors", ID: "hnsroce", Dirs: []string{"drivers/infiniband/hw/hns/"},
@@ -147,6 +153,11 @@ var SourceDrivers = []*SourceDriver{
 	{Name: "smc", Module: "smc", Family: "consumers", ID: "smc", Dirs: []string{"net/smc/"},
 		Lead:   map[string]string{"dev": "infiniband mlx5_0: ", "ib": "infiniband mlx5_0: "},
 		Define: define("smc", "qp", "", "", "net/smc/af_smc.c: #define pr_fmt(fmt) KMSG_COMPONENT \": \" fmt, KMSG_COMPONENT \"smc\"; the other files write \"smc: \" into their formats or print without it", "smc: ")},
+	// The SMB client's RDMA transport (SMB Direct). No prefix: "CIFS: VFS: " is every SMB
+	// client error, over TCP as well, so the entries match by their own text.
+	{Name: "cifs_smbd", Module: "cifs", Family: "consumers", ID: "smbd", Dirs: []string{"fs/smb/client/", "fs/cifs/"}, Files: re(`^smbdirect\.c$`),
+		Lead:   map[string]string{"dev": "infiniband mlx5_0: ", "ib": "infiniband mlx5_0: "},
+		Define: &kevent.Driver{Name: "cifs_smbd", Layer: "qp", Example: "CIFS: VFS: ", Source: "fs/smb/client/smbdirect.c (before 6.3 fs/cifs/smbdirect.c): log_rdma() prints cifs_dbg(VFS, \"%s:%d \" fmt, __func__, __LINE__), pr_err() with cifs_debug.h's pr_fmt \"CIFS: \" and \"VFS: \" before the function and line"}},
 	{Name: "ksmbd_rdma", Module: "ksmbd", Family: "consumers", ID: "ksmbd", Dirs: []string{"fs/smb/server/", "fs/ksmbd/"}, Files: re(`^transport_rdma\.c$`),
 		Lead: map[string]string{"dev": "infiniband mlx5_0: ", "ib": "infiniband mlx5_0: "}},
 
@@ -184,7 +195,7 @@ var SourceDrivers = []*SourceDriver{
 	// them, 4.19 writes it into each format after them.
 	{Name: "dma-debug", Module: "dma-debug", Family: "pcie", ID: "dmadebug", Dirs: []string{"kernel/dma/debug.c"},
 		Lead:   map[string]string{"dev": "mlx5_core " + pciLead},
-		Define: define("dma-debug", "pcie", "", "", "kernel/dma/debug.c (CONFIG_DMA_API_DEBUG): #define pr_fmt(fmt) \"DMA-API: \" fmt (5.x and later); err_printk() is WARN(1, pr_fmt(\"%s %s: \") format) with the device's driver and name, 4.19 WARN(1, \"%s %s: \" format) with \"DMA-API: \" in each format", "DMA-API: ")},
+		Define: define("dma-debug", "pcie", "", "DMA-API: mlx5_core 0000:3b:00.0: ", "kernel/dma/debug.c (CONFIG_DMA_API_DEBUG): #define pr_fmt(fmt) \"DMA-API: \" fmt (5.x and later); err_printk() is WARN(1, pr_fmt(\"%s %s: \") format) with the device's driver and name, 4.19 WARN(1, \"%s %s: \" format) with \"DMA-API: \" in each format; no prefix, since the driver and device come between \"DMA-API: \" and the words")},
 	{Name: "swiotlb", Module: "swiotlb", Family: "pcie", ID: "swiotlb", Dirs: []string{"kernel/dma/swiotlb.c"},
 		Lead: map[string]string{"dev": "mlx5_core " + pciLead}},
 }
@@ -243,9 +254,9 @@ var re = regexp.MustCompile
 // the RDMA consumers, the PCIe path, the IOMMUs and the DMA mapping layer.
 var (
 	vendorRDMA = []string{"bnxt_re", "irdma", "i40iw", "efa", "hns_roce", "qedr", "iw_cxgb4", "erdma", "mana_ib", "vmw_pvrdma", "ocrdma", "usnic_verbs", "siw"}
-	vendorEth  = []string{"bnxt_en", "ice", "i40e", "hns3", "qed", "qede", "cxgb4"}
+	vendorEth  = []string{"bnxt_en", "ice", "i40e", "hns3", "qed", "qede", "cxgb4", "mana"}
 	vendors    = append(append([]string{}, vendorRDMA...), vendorEth...)
-	consumers  = []string{"ib_iser", "ib_isert", "ib_srp", "ib_srpt", "rtrs", "nvme_rdma", "nvmet_rdma", "rpcrdma", "rds_rdma", "smc", "ksmbd_rdma"}
+	consumers  = []string{"ib_iser", "ib_isert", "ib_srp", "ib_srpt", "rtrs", "nvme_rdma", "nvmet_rdma", "rpcrdma", "rds_rdma", "smc", "ksmbd_rdma", "cifs_smbd"}
 	pciePath   = []string{"aer", "dpc", "pcieport", "pciehp", "pci", "ghes", "cper"}
 	iommus     = []string{"dmar-ir", "dmar", "amd-vi", "arm-smmu-v3", "arm-smmu", "iommu-dma", "swiotlb", "dma-debug"}
 )
@@ -261,7 +272,7 @@ var (
 	queueWords   = re(`(?i)\b(QPs?|CQs?|SRQs?|WQs?|EQs?|qpn|cqn|queue pair|TX timeout|tx_timeout)\b`)
 	commandWords = re(`(?i)\bcmdq|\bcmd\b|command|mailbox|\bmbox|\bmbx|\bhwrm|\brcfw|\bCQP\b|\bCCQ\b|admin ?q|\bAQ\b|\bmcp\b|\bopcode|\bHWC\b|hw channel|\bfw\b|firmware`)
 	timeoutWords = re(`(?i)time ?out|timed ?out|no response|not respond|\bpoll(ing)? (fail|time)`)
-	commandFiles = re(`/(qplib_rcfw|hclge_cmd|hclge_comm_cmd|hclgevf_cmd|hns_roce_cmd|efa_com|efa_com_cmd|erdma_cmdq|qed_mcp|qed_hw|hw_channel|gdma_main|ice_controlq|i40e_adminq|bnxt_hwrm|ctrl|i40iw_ctrl|t4_hw|pvrdma_cmd|ocrdma_hw)\.c$`)
+	commandFiles = re(`/(qplib_rcfw|hclge_cmd|hclge_comm_cmd|hclgevf_cmd|hns_roce_cmd|efa_com|efa_com_cmd|erdma_cmdq|qed_mcp|qed_hw|hw_channel|ice_controlq|i40e_adminq|bnxt_hwrm|ctrl|i40iw_ctrl|t4_hw|pvrdma_cmd|ocrdma_hw)\.c$`)
 	// A consumer's resources on the device: set-up, not its connection.
 	setupWords = re(`(?i)alloc|\bcreate|regist(er|r)|kobject|device_add|_register|kstrdup|\bMAD\b|\bmap\b|\bmr\b|memory|\bpd\b|\bdevice\b|\binit|set ?up|\bmodule|workqueue|\bno mem|ENOMEM|\bsysfs|debugfs`)
 	// The IOMMU tables the system firmware gives (DMAR, IVRS, IORT): a BIOS issue printed at
@@ -326,7 +337,10 @@ var Rules = []Rule{
 	{Why: "vendor firmware commands", Drivers: vendors, Path: commandFiles, Unless: queueWords, Fault: "firmware"},
 	{Why: "vendor firmware commands", Drivers: vendors, Text: commandWords, Unless: queueWords, Fault: "firmware"},
 	{Why: "the RDMA auxiliary device of an Ethernet driver", Drivers: vendorEth, Text: re(`(?i)rdma|roce|iwarp|\baux|\biidc|\bulp\b|\bpeer\b|\bRoCE`), Fault: "rdma-device"},
-	{Why: "the firmware named by the message", Text: re(`(?i)\bfirmware\b|\bFW\b|\bfw[ _](ver|version|reset|tracer|dump|command)|\bISSI\b|\bINIT_HCA\b|\bQUERY_(FW|ADAPTER|HCA|DEV_CAP)\b|\bMAP_FA\b|\bRUN_FW\b|\bHCA cap`), Fault: "firmware"},
+	// Intel's DDP package is the profile the E800 series' packet pipeline runs, loaded by the
+	// driver at probe like firmware ("The DDP package file was not found or could not be
+	// read. Entering Safe Mode": ice_main.c, Intel E810 DDP Technology Guide).
+	{Why: "the firmware named by the message", Text: re(`(?i)\bfirmware\b|\bFW\b|\bDDP\b|\bfw[ _](ver|version|reset|tracer|dump|command)|\bISSI\b|\bINIT_HCA\b|\bQUERY_(FW|ADAPTER|HCA|DEV_CAP)\b|\bMAP_FA\b|\bRUN_FW\b|\bHCA cap`), Fault: "firmware"},
 	// The port: cable and module, then the link.
 	{Why: "cable or transceiver", Text: re(`(?i)\bcable\b|transceiver|EEPROM|\bSFP|\bQSFP|module (temperature|eeprom|info|type)|\bplugged\b`), Fault: "port-module"},
 	{Why: "link state, speed, FEC", Text: re(`(?i)\blink (is )?(up|down)\b|link state|\bcarrier\b|\bautoneg|link speed|link mode|\bFEC\b|\bPHY\b|port type`), Fault: "port-link"},

@@ -57,7 +57,11 @@ func TestClassify(t *testing.T) {
 		{"iw_cxgb4", "drivers/infiniband/hw/cxgb4/device.c", "c4iw_uld_add", "iw_cxgb4: Warning - downlevel libcxgb4 (non-fatal), device status page disabled", "driver-module", ""},
 		{"ice", "drivers/net/ethernet/intel/ice/ice_idc.c", "ice_plug_aux_dev", "Failed to add RDMA auxiliary device: %d", "rdma-device", ""},
 		{"cxgb4", "drivers/net/ethernet/chelsio/cxgb4/cxgb4_main.c", "adap_init0_phy", "PHY Firmware already up-to-date, version %#x", "kernel-config", "info"},
+		{"mana", "drivers/net/ethernet/microsoft/mana/gdma_main.c", "mana_gd_probe", "gdma probe failed: err = %d", "driver-module", ""},
+		{"mana", "drivers/net/ethernet/microsoft/mana/hw_channel.c", "mana_hwc_send_request", "HWC: Request timed out!", "firmware-health", ""},
+		{"ice", "drivers/net/ethernet/intel/ice/ice_main.c", "ice_load_pkg", "The DDP package file was not found or could not be read. Entering Safe Mode", "firmware", ""},
 		// The RDMA consumers.
+		{"cifs_smbd", "fs/smb/client/smbdirect.c", "_smbd_get_connection", "rdma_create_qp failed %i", "qp-context", ""},
 		{"ib_srp", "drivers/infiniband/ulp/srp/ib_srp.c", "srp_parse_options", "ib_srp: bad dest GID parameter '%s'", "kernel-config", "info"},
 		{"ib_srp", "drivers/infiniband/ulp/srp/ib_srp.c", "srp_path_rec_completion", "ib_srp: Path record query failed: sgid %pI6, dgid %pI6, pkey %#04x, service_id %#16llx", "node-topology", ""},
 		{"ib_srpt", "drivers/infiniband/ulp/srpt/ib_srpt.c", "srpt_refresh_port", "ib_srpt %s-%d: enabling device management failed (%d). Note: this is expected if SR-IOV is enabled.", "qp-context", "info"},
