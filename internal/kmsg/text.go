@@ -2,7 +2,9 @@ package kmsg
 
 import (
 	"bytes"
+	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,10 +31,12 @@ import (
 // stamp since boot goes backwards.
 
 // ParseSyslog reads a syslog file (/var/log/kern.log, /var/log/messages) and returns the kernel's
-// messages, those tagged "kernel:". Both timestamp formats are read: the traditional
-// "Dec  1 09:00:00 host kernel: ..." (RFC 3164) and rsyslog's
-// "2026-12-01T09:00:00.123456+00:00 host kernel: ..." (RFC 3339). Lines of other programs are
-// passed over; lines that do not have the syslog layout are counted as skipped.
+// messages, those tagged "kernel:". The timestamps read: the traditional "Dec  1 09:00:00 host
+// kernel: ..." (RFC 3164), rsyslog's "2026-12-01T09:00:00.123456+00:00 host kernel: ..." (RFC
+// 3339), and journalctl -k's -o short, short-precise ("Dec 01 09:00:00.123456"), short-iso and
+// short-iso-precise ("2026-12-01T09:00:00+0100") and short-full ("Tue 2026-12-01 09:00:00 CET").
+// Lines of other programs are passed over; lines that do not have the syslog layout are
+// counted as skipped.
 func ParseSyslog(b []byte) (recs []Record, skipped int) {
 	var p textParser
 	forLines(b, func(line string) {
@@ -65,17 +69,38 @@ func ParseSyslog(b []byte) (recs []Record, skipped int) {
 
 // ParseDmesg reads dmesg output (/var/log/dmesg, a sosreport's sos_commands/kernel/dmesg):
 // "[   12.345678] text" lines, "<4>[   12.345678] text" (dmesg -r), "[Tue Dec  1 09:00:00 2026]
-// text" (dmesg -T, sos_commands/kernel/dmesg_-T) or bare text (a kernel without printk times).
-// Every non-empty line is a message; a line holding NUL bytes (the tail a crash leaves in a
+// text" (dmesg -T, sos_commands/kernel/dmesg_-T) or bare text (a kernel without printk times);
+// also dmesg -x's "kern  :err   : " level, /dev/kmsg read as text ("3,812,14280445220,-;text"),
+// journalctl -o short-monotonic ("[   12.345678] host kernel: text") and the "node: " pdsh and
+// clush put before each line. Every non-empty line is a message; a line holding NUL bytes (the tail a crash leaves in a
 // log file) is counted as skipped.
 func ParseDmesg(b []byte) (recs []Record, skipped int) {
 	var p textParser
+	inKmsg := false
 	forLines(b, func(line string) {
 		if strings.IndexByte(line, 0) >= 0 {
 			p.skip()
 			return
 		}
 		level := -1
+		// A line copied from a terminal of pdsh or clush carries the node first ("b1360: [
+		// 12.345678] ..."): taken off where a printk stamp or a dmesg -T date follows it.
+		line = cutNode(line)
+		// /dev/kmsg read as text (Documentation/ABI/testing/dev-kmsg: "prio,seq,usec,flags;"):
+		// its level and time since boot.
+		if lv, usec, msg, ok := kmsgLine(line); ok {
+			p.add(lv, time.Time{}, false, fmt.Sprintf("[%5d.%06d] %s", usec/1e6, usec%1e6, msg))
+			inKmsg = true
+			return
+		}
+		if inKmsg && strings.HasPrefix(line, " ") && strings.Contains(line, "=") {
+			return // the record's dictionary ("SUBSYSTEM=pci"), not a message
+		}
+		inKmsg = false
+		// dmesg -x (util-linux dmesg --decode): "kern  :err   : " before the stamp.
+		if lv, rest, ok := decodedLevel(line); ok {
+			level, line = lv, rest
+		}
 		if len(line) >= 3 && line[0] == '<' {
 			if end := strings.IndexByte(line, '>'); end > 1 && end <= 4 {
 				if n, err := strconv.Atoi(line[1:end]); err == nil && n >= 0 {
@@ -96,8 +121,18 @@ func ParseDmesg(b []byte) (recs []Record, skipped int) {
 			line = cutRelTime(line)
 		}
 		// A line copied out of a syslog file without its date and host ("kernel: [  13.1] ...",
-		// as public reports quote them) is the kernel's message all the same.
+		// as public reports quote them) is the kernel's message all the same; so is journalctl
+		// -o short-monotonic's, whose stamp comes before the host ("[   12.345678] node17
+		// kernel: ...").
 		line = strings.TrimPrefix(line, "kernel: ")
+		if usec, ok, rest := cutStamp(line); ok {
+			if host, msg, found := strings.Cut(rest, " kernel: "); found && !strings.ContainsAny(host, " :") || strings.HasPrefix(rest, "kernel: ") {
+				if !found {
+					msg = strings.TrimPrefix(rest, "kernel: ")
+				}
+				line = fmt.Sprintf("[%5d.%06d] %s", usec/1e6, usec%1e6, msg)
+			}
+		}
 		p.add(level, t, hasTime, line)
 		if hasTime {
 			// dmesg -T prints the host's local time without a zone (dmesg(1), --ctime).
@@ -106,6 +141,73 @@ func ParseDmesg(b []byte) (recs []Record, skipped int) {
 	})
 	return p.recs, p.skipped
 }
+
+// cutNode removes a node name and ": " that pdsh(1) and clush(1) put before each line of
+// output, where a printk stamp or a dmesg -T date follows it.
+func cutNode(line string) string {
+	node, rest, ok := strings.Cut(line, ": ")
+	if !ok || node == "" || len(node) > 64 || !strings.HasPrefix(rest, "[") {
+		return line
+	}
+	for _, c := range node {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_') {
+			return line
+		}
+	}
+	if _, ok, _ := cutStamp(rest); ok {
+		return rest
+	}
+	if end := strings.IndexByte(rest, ']'); end > 0 {
+		if _, err := time.Parse("Mon Jan _2 15:04:05 2006", rest[1:end]); err == nil {
+			return rest
+		}
+	}
+	return line
+}
+
+// kmsgLine reads a /dev/kmsg record's header as text: "6,1234,5678901,-;message" (the
+// priority holds the facility above the level).
+func kmsgLine(line string) (level int, usec uint64, msg string, ok bool) {
+	head, msg, found := strings.Cut(line, ";")
+	if !found {
+		return 0, 0, "", false
+	}
+	f := strings.Split(head, ",")
+	if len(f) < 4 || len(f[3]) != 1 || !strings.Contains("-c+", f[3]) {
+		return 0, 0, "", false
+	}
+	prio, err1 := strconv.ParseUint(f[0], 10, 16)
+	_, err2 := strconv.ParseUint(f[1], 10, 64)
+	us, err3 := strconv.ParseUint(f[2], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || us > math.MaxUint64/2 {
+		return 0, 0, "", false
+	}
+	return int(prio & 7), us, msg, true
+}
+
+// decodedLevel reads dmesg -x's "facility:level : " (util-linux sys-utils/dmesg.c: the names
+// padded to 6 and 7 columns, "kern  :err   : ").
+func decodedLevel(line string) (int, string, bool) {
+	fac, rest, ok := strings.Cut(line, ":")
+	if !ok || !slices.Contains(facilities, strings.TrimRight(fac, " ")) {
+		return 0, "", false
+	}
+	lv, rest, ok := strings.Cut(rest, ": ")
+	if !ok {
+		return 0, "", false
+	}
+	n := slices.Index(levelNames, strings.TrimRight(lv, " "))
+	if n < 0 {
+		return 0, "", false
+	}
+	return n, strings.TrimLeft(rest, " "), true
+}
+
+// The names dmesg -x prints, as syslog(3) numbers them.
+var (
+	facilities = []string{"kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron", "authpriv", "ftp", "res0", "res1", "res2", "res3", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"}
+	levelNames = []string{"emerg", "alert", "crit", "err", "warn", "notice", "info", "debug"}
+)
 
 // cutRelTime removes the stamps of dmesg --reltime and --human (util-linux sys-utils/dmesg.c
 // print_reltime): "[Mar15 18:17] " where the minute changes and "[  +0.000010] " between. They
@@ -158,10 +260,32 @@ func syslogTime(line string) (time.Time, string, bool, bool) {
 			return t, line[16:], false, true
 		}
 	}
-	// RFC 3339, as rsyslog's RSYSLOG_FileFormat writes it.
+	// journalctl -o short-precise: the same with microseconds ("Dec 01 09:00:00.123456").
+	if len(line) > 23 && line[15] == '.' && line[22] == ' ' {
+		if t, err := time.Parse("Jan _2 15:04:05.000000", line[:22]); err == nil {
+			return t, line[23:], false, true
+		}
+	}
+	// RFC 3339, as rsyslog's RSYSLOG_FileFormat writes it; journalctl -o short-iso and
+	// short-iso-precise write the zone without its colon before systemd 250 ("+0100").
 	if f, rest, ok := strings.Cut(line, " "); ok && len(f) >= 20 && f[4] == '-' && f[10] == 'T' {
-		if t, err := time.Parse(time.RFC3339Nano, f); err == nil {
-			return t, rest, true, true
+		for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999-0700"} {
+			// Two-digit hours only, and a year a host's clock has shown (1970 on).
+			if t, err := time.Parse(layout, f); err == nil && f[13] == ':' && t.UTC().Year() >= 1970 {
+				return t, rest, true, true
+			}
+		}
+	}
+	// journalctl -o short-full: "Tue 2026-12-01 09:00:00 CET" (the zone as an abbreviation,
+	// whose offset Go knows only for UTC: the time is kept as the host wrote it, without zone).
+	if len(line) > 24 && line[3] == ' ' && line[8] == '-' && line[14] == ' ' {
+		if wday, rest, ok := strings.Cut(line, " "); ok && len(wday) == 3 {
+			parts := strings.SplitN(rest, " ", 4)
+			if len(parts) == 4 {
+				if t, err := time.Parse("2006-01-02 15:04:05", parts[0]+" "+parts[1]); err == nil && t.Year() >= 1970 && len(parts[1]) == 8 {
+					return t, parts[3], parts[2] == "UTC", true
+				}
+			}
 		}
 	}
 	return time.Time{}, "", false, false

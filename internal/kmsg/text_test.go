@@ -53,6 +53,17 @@ func TestParseSyslog(t *testing.T) {
 		{name: "rfc3339 with stamp and caller id",
 			in:   "2026-12-01T09:00:00.123456+01:00 node17 kernel: [   12.345678] [  T412] " + mlx5Timeout + "\n",
 			want: []want{{mlx5Timeout, 12345678, NeutralLevel, true}}},
+		// journalctl(1) output modes other than short: short-precise, short-iso (the zone
+		// without a colon before systemd 250), short-iso-precise, short-full.
+		{name: "journalctl short-precise",
+			in:   "Dec 01 09:00:00.123456 node17 kernel: first\nDec 01 09:00:00.623456 node17 kernel: half a second later\n",
+			want: []want{{"first", 0, NeutralLevel, true}, {"half a second later", 500000, NeutralLevel, true}}},
+		{name: "journalctl short-iso and short-iso-precise",
+			in:   "2026-12-01T09:00:00+0100 node17 kernel: first\n2026-12-01T09:00:01.500000+0100 node17 kernel: [   12.345678] stamped\n",
+			want: []want{{"first", 0, NeutralLevel, true}, {"stamped", 12345678, NeutralLevel, true}}},
+		{name: "journalctl short-full",
+			in:   "Tue 2026-12-01 09:00:00 UTC node17 kernel: first\nTue 2026-12-01 09:00:03 UTC node17 kernel: three seconds later\n",
+			want: []want{{"first", 0, NeutralLevel, true}, {"three seconds later", 3000000, NeutralLevel, true}}},
 		{name: "malformed lines are counted, other programs passed over",
 			in: "garbage\nDec  1 09:00:00\nDec  1 09:00:00 hostonly\nDec  1 09:00:00 host notatag rest\n" +
 				"2026-13-45T99:00:00Z host kernel: bad date\n\x00\x00\x00\n" +
@@ -110,6 +121,23 @@ func TestParseDmesg(t *testing.T) {
 		{name: "kernel: tag left over",
 			in:   "kernel: [   13.134460] AMD-Vi: Event logged [\n",
 			want: []want{{"AMD-Vi: Event logged [", 13134460, NeutralLevel, true}}},
+		// pdsh(1) and clush(1) put the node first; only before a stamp or a date is it taken off.
+		{name: "node prefix of a parallel shell",
+			in:   "b1360: [14280.445220] " + mlx5Timeout + "\nb1360: [Tue Dec  1 09:00:00 2026] dated\nib0: [not a stamp] kept\n",
+			want: []want{{mlx5Timeout, 14280445220, NeutralLevel, true}, {"dated", 14280445220, NeutralLevel, true}, {"ib0: [not a stamp] kept", 14280445220, NeutralLevel, true}}},
+		// /dev/kmsg read as text (Documentation/ABI/testing/dev-kmsg): level and time from the
+		// header, the dictionary lines dropped.
+		{name: "dev-kmsg records as text",
+			in:   "3,812,14280445220,-;" + mlx5Timeout + "\n SUBSYSTEM=pci\n DEVICE=+pci:0000:61:00.0\n6,813,14281000000,c;infiniband mlx5_0: next\n",
+			want: []want{{mlx5Timeout, 14280445220, 3, false}, {"infiniband mlx5_0: next", 14281000000, 6, false}}},
+		// util-linux dmesg -x (--decode): facility and level names before the stamp.
+		{name: "dmesg -x keeps the level",
+			in:   "kern  :err   : [14280.445220] " + mlx5Timeout + "\nkern  :info  : [Tue Dec  1 09:00:00 2026] dated\nkern  :bogus : [    1.000000] not a level\n",
+			want: []want{{mlx5Timeout, 14280445220, 3, false}, {"dated", 14280445220, 6, false}, {"kern  :bogus : [    1.000000] not a level", 14280445220, NeutralLevel, true}}},
+		// journalctl -o short-monotonic: the stamp, then host and tag.
+		{name: "journalctl short-monotonic",
+			in:   "[14280.445220] node17 kernel: " + mlx5Timeout + "\n[14281.000000] kernel: tag only\n",
+			want: []want{{mlx5Timeout, 14280445220, NeutralLevel, true}, {"tag only", 14281000000, NeutralLevel, true}}},
 		{name: "NUL tail of a crashed log",
 			in:      "[    1.000000] before\n\x00\x00\x00\x00\n",
 			skipped: 1,
@@ -166,7 +194,8 @@ func FuzzParseSyslog(f *testing.F) {
 		"Dec  1 09:00:00 node17 kernel: [14280.445220] "+mlx5Timeout+"\n",
 		"2026-12-01T09:00:00.123456+00:00 node17 kernel: [   12.345678] [  T412] x\n",
 		"Dec  1 09:00:00 host kernel: [    0.000000] Linux version 6\nDec  1 09:00:01 host kernel: y\n",
-		"garbage\n\x00\n")
+		"garbage\n\x00\n",
+		"Dec 01 09:00:00.123456 node17 kernel: x\n2026-12-01T09:00:00+0100 h kernel: y\nTue 2026-12-01 09:00:00 UTC h kernel: z\n")
 }
 
 func FuzzParseDmesg(f *testing.F) {
@@ -174,7 +203,8 @@ func FuzzParseDmesg(f *testing.F) {
 		"[    5.376443] mlx5_core 0000:01:00.0: firmware version: 14.32.1010\n",
 		"<3>[    5.663152] mlx5_core: probe of 0000:01:00.0 failed with error -22\n",
 		"[Tue Dec  1 09:00:00 2026] x\n[Tue Dec  1 09:01:00 2026] y\n",
-		"[ 1.5] z\n\x00\n")
+		"[ 1.5] z\n\x00\n",
+		"b1360: [    1.000000] a\n3,812,14280445220,-;b\n SUBSYSTEM=pci\nkern  :err   : [    2.000000] c\n[    3.000000] node17 kernel: d\n")
 }
 
 // Syslog and dmesg -T lines keep their wall-clock time: an RFC 3164 stamp without its year or
