@@ -202,7 +202,7 @@ func (t *Table) Classify(recs []kmsg.Record, devs []Device) []Event {
 // unrecognised makes an event of a record no entry knows, when it is an error from a driver of
 // the table (by its prefix) or about one of the host's RDMA devices.
 func (t *Table) unrecognised(i int, r kmsg.Record, drv *Driver, devs []Device) (Event, bool) {
-	isErr := !r.NoLevel && r.Level <= errLevel || r.NoLevel && failureWords.MatchString(r.Text)
+	isErr := !r.NoLevel && r.Level <= errLevel || r.NoLevel && failureWords.MatchString(r.Text) && !t.quietPrint(r.Text)
 	if !isErr {
 		return Event{}, false
 	}
@@ -212,6 +212,19 @@ func (t *Table) unrecognised(i int, r kmsg.Record, drv *Driver, devs []Device) (
 		return Event{}, false
 	}
 	return ev, true
+}
+
+// quietPrint says the text holds the opening of a format its driver prints below KERN_WARNING
+// ("error containment capabilities: Int Msg #" of dpc_probe's pci_info): a line that reads as
+// an error by its words, quoted without its level, and short of or beside the full format.
+func (t *Table) quietPrint(text string) bool {
+	folded := strings.Join(strings.Fields(text), " ")
+	for _, q := range t.quiet {
+		if strings.Contains(folded, q) {
+			return true
+		}
+	}
+	return false
 }
 
 // attribute ties an event to a device: by the record's dictionary (DEVICE=+pci:BDF,

@@ -130,3 +130,17 @@ func FuzzClassify(f *testing.F) {
 		}
 	})
 }
+
+// A line quoted without its level that reads as an error by its words, but opens as a print the
+// driver makes at KERN_INFO (dpc_probe's capability report, here with its last field mangled
+// in copying), is not an unrecognised driver error; the same words in a line no quiet format
+// opens still are.
+func TestQuietPrintWithoutLevel(t *testing.T) {
+	tb := table(t)
+	recs, _ := kmsg.ParseDmesg([]byte("[    6.631181] pcieport 0000:00:09.0: DPC: error containment capabilities: Int Msg #0, RPExt+ PoisonedTLP+ SwTrigger+ RP PIO Log 4, DL_+\n" +
+		"[    6.631200] pcieport 0000:00:09.0: DPC: containment setup failed with an error of its own\n"))
+	evs := tb.Classify(recs, nil)
+	if len(evs) != 1 || evs[0].Index != 1 || evs[0].Sig != nil {
+		t.Fatalf("want only the second line, unrecognised: %+v", evs)
+	}
+}

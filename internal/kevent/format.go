@@ -173,6 +173,14 @@ func (f Format) Word() string {
 	return best
 }
 
+// Lead is the literal text the format opens with, "" when it opens with a conversion.
+func (f Format) Lead() string {
+	if len(f.parts) == 0 || f.parts[0].verb != 0 {
+		return ""
+	}
+	return f.parts[0].lit
+}
+
 // Words are the words of the format's literal text, each of which a line printed from it holds
 // verbatim (literalExpr quotes them; only the spaces between them may differ).
 func (f Format) Words() []string {

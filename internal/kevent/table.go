@@ -151,9 +151,12 @@ type Table struct {
 	// Every word of its literal text, all of which a match contains: req[reqOff[i]:reqOff[i+1]]
 	// index dict, the table's words each kept once (42,000 words of 6,000 distinct, which
 	// held as strings of their own were a third of the table's heap).
-	reqOff  []uint32
-	req     []uint32
-	dict    []string
+	reqOff []uint32
+	req    []uint32
+	dict   []string
+	// The opening text of formats the drivers print below KERN_WARNING, spaces folded: a line
+	// without a level that holds one is that print (quoted short or changed), not an error.
+	quiet   []string
 	setOnce sync.Once
 	set     *relit.Set // the words, matched in one pass over a log
 	mu      sync.Mutex // decoding an entry
@@ -304,6 +307,9 @@ func loadTexts(texts []tableText) (*Table, error) {
 			t.words = append(t.words, lits)
 			for _, w := range s.formats[fi].Words() {
 				t.req = append(t.req, intern(w))
+			}
+			if lead := strings.Fields(s.formats[fi].Lead()); quietLevel(s) && len(lead) >= 3 && len(strings.Join(lead, "")) >= 20 {
+				t.quiet = append(t.quiet, strings.Join(lead, " "))
 			}
 			t.reqOff = append(t.reqOff, uint32(len(t.req)))
 		}
@@ -502,6 +508,12 @@ func (t *Table) prepare(s *Signature) error {
 		s.res = append(s.res, re)
 	}
 	return nil
+}
+
+// quietLevel says the driver prints the signature's line below KERN_WARNING, or the table calls
+// it benign.
+func quietLevel(s *Signature) bool {
+	return s.Benign || slices.Index(levels, s.Level) > slices.Index(levels, "warn")
 }
 
 // Signature returns the entry with that id, nil if none. It decodes the table until it finds
