@@ -70,6 +70,9 @@ func Decode(b []byte) (*Output, error) {
 		off := invalidUTF8(b)
 		return nil, &SyntaxError{Offset: off, Excerpt: excerpt(b, off), Err: errors.New("not valid UTF-8")}
 	}
+	if off, err := exactKeys(b); err != nil {
+		return nil, &SyntaxError{Offset: off, Excerpt: excerpt(b, off), Err: err}
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	var o Output
@@ -102,6 +105,68 @@ func Decode(b []byte) (*Output, error) {
 		return nil, fmt.Errorf("%d findings, more than %d", len(*o.Findings), MaxFindings)
 	}
 	return &o, nil
+}
+
+// exactKeys refuses what encoding/json would let through: a key given twice in one object (the
+// last would win: "severity": "critical" then "severity": "ok") and a key in other case than
+// the protocol's lowercase names ("Severity", which the decoder matches without regard to
+// case). Output that is not JSON is left to the decoder, which says where.
+func exactKeys(b []byte) (int64, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	type frame struct {
+		object bool
+		keys   map[string]bool
+		key    bool // the next token of an object is a key
+	}
+	var stack []*frame
+	for {
+		off := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			return 0, nil
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.object && top.key {
+			if d, ok := tok.(json.Delim); ok && d == '}' {
+				stack = stack[:len(stack)-1]
+				if len(stack) == 0 {
+					return 0, nil
+				}
+				continue
+			}
+			k, _ := tok.(string)
+			switch {
+			case top.keys[k]:
+				return off, fmt.Errorf("the key %q given twice in one object", k)
+			case k != strings.ToLower(k):
+				return off, fmt.Errorf("the key %q: the protocol's keys are lowercase (%q)", k, strings.ToLower(k))
+			}
+			top.keys[k] = true
+			top.key = false
+			continue
+		}
+		if top != nil && top.object {
+			top.key = true // this token is the value; a key comes next
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{object: true, keys: map[string]bool{}, key: true})
+		case json.Delim('['):
+			stack = append(stack, &frame{})
+		case json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			if len(stack) == 0 {
+				return 0, nil
+			}
+		default:
+			if len(stack) == 0 {
+				return 0, nil // a document that is not an object: the decoder says so
+			}
+		}
+	}
 }
 
 // cleanJSONErr drops the decoder's "json: " prefix: the message is the plugin's fault, not a
