@@ -22,6 +22,15 @@ import (
 // directory means no plugins.
 const DefaultDir = "/etc/rdmadiag/checks.d"
 
+// MaxPlugins is how many plugins a run takes from the directory, in name order: a directory
+// that holds more (a build tree unpacked into it, a loop that filled it) is misconfigured, and
+// reading every header and running every file would make the run as long as the directory.
+const MaxPlugins = 64
+
+// ExcessID is the check that stands for the files past MaxPlugins (IDOf never starts a name
+// with "_", so no file takes it).
+const ExcessID = "plugin._excess"
+
 // Plugin is one executable file of the directory, as found (nothing is executed to find it).
 type Plugin struct {
 	// Path is the file in the directory; Exec is what runs (the target of a symlink).
@@ -74,6 +83,7 @@ func Discover(dir string, euid int) ([]Plugin, error) {
 	}
 	sort.Strings(names)
 	var out []Plugin
+	excess := 0
 	for _, name := range names {
 		if skipped(name) {
 			continue
@@ -81,6 +91,10 @@ func Discover(dir string, euid int) ([]Plugin, error) {
 		p := filepath.Join(abs, name)
 		exec, ok, err := candidate(p)
 		if !ok && err == nil {
+			continue
+		}
+		if len(out) == MaxPlugins {
+			excess++
 			continue
 		}
 		pl := Plugin{Path: p, Exec: exec, ID: IDOf(name)}
@@ -99,6 +113,11 @@ func Discover(dir string, euid int) ([]Plugin, error) {
 		out = append(out, pl)
 	}
 	uniqueIDs(out)
+	if excess > 0 {
+		out = append(out, Plugin{Path: abs, ID: ExcessID, Refused: fmt.Errorf(
+			"%d more executable files than the %d plugins a run takes (the first %d by name ran): move what is not a check out of %s",
+			excess, MaxPlugins, MaxPlugins, abs)})
+	}
 	return out, nil
 }
 

@@ -3,6 +3,7 @@ package plugins
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -223,6 +224,23 @@ func TestInsecure(t *testing.T) {
 		t.Errorf("in a world-writable directory: %+v", f.Finding)
 	}
 	os.Chmod(dir, 0o700)
+}
+
+// TestTooMany: past MaxPlugins, files are not read or run; one check says how many and where.
+func TestTooMany(t *testing.T) {
+	dir := t.TempDir()
+	for i := range MaxPlugins + 3 {
+		writePlugin(t, dir, fmt.Sprintf("p%03d.sh", i), `echo '{"schema": 1, "findings": []}'`)
+	}
+	ps, err := Discover(dir, os.Geteuid())
+	if err != nil || len(ps) != MaxPlugins+1 {
+		t.Fatalf("%d plugins, %v", len(ps), err)
+	}
+	last := ps[MaxPlugins]
+	if ps[MaxPlugins-1].ID != fmt.Sprintf("plugin.p%03d", MaxPlugins-1) || last.ID != ExcessID || last.Refused == nil ||
+		!strings.Contains(last.Refused.Error(), "3 more executable files than the 64") {
+		t.Errorf("%+v", last)
+	}
 }
 
 func TestIDOf(t *testing.T) {
