@@ -119,16 +119,42 @@ type End struct {
 	} `json:"in"`
 }
 
-// maxDoc bounds one result document.
-const maxDoc = 1 << 20
+// maxDoc bounds one result document, maxFile what one reader gives (a directory's file).
+const (
+	maxDoc  = 1 << 20
+	maxFile = 64 << 20
+)
+
+// errLargeDoc is docLimit's: a document has run past maxDoc without ending.
+var errLargeDoc = fmt.Errorf("more than %d bytes without the document ending, more than a pair result has", maxDoc)
+
+// docLimit stops a reader once the document being decoded (from mark, the decoder's offset
+// when it began) has taken maxDoc and the decoder's read-ahead: the decoder buffers a whole
+// value, so the bound has to be where it reads.
+type docLimit struct {
+	r       io.Reader
+	n, mark int64
+}
+
+func (l *docLimit) Read(p []byte) (int, error) {
+	const slack = 64 << 10
+	if l.n-l.mark > maxDoc+slack {
+		return 0, errLargeDoc
+	}
+	n, err := l.r.Read(p)
+	l.n += int64(n)
+	return n, err
+}
 
 // Read decodes every pair result in r (one JSON document after another, as files concatenated
 // or a directory's files read in turn); name says where they came from in errors. Documents of
 // other kinds (a check report) are skipped; a document that is not JSON is an error.
 func Read(r io.Reader, name string) ([]End, error) {
-	dec := json.NewDecoder(io.LimitReader(r, 64<<20))
+	lim := &docLimit{r: io.LimitReader(r, maxFile)}
+	dec := json.NewDecoder(lim)
 	var out []End
 	for i := 1; ; i++ {
+		lim.mark = dec.InputOffset()
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err == io.EOF {
 			return out, nil

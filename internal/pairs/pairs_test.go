@@ -3,6 +3,7 @@ package pairs
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -112,6 +113,48 @@ func TestReadRefuses(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
+}
+
+// A document that does not end within maxDoc is refused as soon as the reader passes the bound,
+// not after buffering what follows: the reader below would give gigabytes.
+func TestReadBoundsADocument(t *testing.T) {
+	endless := io.MultiReader(strings.NewReader(`{"probe":"pair","error":"`), &repeat{b: 'x'})
+	counted := &countReader{r: endless}
+	_, err := Read(counted, "big")
+	if err == nil || !strings.Contains(err.Error(), "without the document ending") {
+		t.Fatalf("err %v", err)
+	}
+	if counted.n > 4*maxDoc {
+		t.Errorf("read %d bytes before refusing", counted.n)
+	}
+	// Documents of a fleet's size one after another are read whole.
+	var b strings.Builder
+	for range 3000 {
+		b.WriteString(end("a", "b", "pass", "done", 1))
+	}
+	if ends, err := Read(strings.NewReader(b.String()), "many"); err != nil || len(ends) != 3000 {
+		t.Errorf("%d ends, %v", len(ends), err)
+	}
+}
+
+type repeat struct{ b byte }
+
+func (r *repeat) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = r.b
+	}
+	return len(p), nil
+}
+
+type countReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
 }
 
 func FuzzRead(f *testing.F) {
