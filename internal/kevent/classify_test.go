@@ -144,3 +144,20 @@ func TestQuietPrintWithoutLevel(t *testing.T) {
 		t.Fatalf("want only the second line, unrecognised: %+v", evs)
 	}
 }
+
+// shost_printk's "scsi hostN: " comes before ib_srp's own prefix: the line is the driver's, and
+// an error no entry knows is reported as unrecognised for it.
+func TestSCSIHostLead(t *testing.T) {
+	tb := table(t)
+	if d := tb.DriverOf("scsi host11: ib_srp: REJ received"); d == nil || d.Name != "ib_srp" {
+		t.Fatalf("driver %+v", d)
+	}
+	if d := tb.DriverOf("scsi hostx: ib_srp: REJ received"); d != nil {
+		t.Errorf("a lead without a host number taken: %s", d.Name)
+	}
+	recs, _ := kmsg.ParseDmesg([]byte("[16848.757937] scsi host11: ib_srp: path record query failed unexpectedly\n"))
+	evs := tb.Classify(recs, nil)
+	if len(evs) != 1 || evs[0].Recognised() || evs[0].Driver == nil || evs[0].Driver.Name != "ib_srp" {
+		t.Fatalf("%+v", evs)
+	}
+}

@@ -530,8 +530,15 @@ func (t *Table) Signature(id string) *Signature {
 // Driver returns the driver of that name, nil if none.
 func (t *Table) Driver(name string) *Driver { return t.drivers[name] }
 
-// DriverOf returns the driver whose prefix starts text, nil if none.
+// DriverOf returns the driver whose prefix starts text, nil if none. A SCSI host's lead
+// (shost_printk, include/scsi/scsi_host.h: "scsi host7: ib_srp: ...") comes before the
+// driver's own prefix and is passed over.
 func (t *Table) DriverOf(text string) *Driver {
+	if rest, ok := strings.CutPrefix(text, "scsi host"); ok {
+		if n, after, ok := strings.Cut(rest, ": "); ok && n != "" && strings.Trim(n, "0123456789") == "" {
+			text = after
+		}
+	}
 	for _, p := range t.prefixes {
 		if strings.HasPrefix(text, p.text) {
 			return p.driver
