@@ -19,6 +19,10 @@ type Result struct {
 	Skip string
 	// By is the entry that recognises Line, nil when none does (a missing format).
 	By *kevent.Signature
+	// Notice: the print is below warning (info, notice) but worth knowing (noticeable): it is
+	// given an entry of information, and not counted in the coverage of prints at warning or
+	// graver.
+	Notice bool
 }
 
 // Covered reports a counted print the table recognises.
@@ -123,6 +127,23 @@ func skipReason(p *Print) string {
 	case !severe[p.Level]:
 		return "level " + p.Level
 	}
+	return wordsSkip(p)
+}
+
+// noticeable says a print below warning is worth an entry of information: it names a failure,
+// a link or module change, or a reset or recovery ("srpt_add_one(%s) failed." at KERN_INFO,
+// cxgb4's "%s module inserted"). A line quoted from a syslog file carries no level; without
+// the entry, its words would read as an error no entry knows. Debug prints (pr_debug and its
+// kind, compiled out without dynamic debug) are not.
+func noticeable(p *Print) bool {
+	return (p.Level == "info" || p.Level == "notice") && p.Unresolved == "" && worthKnowing.MatchString(literalText(p.Message()))
+}
+
+var worthKnowing = re(`(?i)fail|error|\berr\b|timeout|timed out|unable|couldn't|could not|\blink (is )?(up|down)\b|\bmodule (inserted|unplugged|removed)\b|\breset\b|\brecover`)
+
+// wordsSkip says why a print's format cannot make an entry: it does not parse, or it has no
+// words of its own.
+func wordsSkip(p *Print) string {
 	msg := p.Message()
 	f, err := kevent.ParseFormat(msg)
 	if err != nil {
@@ -241,6 +262,9 @@ func Check(tb *kevent.Table, prints []DriverPrint) []Result {
 	out := make([]Result, 0, len(prints))
 	for _, p := range prints {
 		r := Result{DriverPrint: p, Skip: skipReason(&p.Print)}
+		if r.Skip != "" && noticeable(&p.Print) && wordsSkip(&p.Print) == "" {
+			r.Skip, r.Notice = "", true
+		}
 		if r.Skip == "" && p.Driver.Scope != nil && !p.Driver.Scope.MatchString(p.Func+" "+p.Message()) {
 			r.Skip = "outside the driver's scope (not about the RDMA function, the device's health or the PCIe path)"
 		}
@@ -290,7 +314,7 @@ func Tallies(rs []Result) []Tally {
 		}
 		seen[key] = true
 		switch {
-		case r.Skip != "":
+		case r.Skip != "" || r.Notice:
 			t.Skipped++
 		case r.By != nil:
 			t.Covered++

@@ -162,3 +162,25 @@ func TestSourceDrivers(t *testing.T) {
 		}
 	}
 }
+
+// A print below warning gets an entry of information when it names a failure, a link or module
+// change or a reset; a chosen setting does not, nor does a debug print.
+func TestNoticeable(t *testing.T) {
+	for _, c := range []struct {
+		level, format string
+		want          bool
+	}{
+		{"info", "%s(%s) failed.", true},     // ib_srpt.c srpt_add_one()
+		{"info", "%s module inserted", true}, // cxgb4_main.c t4_os_portmod_changed()
+		{"notice", "Link is Down", true},
+		{"info", "Setting reset type %d", true},
+		{"info", "Using %d RX rings", false},
+		{"debug", "REJ received, reason %d failed", false}, // compiled out without dynamic debug
+		{"warn", "x failed", false},                        // counted as it is, not as a notice
+	} {
+		p := Print{Level: c.level, Format: c.format}
+		if got := noticeable(&p); got != c.want {
+			t.Errorf("%s %q: noticeable %v, want %v", c.level, c.format, got, c.want)
+		}
+	}
+}
