@@ -468,7 +468,7 @@ func readAt(releases []string) (string, error) {
 // was generated from are joined around the trees read.
 var genWhat = map[string][2]string{
 	"mlx":       {mlxHead, mlxTail},
-	"vendors":   familyComment("the other vendors' RDMA drivers (bnxt_re, irdma, i40iw, efa, hns_roce, qedr, iw_cxgb4, erdma, mana_ib, vmw_pvrdma, ocrdma, usnic, siw) and, of their Ethernet (PF) drivers (bnxt_en, ice, i40e, hns3, qed, qede, cxgb4, mana), the messages about the RDMA function and the device's health (sigscan's ethScope: firmware, reset, recovery, command queues, the PCIe function, the RDMA auxiliary device, the link)", "vendors.json"),
+	"vendors":   familyComment("the other vendors' RDMA drivers (bnxt_re, irdma, i40iw, efa, hns_roce, qedr, iw_cxgb4, erdma, mana_ib, vmw_pvrdma, ocrdma, usnic, siw, hfi1) and, of their Ethernet (PF) drivers (bnxt_en, ice, i40e, hns3, qed, qede, cxgb4, mana), the messages about the RDMA function and the device's health (sigscan's ethScope: firmware, reset, recovery, command queues, the PCIe function, the RDMA auxiliary device, the link)", "vendors.json"),
 	"consumers": familyComment("the RDMA consumers (iSER, iSER target, SRP, SRP target, RTRS, NVMe over RDMA host and target, NFS over RDMA, RDS over InfiniBand, SMC-R, SMB Direct in ksmbd and in the SMB client)", "consumers.json"),
 	"pcie":      familyComment("the PCIe path (drivers/pci/pcie aer.c, err.c, dpc.c, edr.c, portdrv*.c, bw_notification.c; pciehp; pci.c's link, bandwidth, reset and readiness messages; GHES and CPER's PCIe parts), the IOMMUs (Intel VT-d, DMAR-IR, AMD-Vi, ARM SMMU and SMMUv3, dma-iommu, swiotlb) and the DMA API's debugging checks (kernel/dma/debug.c)", "pcie.json"),
 }

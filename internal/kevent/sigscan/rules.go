@@ -128,6 +128,10 @@ var SourceDrivers = []*SourceDriver{
 		Define: define("usnic_verbs", "driver", "", "", "drivers/infiniband/hw/usnic/usnic_log.h usnic_printk(): \"usnic_verbs:<function>:<line>: \" printed before the message, which follows in a printk of its own")},
 	{Name: "siw", Module: "siw", Family: "vendors", ID: "siw", Dirs: []string{"drivers/infiniband/sw/siw/"},
 		Lead: map[string]string{"dev": "infiniband siw0: ", "ib": "infiniband siw0: "}},
+	{Name: "hfi1", Module: "hfi1", Family: "vendors", ID: "hfi1", Dirs: []string{"drivers/infiniband/hw/hfi1/"},
+		// dd_dev_err() and its kind (hfi.h): dev_err() on the PCI function, the unit's name first.
+		Lead: map[string]string{"dev": "hfi1 " + pciLead, "ib": "infiniband hfi1_0: "},
+		Define: define("hfi1", "driver", "pci", "hfi1 0000:05:00.0: hfi1_0: ", "drivers/infiniband/hw/hfi1 (Omni-Path HFI): dd_dev_err() and its kind in hfi.h print dev_err() on the PCI function with the unit's name first", "hfi1 ")},
 
 	// The RDMA consumers (signatures/consumers.json): lines start with their pr_fmt, or the
 	// SCSI host, NVMe controller or RDMA device they print on.
@@ -253,7 +257,7 @@ var re = regexp.MustCompile
 // The drivers by what they are: the other vendors' RDMA drivers, their Ethernet (PF) drivers,
 // the RDMA consumers, the PCIe path, the IOMMUs and the DMA mapping layer.
 var (
-	vendorRDMA = []string{"bnxt_re", "irdma", "i40iw", "efa", "hns_roce", "qedr", "iw_cxgb4", "erdma", "mana_ib", "vmw_pvrdma", "ocrdma", "usnic_verbs", "siw"}
+	vendorRDMA = []string{"bnxt_re", "irdma", "i40iw", "efa", "hns_roce", "qedr", "iw_cxgb4", "erdma", "mana_ib", "vmw_pvrdma", "ocrdma", "usnic_verbs", "siw", "hfi1"}
 	vendorEth  = []string{"bnxt_en", "ice", "i40e", "hns3", "qed", "qede", "cxgb4", "mana"}
 	vendors    = append(append([]string{}, vendorRDMA...), vendorEth...)
 	consumers  = []string{"ib_iser", "ib_isert", "ib_srp", "ib_srpt", "rtrs", "nvme_rdma", "nvmet_rdma", "rpcrdma", "rds_rdma", "smc", "ksmbd_rdma", "cifs_smbd"}
@@ -371,9 +375,15 @@ var Rules = []Rule{
 	{Why: "a consumer's address or route to the peer", Drivers: consumers, Text: re(`(?i)addr(ess)? (resolution|resolve)|resolve_addr|resolve_route|route (resolution|error|resolve)|ADDR_ERROR|ROUTE_ERROR|unreachable|\bno route`), Fault: "port-link"},
 	{Why: "a consumer's path record or multicast join", Drivers: consumers, Text: re(`(?i)path record|path query|path rec|SA query|\bSM\b|subnet manager|multicast`), Fault: "node-topology"},
 	{Why: "a consumer's completion queues", Drivers: consumers, Text: re(`(?i)\bCQs?\b|completion queue|ib_alloc_cq|\bcq\b`), Unless: re(`(?i)\bCQE`), Fault: "cq-eq"},
+	{Why: "a consumer's set-up on an RDMA device as it appears (its ib_client add callback: srpt_add_one, rds_ib_add_one)", Drivers: consumers, Func: re(`_add_one$`), Fault: "driver-module"},
 	{Why: "a consumer's connection and work requests", Drivers: consumers, Text: re(`(?i)connect|reject|\bREJ\b|\bCM\b|cm_id|cm event|rdma_cm|\bwork completion|\bWC\b|\bWR\b|post_(send|recv)|\bsend\b|\brecv|receive|keep.?alive|heartbeat|time ?out|timed out|\bQPs?\b|\bqp\b|flush|\bCQE|completion|\berror recovery|\bsession|\bconn\b|\bRDMA (READ|WRITE)|\bread\b|\bwrite\b`), Fault: "qp-context"},
 	{Why: "a consumer's resources on the device", Drivers: consumers, Text: setupWords, Fault: "driver-module"},
 	{Why: "a consumer's RDMA connection", Drivers: consumers, Fault: "qp-context"},
+	// hfi1 (drivers/infiniband/hw/hfi1): its files name the part of the HFI they drive.
+	{Why: "hfi1's firmware loading and its 8051 microcontroller's firmware", Drivers: []string{"hfi1"}, Path: re(`/firmware\.c$`), Fault: "firmware"},
+	{Why: "hfi1's PCIe set-up, link speed and width", Drivers: []string{"hfi1"}, Path: re(`/pcie\.c$`), Fault: "pcie-interface"},
+	{Why: "hfi1's cable and QSFP module", Drivers: []string{"hfi1"}, Path: re(`/(qsfp|platform)\.c$`), Fault: "port-module"},
+	{Why: "hfi1's link bring-up (the 8051's link state machine, LNI, the SerDes lanes)", Drivers: []string{"hfi1"}, Text: re(`(?i)\blink\b|\bLNI\b|\b8051\b|\bSerDes\b|\blanes?\b|\bLCB\b|\bpolling\b|\boffline\b|physical state|\bphys state|\blid\b`), Fault: "port-link"},
 	// Completion and event queues.
 	{Why: "completion and event queues", Text: re(`(?i)\bEQs?\b|\bCQs?\b|\bCQN\b|completion queue|event queue|\bEQE|cq overrun|overrun`), Fault: "cq-eq"},
 	{Why: "completion and event queues", Path: re(`/(eq|cq|rxe_cq)\.c$`), Fault: "cq-eq"},
