@@ -130,7 +130,7 @@ var SourceDrivers = []*SourceDriver{
 		Lead: map[string]string{"dev": "infiniband siw0: ", "ib": "infiniband siw0: "}},
 	{Name: "hfi1", Module: "hfi1", Family: "vendors", ID: "hfi1", Dirs: []string{"drivers/infiniband/hw/hfi1/"},
 		// dd_dev_err() and its kind (hfi.h): dev_err() on the PCI function, the unit's name first.
-		Lead: map[string]string{"dev": "hfi1 " + pciLead, "ib": "infiniband hfi1_0: "},
+		Lead:   map[string]string{"dev": "hfi1 " + pciLead, "ib": "infiniband hfi1_0: "},
 		Define: define("hfi1", "driver", "pci", "hfi1 0000:05:00.0: hfi1_0: ", "drivers/infiniband/hw/hfi1 (Omni-Path HFI): dd_dev_err() and its kind in hfi.h print dev_err() on the PCI function with the unit's name first", "hfi1 ")},
 
 	// The RDMA consumers (signatures/consumers.json): lines start with their pr_fmt, or the
