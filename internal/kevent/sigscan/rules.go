@@ -346,7 +346,7 @@ var Rules = []Rule{
 	// read. Entering Safe Mode": ice_main.c, Intel E810 DDP Technology Guide).
 	{Why: "the firmware named by the message", Text: re(`(?i)\bfirmware\b|\bFW\b|\bDDP\b|\bfw[ _](ver|version|reset|tracer|dump|command)|\bISSI\b|\bINIT_HCA\b|\bQUERY_(FW|ADAPTER|HCA|DEV_CAP)\b|\bMAP_FA\b|\bRUN_FW\b|\bHCA cap`), Fault: "firmware"},
 	// The port: cable and module, then the link.
-	{Why: "cable or transceiver", Text: re(`(?i)\bcable\b|transceiver|EEPROM|\bSFP|\bQSFP|module (temperature|eeprom|info|type)|\bplugged\b`), Fault: "port-module"},
+	{Why: "cable or transceiver", Text: re(`(?i)\bcable\b|transceiver|EEPROM|\bSFP|\bQSFP|module (temperature|eeprom|info|type)|\b(un)?plugged\b|\bport module\b|\bmodule (inserted|removed)\b`), Fault: "port-module"},
 	{Why: "link state, speed, FEC", Text: re(`(?i)\blink (is )?(up|down)\b|link state|\bcarrier\b|\bautoneg|link speed|link mode|\bFEC\b|\bPHY\b|port type`), Fault: "port-link"},
 	{Why: "mlx4 port type sensing", Drivers: []string{"mlx4_core"}, Path: re(`/sense\.c$`), Fault: "port-link"},
 	// The subnet's services: SA queries, multicast joins, path records, the SM.
