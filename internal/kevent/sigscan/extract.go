@@ -32,6 +32,9 @@ type Print struct {
 	// Unresolved says why no format was read: the argument is no literal ("format is a
 	// variable"), or names a macro the scanned tree does not define.
 	Unresolved string
+	// Ratelimited: the call goes through the kernel's ratelimit, whose "<function>: N callbacks
+	// suppressed" (lib/ratelimit.c ___ratelimit()) names Func when it drops lines.
+	Ratelimited bool
 }
 
 // macro is a #define: object-like (params nil) or function-like.
@@ -56,6 +59,9 @@ type printer struct {
 	pargs    []string
 	// levelWords, when set, reads the level argument as a driver's own words (log_rdma's ERR).
 	levelWords map[string]string
+	// rl: the print goes through the kernel's ratelimit (dev_err_ratelimited and its kind), which
+	// names the calling function when it drops lines.
+	rl bool
 }
 
 // kernLevel maps a level macro to its name.
@@ -89,10 +95,11 @@ var basePrinters = func() map[string]*printer {
 	short := map[string]string{"emerg": "emerg", "alert": "alert", "crit": "crit", "err": "err", "warn": "warn", "warning": "warn", "notice": "notice", "info": "info", "dbg": "debug", "debug": "debug", "devel": "debug"}
 	for word, lvl := range short {
 		for _, suf := range []string{"", "_ratelimited", "_once"} {
-			m["dev_"+word+suf] = &printer{fmtArg: 1, level: lvl, levelArg: -1, kind: "dev", devFmt: true}
-			m["netdev_"+word+suf] = &printer{fmtArg: 1, level: lvl, levelArg: -1, kind: "net"}
-			m["ibdev_"+word+suf] = &printer{fmtArg: 1, level: lvl, levelArg: -1, kind: "ib"}
-			m["pr_"+word+suf] = &printer{fmtArg: 0, level: lvl, levelArg: -1, prFmt: true}
+			rl := suf == "_ratelimited"
+			m["dev_"+word+suf] = &printer{fmtArg: 1, level: lvl, levelArg: -1, kind: "dev", devFmt: true, rl: rl}
+			m["netdev_"+word+suf] = &printer{fmtArg: 1, level: lvl, levelArg: -1, kind: "net", rl: rl}
+			m["ibdev_"+word+suf] = &printer{fmtArg: 1, level: lvl, levelArg: -1, kind: "ib", rl: rl}
+			m["pr_"+word+suf] = &printer{fmtArg: 0, level: lvl, levelArg: -1, prFmt: true, rl: rl}
 		}
 	}
 	m["dev_printk"] = &printer{fmtArg: 2, levelArg: 0, kind: "dev", devFmt: true}
@@ -102,10 +109,10 @@ var basePrinters = func() map[string]*printer {
 	m["netdev_printk"] = &printer{fmtArg: 2, levelArg: 0, kind: "net"}
 	m["ibdev_printk"] = &printer{fmtArg: 2, levelArg: 0, kind: "ib"}
 	for _, p := range []string{"printk", "printk_ratelimited", "printk_once", "printk_deferred"} {
-		m[p] = &printer{fmtArg: 0, levelArg: -1}
+		m[p] = &printer{fmtArg: 0, levelArg: -1, rl: p == "printk_ratelimited"}
 	}
 	for _, w := range []string{"WARN", "WARN_ONCE", "WARN_RATELIMIT"} {
-		m[w] = &printer{fmtArg: 1, level: "warn", levelArg: -1}
+		m[w] = &printer{fmtArg: 1, level: "warn", levelArg: -1, rl: w == "WARN_RATELIMIT"}
 	}
 	m["en_print"] = &printer{fmtArg: 2, levelArg: 0, kind: "en"}
 	m["mlx5_printk"] = &printer{fmtArg: 2, levelArg: 1, kind: "dev"}
@@ -180,7 +187,7 @@ func (e *env) wrapper(m *macro, depth int) *printer {
 		if fi < 0 {
 			continue
 		}
-		p := &printer{fmtArg: fi, level: inner.level, levelArg: -1, kind: inner.kind, prFmt: inner.prFmt, devFmt: inner.devFmt, prefix: inner.prefix, pargs: inner.pargs}
+		p := &printer{fmtArg: fi, level: inner.level, levelArg: -1, kind: inner.kind, prFmt: inner.prFmt, devFmt: inner.devFmt, prefix: inner.prefix, pargs: inner.pargs, rl: inner.rl}
 		if inner.levelArg >= 0 && inner.levelArg < len(args) {
 			la := args[inner.levelArg]
 			if len(la) == 1 && index(m.params, la[0].text) >= 0 {
@@ -458,7 +465,7 @@ func extract(file string, toks []token, e *env) []Print {
 			continue
 		}
 		args, end := splitArgs(toks, i+1)
-		pr := Print{File: file, Func: fn, Line: t.line, Call: t.text, Level: p.level, Kind: p.kind, Prefix: p.prefix, PrefixArgs: p.pargs}
+		pr := Print{File: file, Func: fn, Line: t.line, Call: t.text, Level: p.level, Kind: p.kind, Prefix: p.prefix, PrefixArgs: p.pargs, Ratelimited: p.rl}
 		if p.levelArg >= 0 && p.levelArg < len(args) {
 			pr.Level = p.levelOf(args[p.levelArg])
 		}

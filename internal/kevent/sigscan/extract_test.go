@@ -175,3 +175,19 @@ static int smbd_ia_open(void)
 		t.Errorf("other.c: log_rdma read as smbdirect.c's printer: %+v", ps)
 	}
 }
+
+// A print through dev_err_ratelimited, directly or by a driver's macro, is marked ratelimited:
+// the kernel names its function when it drops lines.
+func TestRatelimitedPrints(t *testing.T) {
+	src := `
+#define mlx5_core_err_rl(__dev, format, ...) dev_err_ratelimited((__dev)->device, "%s:%d:(pid %d): " format, __func__, __LINE__, current->pid, ##__VA_ARGS__)
+void mlx5_cmd_out_err(struct mlx5_core_dev *dev) { mlx5_core_err_rl(dev, "%s(0x%x) failed, status %s(0x%x)\n", a, b, c, d); }
+void g(struct device *d) { dev_err(d, "plain failure %d\n", 1); pr_warn_ratelimited("bad cqe %d\n", 2); }`
+	var got []string
+	for _, p := range ExtractFile("cmd.c", []byte(src), "mlx5_core") {
+		got = append(got, fmt.Sprintf("%s %v", p.Func, p.Ratelimited))
+	}
+	if want := "mlx5_cmd_out_err true|g false|g true"; strings.Join(got, "|") != want {
+		t.Errorf("got %q, want %q", strings.Join(got, "|"), want)
+	}
+}

@@ -1,6 +1,7 @@
 package sigscan
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -72,5 +73,43 @@ func TestHeldByAnother(t *testing.T) {
 		if got := heldByAnother(&r); got != tc.want {
 			t.Errorf("recognised by %+v: held by another %v, want %v", tc.by, got, tc.want)
 		}
+	}
+}
+
+// The ratelimit's "<function>: N callbacks suppressed" gets one entry per driver and fault row,
+// holding the functions; a function is in one entry only, and one whose line the table already
+// knows is left to it.
+func TestRatelimitEntries(t *testing.T) {
+	// The table without the generated mlx file, as Generate reads it for the mlx family.
+	fsys, err := tableFS(os.DirFS("../signatures"), "mlx-scan.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := kevent.Load(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mlx5 *SourceDriver
+	for _, d := range SourceDrivers {
+		if d.Name == "mlx5_core" {
+			mlx5 = d
+		}
+	}
+	res := func(file, fn, format string) *Result {
+		return &Result{DriverPrint: DriverPrint{Driver: mlx5, Print: Print{File: file, Func: fn, Format: format, Level: "err", Ratelimited: true}}}
+	}
+	var l ratelimits
+	l.add(res("drivers/net/ethernet/mellanox/mlx5/core/cmd.c", "mlx5_cmd_out_err", "%s(0x%x) op_mod(0x%x) failed, status %s(0x%x), syndrome (0x%x), err(%d)"), "6.12.19")
+	l.add(res("drivers/net/ethernet/mellanox/mlx5/core/cmd.c", "mlx5_cmd_out_err", "%s(0x%x) op_mod(0x%x) failed, status %s(0x%x), syndrome (0x%x), err(%d)"), "5.15.178")
+	l.add(res("drivers/net/ethernet/mellanox/mlx5/core/en_rx.c", "mlx5_cmd_out_err", "bad cqe"), "6.12.19") // another row: stays in the first
+	l.add(res("drivers/iommu/intel/dmar.c", "dmar_fault", "handling fault status reg %x"), "6.12.19")       // pcie.json knows it
+	sigs := l.signatures(tb, map[string]string{"firmware-health": "firmware", "firmware": "firmware", "dma-engine": "pcie", "driver-module": "driver", "netdev-tx": "driver"}, map[string]bool{})
+	if len(sigs) != 1 {
+		t.Fatalf("%d entries: %+v", len(sigs), sigs)
+	}
+	s := sigs[0]
+	if s.Format != "%s: %d callbacks suppressed" || s.Kind != kevent.KindDump || s.Severity != "info" ||
+		strings.Join(s.Values["1"], ",") != "mlx5_cmd_out_err" || s.Kernels != "6.12.19,5.15.178" || s.Layer != "firmware" {
+		t.Errorf("%+v", s)
 	}
 }
