@@ -161,3 +161,14 @@ func TestSCSIHostLead(t *testing.T) {
 		t.Fatalf("%+v", evs)
 	}
 }
+
+// A format opening with the caller's indentation (cper.c's newpfx) matches a line where spaces
+// follow the prefix: the GHES record's "section_type: PCIe error".
+func TestIndentedCPERLine(t *testing.T) {
+	tb := table(t)
+	recs, _ := kmsg.ParseDmesg([]byte("[11219.196591] {1}[Hardware Error]:   section_type: PCIe error\n"))
+	evs := tb.Classify(recs, nil)
+	if len(evs) != 1 || evs[0].Sig == nil || evs[0].Sig.ID != "cper-pcie-error" {
+		t.Fatalf("%+v", evs)
+	}
+}

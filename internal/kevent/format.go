@@ -234,8 +234,9 @@ func (f Format) Expr(values map[int][]string, roles map[int]Role, continued bool
 		if i == 0 && e == `.*?` {
 			// A format that opens with a string ("%s(0x%x) op_mod...") follows the printk
 			// prefix, which ends in a space: the string is one word, or it would take the
-			// prefix in with it.
-			e = `\S+`
+			// prefix in with it. The word may end in spaces: the string is then an indentation
+			// the caller passes (cper.c's newpfx, "{1}[Hardware Error]:   section_type: ...").
+			e = `\S*\s*`
 		}
 		b.WriteString(e)
 		b.WriteString(")")
