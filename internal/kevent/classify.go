@@ -134,7 +134,7 @@ func (t *Table) Classify(recs []kmsg.Record, devs []Device) []Event {
 	var out []Event
 	for i, r := range recs {
 		drv := t.DriverOf(r.Text)
-		best, bestLit := -1, -1
+		best, bestLit, bestOwn := -1, -1, false
 		var bestIdx []int
 		for _, ri := range cand {
 			e := &t.entries[t.owner[ri]]
@@ -142,7 +142,10 @@ func (t *Table) Classify(recs []kmsg.Record, devs []Device) []Event {
 			if lit < MinLiteral && (drv == nil || drv != e.drv) {
 				continue
 			}
-			if lit <= bestLit {
+			// Of entries with as much literal text, the one of the driver whose prefix starts
+			// the line wins (hns_roce's "HW2SW_MPT failed (%d)" beside mlx4's, with its stop).
+			own := drv != nil && e.drv == drv
+			if lit < bestLit || lit == bestLit && (bestOwn || !own) {
 				continue
 			}
 			// Every literal word before the entry is decoded: a line that shares only the
@@ -151,7 +154,7 @@ func (t *Table) Classify(recs []kmsg.Record, devs []Device) []Event {
 				continue
 			}
 			if m := t.sig(t.owner[ri]).res[t.fidx[ri]].FindStringSubmatchIndex(r.Text); m != nil {
-				best, bestLit, bestIdx = ri, lit, m
+				best, bestLit, bestOwn, bestIdx = ri, lit, own, m
 			}
 		}
 		if best < 0 {
