@@ -121,6 +121,7 @@ func TestKnownLines(t *testing.T) {
 		{"ib_srpt srpt_add_one(mlx5_0) failed.", "srpt-ib-srpt-failed", "", ""},
 		{"mlx5_cmd_check: 110 callbacks suppressed", "mlx5-ratelimited-firmware-health", "mlx5_cmd_check", ""},
 		{"NMI: PCI system error (SERR) for reason a1 on CPU 0.", "nmi-pci-serr", "", ""},
+		{"mana 7870:00:00.0: Failed to send mana message: -71, 0x1d", "manaen-failed-send-mana-message", "", "7870:00:00.0"},
 		{"cxgb4 0000:5e:00.4 ens3f4: passive DA module inserted", "cxgb4-module-inserted", "", "ens3f4"},
 		{"DMA-API: mlx5_core 0000:3b:00.0: device driver failed to check map error[device address=0x00000000fff80000] [size=4096 bytes] [mapped as single]", "dmadebug-device-driver-failed-check-map-error-device", "", "0000:3b:00.0"},
 		// fs/smb/client/smbdirect.c log_rdma(): "CIFS: VFS: " and the function and line.

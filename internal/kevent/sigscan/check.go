@@ -326,6 +326,7 @@ func Tallies(rs []Result) []Tally {
 	for _, d := range SourceDrivers {
 		if t := by[d.Name]; t != nil {
 			out = append(out, *t)
+			delete(by, d.Name) // a driver read from two sets of files (mana) is counted once
 		}
 	}
 	return out

@@ -95,6 +95,11 @@ var SourceDrivers = []*SourceDriver{
 	// The MANA Ethernet driver's management layer under mana_ib: GDMA (queues, interrupts, DMA
 	// regions) and the hardware channel to the device's firmware carry the RDMA device's
 	// requests too, so they are taken whole; its netdev (mana_en.c) is not read.
+	// Of mana_en.c, the requests to the management channel that mana_ib makes through it (its
+	// EXPORT_SYMBOL_NS(..., NET_MANA) functions) and the request path they share.
+	{Name: "mana", Module: "mana", Family: "vendors", ID: "manaen", Dirs: []string{"drivers/net/ethernet/microsoft/mana/"}, Files: re(`^mana_en\.c$`),
+		Scope: re(`^(mana_send_request|mana_verify_resp_hdr|mana_cfg_vport|mana_uncfg_vport|mana_create_wq_obj|mana_destroy_wq_obj|mana_query_device_cfg|mana_query_vport_cfg) `),
+		Lead:  map[string]string{"dev": "mana 7870:00:00.0: ", "net": "mana 7870:00:00.0 eth1: "}},
 	{Name: "mana", Module: "mana", Family: "vendors", ID: "mana", Dirs: []string{"drivers/net/ethernet/microsoft/mana/"}, Files: re(`^(gdma_main|hw_channel|shm_channel)\.c$`),
 		Lead:   map[string]string{"dev": "mana 7870:00:00.0: ", "net": "mana 7870:00:00.0 eth1: "},
 		Define: &kevent.Driver{Name: "mana", Layer: "driver", Prefixes: []string{"mana "}, Device: "pci", Source: "drivers/net/ethernet/microsoft/mana (gdma_main.c, hw_channel.c, mana_en.c): dev_err() on the MANA PCI function (\"mana 7870:00:00.0: \"), netdev_err() on its netdev; mana_ib prints on the same function"}},
@@ -379,6 +384,9 @@ var Rules = []Rule{
 	{Why: "a consumer's connection and work requests", Drivers: consumers, Text: re(`(?i)connect|reject|\bREJ\b|\bCM\b|cm_id|cm event|rdma_cm|\bwork completion|\bWC\b|\bWR\b|post_(send|recv)|\bsend\b|\brecv|receive|keep.?alive|heartbeat|time ?out|timed out|\bQPs?\b|\bqp\b|flush|\bCQE|completion|\berror recovery|\bsession|\bconn\b|\bRDMA (READ|WRITE)|\bread\b|\bwrite\b`), Fault: "qp-context"},
 	{Why: "a consumer's resources on the device", Drivers: consumers, Text: setupWords, Fault: "driver-module"},
 	{Why: "a consumer's RDMA connection", Drivers: consumers, Fault: "qp-context"},
+	// MANA's requests to its management channel (mana_en.c mana_send_request(): over the HWC to
+	// the host's agent, as the firmware commands of other NICs).
+	{Why: "MANA's management requests", Drivers: []string{"mana"}, Func: re(`^(mana_send_request|mana_verify_resp_hdr)$`), Fault: "firmware"},
 	// hfi1 (drivers/infiniband/hw/hfi1): its files name the part of the HFI they drive.
 	{Why: "hfi1's firmware loading and its 8051 microcontroller's firmware", Drivers: []string{"hfi1"}, Path: re(`/firmware\.c$`), Fault: "firmware"},
 	{Why: "hfi1's PCIe set-up, link speed and width", Drivers: []string{"hfi1"}, Path: re(`/pcie\.c$`), Fault: "pcie-interface"},

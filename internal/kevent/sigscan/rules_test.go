@@ -139,6 +139,8 @@ func TestSourceDrivers(t *testing.T) {
 		{"net/rds/tcp.c", ""},
 		{"fs/ksmbd/transport_rdma.c", "ksmbd_rdma"},
 		{"drivers/infiniband/hw/mlx5/main.c", "mlx5_ib"},
+		{"drivers/net/ethernet/microsoft/mana/mana_en.c", "mana"},
+		{"drivers/net/ethernet/microsoft/mana/mana_ethtool.c", ""},
 	} {
 		got := ""
 		if d := DriverOf(tc.path); d != nil {
