@@ -158,6 +158,8 @@ func New(cfg Config) (*Watcher, error) {
 	// live size; the pages go back now rather than stay resident for the months watch runs.
 	t.Prepare()
 	debug.FreeOSMemory()
+	// The table files were read whole to load it: their pages of the binary go too.
+	kevent.DropEmbeddedPages()
 	root, err := os.OpenRoot(cfg.Root)
 	if err != nil {
 		return nil, err
