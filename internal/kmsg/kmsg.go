@@ -99,15 +99,7 @@ func Parse(b []byte) (recs []Record, skipped int) {
 				skipped++
 				continue
 			}
-			k, v, _ := strings.Cut(string(line[1:]), "=")
-			// The kernel escapes dictionary values as it escapes the text.
-			v = unescape(v)
-			switch k {
-			case "SUBSYSTEM":
-				recs[len(recs)-1].Subsystem = v
-			case "DEVICE":
-				recs[len(recs)-1].Device = v
-			}
+			dictField(&recs[len(recs)-1], string(line[1:]))
 			continue
 		}
 		hdr, text, ok := bytes.Cut(line, []byte{';'})
@@ -115,20 +107,13 @@ func Parse(b []byte) (recs []Record, skipped int) {
 			skipped++
 			continue
 		}
-		f := strings.Split(string(hdr), ",")
-		if len(f) < 3 {
+		level, seq, usec, fields, ok := recordHeader(string(hdr))
+		if !ok {
 			skipped++
 			continue
 		}
-		pri, err1 := strconv.Atoi(f[0])
-		seq, err2 := strconv.ParseUint(f[1], 10, 64)
-		usec, err3 := strconv.ParseUint(f[2], 10, 64)
-		if err1 != nil || err2 != nil || err3 != nil {
-			skipped++
-			continue
-		}
-		r := Record{Level: pri & 7, Seq: seq, Usec: usec, Text: unescape(string(text))}
-		for _, x := range f[3:] {
+		r := Record{Level: level, Seq: seq, Usec: usec, Text: unescape(string(text))}
+		for _, x := range fields {
 			switch x {
 			case noLevelField:
 				r.NoLevel = true
@@ -150,6 +135,34 @@ func Parse(b []byte) (recs []Record, skipped int) {
 		recs = append(recs, r)
 	}
 	return recs, skipped
+}
+
+// recordHeader reads a /dev/kmsg record's header, "prio,seq,usec" and the fields after them
+// (Documentation/ABI/testing/dev-kmsg; the priority holds the facility above the level).
+func recordHeader(hdr string) (level int, seq, usec uint64, fields []string, ok bool) {
+	f := strings.Split(hdr, ",")
+	if len(f) < 3 {
+		return 0, 0, 0, nil, false
+	}
+	pri, err1 := strconv.ParseUint(f[0], 10, 16)
+	seq, err2 := strconv.ParseUint(f[1], 10, 64)
+	usec, err3 := strconv.ParseUint(f[2], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return 0, 0, 0, nil, false
+	}
+	return int(pri & 7), seq, usec, f[3:], true
+}
+
+// dictField applies a record's dictionary line (" SUBSYSTEM=pci", " DEVICE=+pci:0000:3b:00.0",
+// without its leading space) to it; the kernel escapes values as it escapes the text.
+func dictField(r *Record, kv string) {
+	k, v, _ := strings.Cut(kv, "=")
+	switch k {
+	case "SUBSYSTEM":
+		r.Subsystem = unescape(v)
+	case "DEVICE":
+		r.Device = unescape(v)
+	}
 }
 
 // unescape undoes the kernel's \xNN escaping of non-printable bytes in kmsg text.

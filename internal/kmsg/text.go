@@ -72,8 +72,8 @@ func ParseSyslog(b []byte) (recs []Record, skipped int) {
 // text" (dmesg -T, sos_commands/kernel/dmesg_-T) or bare text (a kernel without printk times);
 // also dmesg -x's "kern  :err   : " level, /dev/kmsg read as text ("3,812,14280445220,-;text"),
 // journalctl -o short-monotonic ("[   12.345678] host kernel: text") and the "node: " pdsh and
-// clush put before each line. Every non-empty line is a message; a line holding NUL bytes (the tail a crash leaves in a
-// log file) is counted as skipped.
+// clush put before each line. Every non-empty line is a message; a line holding NUL bytes (the
+// tail a crash leaves in a log file) is counted as skipped.
 func ParseDmesg(b []byte) (recs []Record, skipped int) {
 	var p textParser
 	inKmsg := false
@@ -89,12 +89,16 @@ func ParseDmesg(b []byte) (recs []Record, skipped int) {
 		// /dev/kmsg read as text (Documentation/ABI/testing/dev-kmsg: "prio,seq,usec,flags;"):
 		// its level and time since boot.
 		if lv, usec, msg, ok := kmsgLine(line); ok {
-			p.add(lv, time.Time{}, false, fmt.Sprintf("[%5d.%06d] %s", usec/1e6, usec%1e6, msg))
+			p.add(lv, time.Time{}, false, stampText(usec, msg))
 			inKmsg = true
 			return
 		}
 		if inKmsg && strings.HasPrefix(line, " ") && strings.Contains(line, "=") {
-			return // the record's dictionary ("SUBSYSTEM=pci"), not a message
+			// The record's dictionary ("SUBSYSTEM=pci"), as Parse reads it.
+			if n := len(p.recs); n > 0 {
+				dictField(&p.recs[n-1], line[1:])
+			}
+			return
 		}
 		inKmsg = false
 		// dmesg -x (util-linux dmesg --decode): "kern  :err   : " before the stamp.
@@ -130,7 +134,7 @@ func ParseDmesg(b []byte) (recs []Record, skipped int) {
 				if !found {
 					msg = strings.TrimPrefix(rest, "kernel: ")
 				}
-				line = fmt.Sprintf("[%5d.%06d] %s", usec/1e6, usec%1e6, msg)
+				line = stampText(usec, msg)
 			}
 		}
 		p.add(level, t, hasTime, line)
@@ -165,24 +169,24 @@ func cutNode(line string) string {
 	return line
 }
 
-// kmsgLine reads a /dev/kmsg record's header as text: "6,1234,5678901,-;message" (the
-// priority holds the facility above the level).
+// kmsgLine reads a /dev/kmsg record saved as text: "6,1234,5678901,-;message", the header as
+// Parse reads it with the kernel's flag field ("-", "c" or "+") after it, the text unescaped.
 func kmsgLine(line string) (level int, usec uint64, msg string, ok bool) {
 	head, msg, found := strings.Cut(line, ";")
 	if !found {
 		return 0, 0, "", false
 	}
-	f := strings.Split(head, ",")
-	if len(f) < 4 || len(f[3]) != 1 || !strings.Contains("-c+", f[3]) {
+	level, _, usec, fields, ok := recordHeader(head)
+	if !ok || len(fields) == 0 || len(fields[0]) != 1 || !strings.Contains("-c+", fields[0]) || usec > math.MaxUint64/2 {
 		return 0, 0, "", false
 	}
-	prio, err1 := strconv.ParseUint(f[0], 10, 16)
-	_, err2 := strconv.ParseUint(f[1], 10, 64)
-	us, err3 := strconv.ParseUint(f[2], 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil || us > math.MaxUint64/2 {
-		return 0, 0, "", false
-	}
-	return int(prio & 7), us, msg, true
+	return level, usec, unescape(msg), true
+}
+
+// stampText is a message with its time since boot written as printk does ("[   12.345678] "),
+// for the stamp to be read like any other.
+func stampText(usec uint64, msg string) string {
+	return fmt.Sprintf("[%5d.%06d] %s", usec/1e6, usec%1e6, msg)
 }
 
 // decodedLevel reads dmesg -x's "facility:level : " (util-linux sys-utils/dmesg.c: the names

@@ -126,7 +126,7 @@ func TestParseDmesg(t *testing.T) {
 			in:   "b1360: [14280.445220] " + mlx5Timeout + "\nb1360: [Tue Dec  1 09:00:00 2026] dated\nib0: [not a stamp] kept\n",
 			want: []want{{mlx5Timeout, 14280445220, NeutralLevel, true}, {"dated", 14280445220, NeutralLevel, true}, {"ib0: [not a stamp] kept", 14280445220, NeutralLevel, true}}},
 		// /dev/kmsg read as text (Documentation/ABI/testing/dev-kmsg): level and time from the
-		// header, the dictionary lines dropped.
+		// header, the dictionary lines no messages (TestKmsgTextDictionary).
 		{name: "dev-kmsg records as text",
 			in:   "3,812,14280445220,-;" + mlx5Timeout + "\n SUBSYSTEM=pci\n DEVICE=+pci:0000:61:00.0\n6,813,14281000000,c;infiniband mlx5_0: next\n",
 			want: []want{{mlx5Timeout, 14280445220, 3, false}, {"infiniband mlx5_0: next", 14281000000, 6, false}}},
@@ -256,5 +256,20 @@ func TestLogWallClockText(t *testing.T) {
 	}
 	if _, ok := l.Age(Record{Usec: 5}); ok {
 		t.Error("a record without a wall-clock time has an age")
+	}
+}
+
+// /dev/kmsg saved as text is read as Parse reads the device: the dictionary names the record's
+// device, and the kernel's \xNN escapes are undone.
+func TestKmsgTextDictionary(t *testing.T) {
+	recs, skipped := ParseDmesg([]byte("3,812,14280445220,-;mlx5_core 0000:61:00.0: tab\\x09here\n SUBSYSTEM=pci\n DEVICE=+pci:0000:61:00.0\n-1,813,1,-;negative priority\n"))
+	if len(recs) != 2 || skipped != 0 {
+		t.Fatalf("%d records, %d skipped: %+v", len(recs), skipped, recs)
+	}
+	if r := recs[0]; r.Device != "+pci:0000:61:00.0" || r.Subsystem != "pci" || r.Text != "mlx5_core 0000:61:00.0: tab\there" {
+		t.Errorf("%+v", r)
+	}
+	if r := recs[1]; !r.NoLevel || r.Text != "-1,813,1,-;negative priority" {
+		t.Errorf("a header with a negative priority is read as a record: %+v", r)
 	}
 }
