@@ -178,7 +178,8 @@ func Generate(sigs fs.FS, skip, family string, kernels []Kernel, foreign []*Tree
 		case rule.What != "":
 			text = struct{ What, Fix string }{rule.What, rule.Fix}
 		case !severe[e.level]:
-			text = infoWhat
+			// The driver's own words say what happened; the level says it is information.
+			text = struct{ What, Fix string }{fmt.Sprintf("%s (%s, below warning): %s", e.driver.Name, e.level, gist(e.format)), ""}
 		case sev != "info":
 		case rule.Fault == "user-verbs":
 			text = refusalWhat
@@ -250,6 +251,26 @@ func sortEntries(order []string, entries map[string]*entry, kernels []Kernel) {
 		}
 		return a.first.Line < b.first.Line
 	})
+}
+
+// gist is a format as a reader takes it in: each conversion an ellipsis ("Failed to query
+// config: …").
+func gist(format string) string {
+	var b strings.Builder
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			b.WriteByte(format[i])
+			continue
+		}
+		if i+1 < len(format) && format[i+1] == '%' {
+			b.WriteByte('%')
+			i++
+			continue
+		}
+		b.WriteString("…")
+		i = convEnd(format, i) - 1
+	}
+	return b.String()
 }
 
 // cited is where a generated entry's prints are: the releases, in the order given, and each

@@ -439,7 +439,6 @@ var (
 	refusalWhat     = struct{ What, Fix string }{"The kernel refused an application's verbs request as invalid or unsupported (the application's, not a fault of the device)", "Check the request the application makes against the device's capabilities (`ibv_devinfo -v`)."}
 	unsupportedWhat = struct{ What, Fix string }{"The driver reports a feature or setting the device, its firmware or the kernel does not support, or a request it refused (configuration, not a fault)", "Check the requested configuration against what the device, its firmware and the kernel support."}
 	noticeWhat      = struct{ What, Fix string }{"A notice the driver prints at warning level without a failure: a state it reports or a setting it chose", ""}
-	infoWhat        = struct{ What, Fix string }{"A message the driver prints at KERN_INFO or KERN_NOTICE, below warning: a failure it recovers from or tolerates, or a link, module or reset change, reported as information", ""}
 )
 
 // eventFamilies are the PCIe port services' files whose events pcie.aer judges, with the
